@@ -1,0 +1,20 @@
+/** The authenticated user as every feature sees it. */
+export interface AuthUser {
+  id: string;
+  username: string;
+  timezone: string;
+  isAdmin: boolean;
+}
+
+/**
+ * Who is calling and through which credential. Features only read `user`; `via` lets a second
+ * credential type (personal API tokens as `Authorization: Bearer`, exempt from CSRF) be added
+ * as one more resolver in `guard.ts` without touching any feature.
+ */
+export interface Principal {
+  user: AuthUser;
+  via: "session";
+  sessionId: string;
+  /** SHA-256 of the session token: what the CSRF token is bound to. */
+  tokenHash: string;
+}

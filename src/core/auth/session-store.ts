@@ -1,0 +1,139 @@
+import { changes, type Db, type Tx } from "../db";
+import { sessions } from "../schema";
+import { and, eq, isNull, ne } from "drizzle-orm";
+import { newId, newToken } from "../ids";
+import { sha256Hex } from "../secret";
+import type { Clock } from "../time";
+import type { AuthUser } from "./principal";
+
+export interface SessionLifetimes {
+  idleSeconds: number;
+  absoluteSeconds: number;
+}
+
+export interface IssuedSession {
+  id: string;
+  token: string;
+  tokenHash: string;
+  expiresAt: string;
+}
+
+interface SessionLookupRow {
+  session_id: string;
+  last_seen_at: string;
+  expires_at: string;
+  user_id: string;
+  username: string;
+  timezone: string;
+  is_admin: number;
+}
+
+/** Sessions: only the SHA-256 of a token is stored; lookups are one indexed prepared statement. */
+export class SessionStore {
+  private readonly lookupStmt;
+  private readonly touchStmt;
+  // last_seen_at is written at most once a minute per session, so reads stay reads.
+  private static readonly TOUCH_EVERY_MS = 60_000;
+
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    private readonly lifetimes: SessionLifetimes,
+  ) {
+    this.lookupStmt = db.sqlite.query<SessionLookupRow, [string]>(
+      `SELECT s.id AS session_id, s.last_seen_at, s.expires_at, u.id AS user_id, u.username, u.timezone, u.is_admin
+         FROM sessions s JOIN users u ON u.id = s.user_id
+        WHERE s.token_hash = ? AND s.revoked_at IS NULL`,
+    );
+    this.touchStmt = db.sqlite.query<unknown, [string, string]>(`UPDATE sessions SET last_seen_at = ? WHERE id = ?`);
+  }
+
+  static hashToken(token: string): string {
+    return sha256Hex(token);
+  }
+
+  /** Creates a session inside the caller's transaction. */
+  issue(tx: Tx, userId: string, ip: string | null, userAgent: string | null): IssuedSession {
+    const now = this.clock.now();
+    const token = newToken();
+    const tokenHash = SessionStore.hashToken(token);
+    const id = newId();
+    const expiresAt = new Date(now.getTime() + this.lifetimes.absoluteSeconds * 1000).toISOString();
+    tx.insert(sessions)
+      .values({
+        id,
+        userId,
+        tokenHash,
+        createdAt: now.toISOString(),
+        lastSeenAt: now.toISOString(),
+        expiresAt,
+        ip,
+        userAgent: userAgent?.slice(0, 512) ?? null,
+      })
+      .run();
+    return { id, token, tokenHash, expiresAt };
+  }
+
+  /** The live session of a token, or null if unknown, revoked or expired (idle or absolute). */
+  lookup(tokenHash: string): { sessionId: string; user: AuthUser } | null {
+    const row = this.lookupStmt.get(tokenHash);
+    if (!row) return null;
+    const now = this.clock.now();
+    const nowMs = now.getTime();
+    if (Date.parse(row.expires_at) <= nowMs) return null;
+    const lastSeen = Date.parse(row.last_seen_at);
+    if (lastSeen + this.lifetimes.idleSeconds * 1000 <= nowMs) return null;
+    if (nowMs - lastSeen >= SessionStore.TOUCH_EVERY_MS) {
+      try {
+        this.touchStmt.run(now.toISOString(), row.session_id);
+      } catch {
+        // A busy or read-only database must not turn a read into an error.
+      }
+    }
+    return {
+      sessionId: row.session_id,
+      user: { id: row.user_id, username: row.username, timezone: row.timezone, isAdmin: row.is_admin === 1 },
+    };
+  }
+
+  /** Whether a session row is live now (for listings). */
+  isLive(s: { revokedAt: string | null; expiresAt: string; lastSeenAt: string }): boolean {
+    const nowMs = this.clock.now().getTime();
+    return (
+      s.revokedAt === null &&
+      Date.parse(s.expiresAt) > nowMs &&
+      Date.parse(s.lastSeenAt) + this.lifetimes.idleSeconds * 1000 > nowMs
+    );
+  }
+
+  idleExpiry(lastSeenAt: string, expiresAt: string): string {
+    const idle = Date.parse(lastSeenAt) + this.lifetimes.idleSeconds * 1000;
+    return new Date(Math.min(idle, Date.parse(expiresAt))).toISOString();
+  }
+
+  revoke(tx: Tx, userId: string, sessionId: string): boolean {
+    const r = tx
+      .update(sessions)
+      .set({ revokedAt: this.clock.now().toISOString() })
+      .where(and(eq(sessions.id, sessionId), eq(sessions.userId, userId), isNull(sessions.revokedAt)))
+      .run();
+    return changes(r) > 0;
+  }
+
+  /** Revokes every live session of the user except `keepSessionId` (null: all). */
+  revokeAllExcept(tx: Tx, userId: string, keepSessionId: string | null): number {
+    const cond = keepSessionId
+      ? and(eq(sessions.userId, userId), isNull(sessions.revokedAt), ne(sessions.id, keepSessionId))
+      : and(eq(sessions.userId, userId), isNull(sessions.revokedAt));
+    return changes(tx.update(sessions).set({ revokedAt: this.clock.now().toISOString() }).where(cond).run());
+  }
+
+  /** Deletes rows that can never be live again (revoked or expired long ago). */
+  sweep(): number {
+    const cutoff = new Date(this.clock.now().getTime() - 7 * 24 * 3600 * 1000).toISOString();
+    const idleCutoff = new Date(this.clock.now().getTime() - this.lifetimes.idleSeconds * 1000 - 7 * 24 * 3600 * 1000).toISOString();
+    return this.db.sqlite
+      .query(`DELETE FROM sessions WHERE (revoked_at IS NOT NULL AND revoked_at < ?) OR expires_at < ? OR last_seen_at < ?`)
+      .run(cutoff, cutoff, idleCutoff).changes;
+  }
+}

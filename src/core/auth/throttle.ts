@@ -1,0 +1,80 @@
+import type { Clock } from "../time";
+
+interface Entry {
+  failures: number;
+  firstAt: number;
+  blockedUntil: number;
+}
+
+/**
+ * Login throttling by client address and by username. After `freeFailures` failures in the
+ * window, each further failure doubles the wait. The per-username wait is capped at one minute,
+ * so a stranger hammering the owner's name cannot lock the owner out for long; the per-address
+ * wait grows to 15 minutes and only hurts the address that keeps failing.
+ */
+export class LoginThrottle {
+  private readonly byIp = new Map<string, Entry>();
+  private readonly byUser = new Map<string, Entry>();
+  private static readonly WINDOW_MS = 15 * 60_000;
+  private static readonly USER_MAX_WAIT_MS = 60_000;
+  private static readonly IP_MAX_WAIT_MS = 15 * 60_000;
+
+  constructor(
+    private readonly clock: Clock,
+    private readonly freeFailures: number,
+    private readonly ipFreeFailures = freeFailures * 4,
+  ) {}
+
+  /** Seconds to wait before another attempt, or 0. */
+  retryAfter(ip: string, usernameKey: string): number {
+    const now = this.clock.now().getTime();
+    const wait = Math.max(this.remaining(this.byIp.get(ip), now), this.remaining(this.byUser.get(usernameKey), now));
+    return wait > 0 ? Math.ceil(wait / 1000) : 0;
+  }
+
+  private remaining(e: Entry | undefined, now: number): number {
+    if (!e) return 0;
+    return Math.max(0, e.blockedUntil - now);
+  }
+
+  recordFailure(ip: string, usernameKey: string): void {
+    const now = this.clock.now().getTime();
+    this.bump(this.byIp, ip, now, this.ipFreeFailures, LoginThrottle.IP_MAX_WAIT_MS);
+    this.bump(this.byUser, usernameKey, now, this.freeFailures, LoginThrottle.USER_MAX_WAIT_MS);
+    this.prune(now);
+  }
+
+  recordSuccess(ip: string, usernameKey: string): void {
+    this.byIp.delete(ip);
+    this.byUser.delete(usernameKey);
+  }
+
+  private bump(map: Map<string, Entry>, key: string, now: number, free: number, maxWait: number): void {
+    let e = map.get(key);
+    if (!e || now - e.firstAt > LoginThrottle.WINDOW_MS) {
+      e = { failures: 0, firstAt: now, blockedUntil: 0 };
+      map.set(key, e);
+    }
+    e.failures++;
+    if (e.failures >= free) {
+      const wait = Math.min(maxWait, 1000 * 2 ** (e.failures - free));
+      e.blockedUntil = now + wait;
+    }
+  }
+
+  // Bounded memory under a storm of random usernames/addresses.
+  private prune(now: number): void {
+    for (const map of [this.byIp, this.byUser]) {
+      if (map.size < 10_000) continue;
+      for (const [k, e] of map) if (now - e.firstAt > LoginThrottle.WINDOW_MS && e.blockedUntil < now) map.delete(k);
+      if (map.size >= 10_000) {
+        const drop = map.size - 5_000;
+        let i = 0;
+        for (const k of map.keys()) {
+          if (i++ >= drop) break;
+          map.delete(k);
+        }
+      }
+    }
+  }
+}

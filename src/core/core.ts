@@ -1,0 +1,38 @@
+import type { Config } from "../config";
+import { Cursors } from "./cursor";
+import type { Db } from "./db";
+import { PasswordHasher } from "./auth/password";
+import { SessionStore } from "./auth/session-store";
+import { LoginThrottle } from "./auth/throttle";
+import type { Logger } from "./log";
+import type { ServerSecret } from "./secret";
+import type { Clock } from "./time";
+
+/** The shared pieces every feature is built from. One per running server. */
+export interface Core {
+  db: Db;
+  config: Config;
+  clock: Clock;
+  secret: ServerSecret;
+  cursors: Cursors;
+  sessions: SessionStore;
+  hasher: PasswordHasher;
+  throttle: LoginThrottle;
+  logger: Logger;
+  version: string;
+  dataDir: string;
+}
+
+export function buildCore(p: { db: Db; config: Config; clock: Clock; secret: ServerSecret; logger: Logger; version: string }): Core {
+  return {
+    ...p,
+    dataDir: p.config.dataDir,
+    cursors: new Cursors(p.secret),
+    sessions: new SessionStore(p.db, p.clock, {
+      idleSeconds: p.config.sessionIdleSeconds,
+      absoluteSeconds: p.config.sessionAbsoluteSeconds,
+    }),
+    hasher: new PasswordHasher(p.config.argon2MemoryKiB, p.config.argon2TimeCost),
+    throttle: new LoginThrottle(p.clock, p.config.loginFreeFailures),
+  };
+}

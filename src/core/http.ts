@@ -1,0 +1,26 @@
+import { getContext } from "./request-context";
+import type { Principal } from "./auth/principal";
+import { unauthenticated } from "./errors";
+
+/** Where a request came from, for sessions and the audit log. */
+export interface RequestMeta {
+  ip: string | null;
+  userAgent: string | null;
+  secure: boolean;
+}
+
+export function requestMeta(request: Request): RequestMeta {
+  const ctx = getContext(request);
+  return {
+    ip: ctx?.ip ?? null,
+    userAgent: ctx?.userAgent ?? request.headers.get("user-agent"),
+    secure: ctx?.secure ?? new URL(request.url).protocol === "https:",
+  };
+}
+
+/** The authenticated caller. The guard has already answered 401 on protected paths without one. */
+export function principalOf(request: Request): Principal {
+  const p = getContext(request)?.principal;
+  if (!p) throw unauthenticated();
+  return p;
+}

@@ -1,0 +1,179 @@
+import { z } from "zod";
+import { toOpenAPISchema } from "@elysiajs/openapi";
+import type { AnyElysia } from "elysia";
+import type { ErrorCode } from "./errors";
+
+/** problem+json, as every 4xx/5xx answers (contract §1). */
+export const Problem = z
+  .object({
+    type: z.string(),
+    title: z.string(),
+    status: z.number().int(),
+    code: z.string().describe("stable, machine-readable error code"),
+    detail: z.string().optional(),
+    errors: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+    request_id: z.string().optional().describe("present on 500 answers; also in the X-Request-Id header"),
+  })
+  .meta({ id: "Problem" });
+
+const STATUS_OF: Record<ErrorCode, number> = {
+  malformed_request: 400,
+  unauthenticated: 401,
+  invalid_credentials: 401,
+  csrf_failed: 403,
+  forbidden: 403,
+  not_found: 404,
+  method_not_allowed: 405,
+  version_conflict: 409,
+  inbox_immutable: 409,
+  name_taken: 409,
+  already_initialized: 409,
+  not_archived: 409,
+  merge_conflict: 409,
+  token_consumed: 409,
+  state_conflict: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  validation_failed: 422,
+  invalid_cursor: 422,
+  invalid_reference: 422,
+  invalid_parent: 422,
+  backup_invalid: 422,
+  token_invalid: 422,
+  rate_limited: 429,
+  quota_exceeded: 429,
+  internal_error: 500,
+  storage_full: 507,
+  not_ready: 503,
+};
+
+/** JSON Schema of a zod schema as OpenAPI 3.1 embeds it (no $schema keyword). */
+export function jsonSchema(schema: z.ZodType, io: "input" | "output"): Record<string, unknown> {
+  const js = z.toJSONSchema(schema, { io, unrepresentable: "any", target: "draft-2020-12" }) as Record<string, unknown>;
+  delete js.$schema;
+  return js;
+}
+
+export interface RouteDoc {
+  summary: string;
+  tags: string[];
+  description?: string;
+  /** Success status and body (omit schema for 204). */
+  ok: { status: number; schema?: z.ZodType; description?: string; contentType?: string; headers?: Record<string, { description: string }> };
+  /** Error codes this operation can answer besides the ones every operation can. */
+  errors?: ErrorCode[];
+  /** No session needed. */
+  public?: boolean;
+  /** Request body media type when not JSON. */
+  bodyContentType?: string;
+}
+
+const WRITE = new Set(["post", "put", "patch", "delete"]);
+
+/** OpenAPI `detail` for a route: success and error answers, documented from the zod schemas. */
+export function doc(d: RouteDoc): Record<string, unknown> {
+  const codes = new Set<ErrorCode>(d.errors ?? []);
+  if (!d.public) codes.add("unauthenticated");
+  codes.add("internal_error");
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const c of codes) {
+    const s = STATUS_OF[c];
+    byStatus.set(s, [...(byStatus.get(s) ?? []), c]);
+  }
+  const responses: Record<string, unknown> = {};
+  responses[String(d.ok.status)] = d.ok.schema
+    ? {
+        description: d.ok.description ?? "Success",
+        ...(d.ok.headers ? { headers: d.ok.headers } : {}),
+        content: { [d.ok.contentType ?? "application/json"]: { schema: jsonSchema(d.ok.schema, "output") } },
+      }
+    : { description: d.ok.description ?? "No content", ...(d.ok.headers ? { headers: d.ok.headers } : {}) };
+  for (const [status, list] of [...byStatus].sort((a, b) => a[0] - b[0])) {
+    responses[String(status)] = {
+      description: `Problem: ${list.map((c) => `\`${c}\``).join(", ")}`,
+      ...(status === 429 ? { headers: { "Retry-After": { description: "seconds to wait", schema: { type: "integer" } } } } : {}),
+      content: { "application/problem+json": { schema: { $ref: "#/components/schemas/Problem" } } },
+    };
+  }
+  return {
+    summary: d.summary,
+    tags: d.tags,
+    ...(d.description ? { description: d.description } : {}),
+    responses,
+    "x-app-public": d.public === true,
+    ...(d.bodyContentType ? { "x-app-body-content-type": d.bodyContentType } : {}),
+  };
+}
+
+/** The whole document, generated from the routes' own schemas and tidied for linters and client generators. */
+export function buildOpenApiDocument(app: AnyElysia, version: string): Record<string, unknown> {
+  const mapper = (s: z.ZodType) => jsonSchema(s, "input");
+  const generated = toOpenAPISchema(app, { staticFile: true }, undefined, { zod: mapper }, "3.1.1") as unknown as {
+    paths: Record<string, Record<string, Record<string, unknown>>>;
+  };
+  // Our body parser is a function (it counts bytes), so the generator leaves request bodies
+  // without a media type; take the body schemas from the routes themselves.
+  const bodies = new Map<string, z.ZodType>();
+  for (const r of app.routes as { method: string; path: string; hooks?: { body?: unknown } }[]) {
+    const body = r.hooks?.body;
+    if (body && typeof body === "object" && "~standard" in body) {
+      bodies.set(`${r.method.toLowerCase()} ${r.path.replace(/:([^/]+)/g, "{$1}")}`, body as z.ZodType);
+    }
+  }
+  const paths: Record<string, Record<string, Record<string, unknown>>> = {};
+  for (const [path, ops] of Object.entries(generated.paths)) {
+    if (!path.startsWith("/api/v1/")) continue;
+    for (const [method, op] of Object.entries(ops)) {
+      const isPublic = op["x-app-public"] === true;
+      delete op["x-app-public"];
+      const bodyType = op["x-app-body-content-type"] as string | undefined;
+      delete op["x-app-body-content-type"];
+      const rb = op.requestBody as { content?: Record<string, { schema: unknown }>; required?: boolean } | undefined;
+      if (rb) {
+        // Our body parser is a function (it counts bytes), so the generator could not name the media type.
+        const zodBody = bodies.get(`${method} ${path}`);
+        const schema = zodBody ? jsonSchema(zodBody, "input") : Object.values(rb.content ?? {})[0]?.schema;
+        rb.content = { [bodyType ?? "application/json"]: { schema: schema ?? { type: "object" } } };
+      } else if (bodyType) {
+        op.requestBody = { required: true, content: { [bodyType]: { schema: { type: "string", format: "binary" } } } };
+      }
+      op.security = isPublic ? [] : WRITE.has(method) ? [{ sessionCookie: [], csrfHeader: [] }] : [{ sessionCookie: [] }];
+      op.operationId = operationId(method, path);
+      (paths[path] ??= {})[method] = op;
+    }
+  }
+  return {
+    openapi: "3.1.1",
+    info: {
+      title: "app API",
+      version,
+      description:
+        "Self-hosted personal productivity server. Cookie session (`app_session`) plus double-submit CSRF: every POST/PUT/PATCH/DELETE sent with the session cookie must carry `X-CSRF-Token` equal to the `app_csrf` cookie. Errors are RFC 9457 problem details with a stable `code`.",
+      license: { name: "Proprietary", identifier: "LicenseRef-Proprietary" },
+    },
+    servers: [{ url: "/" }],
+    tags: [...new Set(Object.values(paths).flatMap((ops) => Object.values(ops).flatMap((o) => (o.tags as string[]) ?? [])))].map((name) => ({ name })),
+    paths,
+    components: {
+      schemas: { Problem: jsonSchema(Problem, "output") },
+      securitySchemes: {
+        sessionCookie: { type: "apiKey", in: "cookie", name: "app_session", description: "set by login and setup" },
+        csrfHeader: { type: "apiKey", in: "header", name: "X-CSRF-Token", description: "value of the app_csrf cookie" },
+      },
+    },
+  };
+}
+
+/** Stable camelCase operation ids: `get /api/v1/tasks/{task_id}` → `getTasksByTaskId`. */
+function operationId(method: string, path: string): string {
+  const parts = path
+    .replace(/^\/api\/v1\//, "")
+    .split("/")
+    .filter(Boolean)
+    .map((p) => {
+      const param = /^\{(.+)\}$/.exec(p);
+      const word = (param ? `by_${param[1]}` : p).replace(/[^A-Za-z0-9]+(.)?/g, (_m, c: string | undefined) => (c ? c.toUpperCase() : ""));
+      return word.charAt(0).toUpperCase() + word.slice(1);
+    });
+  return method + parts.join("");
+}

@@ -1,0 +1,95 @@
+import { ValidationError, NotFoundError, ParseError, InvalidCookieSignature } from "elysia";
+import { AppError, type FieldProblem } from "./errors";
+
+export interface ProblemBody {
+  type: string;
+  title: string;
+  status: number;
+  code: string;
+  detail?: string;
+  errors?: FieldProblem[];
+  request_id?: string;
+}
+
+interface StandardIssue {
+  code?: string;
+  path?: readonly (PropertyKey | { key: PropertyKey })[];
+  message: string;
+  keys?: string[];
+}
+
+function issuePath(prefix: string, path: StandardIssue["path"]): string {
+  const parts = (path ?? []).map((p) => String(typeof p === "object" && p !== null ? (p as { key: PropertyKey }).key : p));
+  return parts.length ? parts.join(".") : prefix;
+}
+
+/** Field problems from an Elysia validation error, re-read from the schema's own issues. */
+function validationProblems(e: ValidationError): FieldProblem[] {
+  const where = e.type === "body" ? "body" : e.type;
+  const validator = e.validator as unknown as Record<string, unknown> | undefined;
+  const std = (validator?.["~standard"] ?? (validator?.schema as Record<string, unknown> | undefined)?.["~standard"]) as
+    | { validate: (v: unknown) => { issues?: StandardIssue[] } | Promise<unknown> }
+    | undefined;
+  const out: FieldProblem[] = [];
+  if (std) {
+    const res = std.validate(e.value);
+    const issues = res && !(res instanceof Promise) ? ((res as { issues?: StandardIssue[] }).issues ?? []) : [];
+    for (const issue of issues.slice(0, 50)) {
+      if (issue.code === "unrecognized_keys" && issue.keys) {
+        const base = issuePath("", issue.path);
+        for (const k of issue.keys) out.push({ path: base ? `${base}.${k}` : k, message: "unknown field" });
+      } else {
+        out.push({ path: issuePath(where, issue.path), message: issue.message });
+      }
+    }
+  }
+  if (out.length === 0) out.push({ path: where, message: "invalid value" });
+  return out;
+}
+
+/** The ONE place an error becomes application/problem+json. */
+export function toProblem(err: unknown): { body: ProblemBody; headers?: Record<string, string>; internal: boolean } {
+  if (err instanceof AppError) {
+    const body: ProblemBody = { type: "about:blank", title: err.title, status: err.status, code: err.code };
+    if (err.detail) body.detail = err.detail;
+    if (err.errors) body.errors = err.errors;
+    return { body, headers: err.headers, internal: false };
+  }
+  if (err instanceof ValidationError) {
+    const errors = validationProblems(err);
+    return {
+      body: {
+        type: "about:blank",
+        title: "Validation failed",
+        status: 422,
+        code: "validation_failed",
+        detail: `invalid ${err.type === "body" ? "request body" : err.type}: ${errors.map((x) => `${x.path}: ${x.message}`).join("; ")}`.slice(0, 500),
+        errors,
+      },
+      internal: false,
+    };
+  }
+  if (err instanceof NotFoundError) {
+    return { body: { type: "about:blank", title: "Not found", status: 404, code: "not_found", detail: "no such endpoint" }, internal: false };
+  }
+  if (err instanceof ParseError) {
+    return {
+      body: { type: "about:blank", title: "Malformed request", status: 400, code: "malformed_request", detail: "the body could not be parsed" },
+      internal: false,
+    };
+  }
+  if (err instanceof InvalidCookieSignature) {
+    return { body: { type: "about:blank", title: "Unauthenticated", status: 401, code: "unauthenticated", detail: "invalid cookie" }, internal: false };
+  }
+  return {
+    body: { type: "about:blank", title: "Internal server error", status: 500, code: "internal_error", detail: "an unexpected error occurred" },
+    internal: true,
+  };
+}
+
+export function problemResponse(body: ProblemBody, headers?: Record<string, string>): Response {
+  return new Response(JSON.stringify(body), {
+    status: body.status,
+    headers: { "content-type": "application/problem+json", ...headers },
+  });
+}

@@ -1,0 +1,3 @@
+export * from "./accounts";
+export * from "./tasks";
+export * from "./planner";

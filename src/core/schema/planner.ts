@@ -1,0 +1,103 @@
+import { sqliteTable, text, integer, real, index, primaryKey } from "drizzle-orm/sqlite-core";
+import { users } from "./accounts";
+
+export const habits = sqliteTable(
+  "habits",
+  {
+    id: text("id").primaryKey(),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    icon: text("icon"),
+    color: text("color"),
+    // JSON: {"type":"daily"} | {"type":"weekdays","days":[1..7]} | {"type":"times_per_week","count":n}
+    frequency: text("frequency").notNull(),
+    goal: real("goal").notNull().default(1),
+    unit: text("unit"),
+    startDate: text("start_date").notNull(),
+    position: integer("position").notNull().default(0),
+    archivedAt: text("archived_at"),
+    createdAt: text("created_at").notNull(),
+    updatedAt: text("updated_at").notNull(),
+  },
+  (t) => [index("habits_user_idx").on(t.userId, t.position)],
+);
+
+export const habitLogs = sqliteTable(
+  "habit_logs",
+  {
+    habitId: text("habit_id")
+      .notNull()
+      .references(() => habits.id, { onDelete: "cascade" }),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    date: text("date").notNull(),
+    value: real("value").notNull(),
+    note: text("note"),
+    createdAt: text("created_at").notNull(),
+    updatedAt: text("updated_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.habitId, t.date] }), index("habit_logs_user_idx").on(t.userId)],
+);
+
+export const habitPauses = sqliteTable(
+  "habit_pauses",
+  {
+    id: text("id").primaryKey(),
+    habitId: text("habit_id")
+      .notNull()
+      .references(() => habits.id, { onDelete: "cascade" }),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    startDate: text("start_date").notNull(),
+    endDate: text("end_date"),
+    createdAt: text("created_at").notNull(),
+    updatedAt: text("updated_at").notNull(),
+  },
+  (t) => [index("habit_pauses_habit_idx").on(t.habitId, t.startDate)],
+);
+
+export const countdowns = sqliteTable(
+  "countdowns",
+  {
+    id: text("id").primaryKey(),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    date: text("date").notNull(),
+    type: text("type", { enum: ["countdown", "anniversary", "birthday"] }).notNull(),
+    repeat: text("repeat", { enum: ["none", "weekly", "monthly", "yearly"] }).notNull(),
+    icon: text("icon"),
+    calendar: text("calendar", { enum: ["gregorian", "lunar"] }).notNull(),
+    // Lunar month/day of `date` (leap months flagged separately), fixed at write time.
+    lunarMonth: integer("lunar_month"),
+    lunarDay: integer("lunar_day"),
+    lunarLeap: integer("lunar_leap", { mode: "boolean" }),
+    pinned: integer("pinned", { mode: "boolean" }).notNull().default(false),
+    archivedAt: text("archived_at"),
+    createdAt: text("created_at").notNull(),
+    updatedAt: text("updated_at").notNull(),
+  },
+  (t) => [index("countdowns_user_idx").on(t.userId)],
+);
+
+export const memos = sqliteTable(
+  "memos",
+  {
+    id: text("id").primaryKey(),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    content: text("content").notNull(),
+    pinned: integer("pinned", { mode: "boolean" }).notNull().default(false),
+    version: integer("version").notNull().default(1),
+    createdAt: text("created_at").notNull(),
+    updatedAt: text("updated_at").notNull(),
+    deletedAt: text("deleted_at"),
+  },
+  (t) => [index("memos_user_idx").on(t.userId, t.deletedAt, t.createdAt, t.id)],
+);

@@ -1,0 +1,145 @@
+import { sqliteTable, text, integer, index, uniqueIndex, primaryKey } from "drizzle-orm/sqlite-core";
+import { sql } from "drizzle-orm";
+import { users } from "./accounts";
+
+export const folders = sqliteTable(
+  "folders",
+  {
+    id: text("id").primaryKey(),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    position: integer("position").notNull().default(0),
+    createdAt: text("created_at").notNull(),
+    updatedAt: text("updated_at").notNull(),
+    deletedAt: text("deleted_at"),
+  },
+  (t) => [index("folders_user_idx").on(t.userId, t.position)],
+);
+
+export const lists = sqliteTable(
+  "lists",
+  {
+    id: text("id").primaryKey(),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    // A list in a soft-deleted folder is presented at root; SET NULL covers a purged folder.
+    folderId: text("folder_id").references(() => folders.id, { onDelete: "set null" }),
+    isInbox: integer("is_inbox", { mode: "boolean" }).notNull().default(false),
+    color: text("color"),
+    position: integer("position").notNull().default(0),
+    createdAt: text("created_at").notNull(),
+    updatedAt: text("updated_at").notNull(),
+    deletedAt: text("deleted_at"),
+  },
+  (t) => [
+    index("lists_user_idx").on(t.userId, t.position),
+    // Exactly one inbox per user.
+    uniqueIndex("lists_one_inbox_uq").on(t.userId).where(sql`is_inbox = 1`),
+  ],
+);
+
+export const tags = sqliteTable(
+  "tags",
+  {
+    id: text("id").primaryKey(),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    // NFKC + Unicode lower-case of name: uniqueness is case-insensitive for every script.
+    nameKey: text("name_key").notNull(),
+    color: text("color").notNull(),
+    createdAt: text("created_at").notNull(),
+    updatedAt: text("updated_at").notNull(),
+  },
+  (t) => [uniqueIndex("tags_user_name_uq").on(t.userId, t.nameKey)],
+);
+
+export const tasks = sqliteTable(
+  "tasks",
+  {
+    id: text("id").primaryKey(),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    listId: text("list_id")
+      .notNull()
+      .references(() => lists.id, { onDelete: "cascade" }),
+    parentId: text("parent_id").references((): ReturnType<typeof text> => tasks.id as never, { onDelete: "cascade" }),
+    title: text("title").notNull(),
+    description: text("description").notNull().default(""),
+    completed: integer("completed", { mode: "boolean" }).notNull().default(false),
+    completedAt: text("completed_at"),
+    // Either YYYY-MM-DD (date-only) or an RFC 3339 UTC instant; the form is the flag.
+    dueAt: text("due_at"),
+    priority: integer("priority").notNull().default(0),
+    version: integer("version").notNull().default(1),
+    position: integer("position").notNull().default(0),
+    createdAt: text("created_at").notNull(),
+    updatedAt: text("updated_at").notNull(),
+    deletedAt: text("deleted_at"),
+  },
+  (t) => [
+    // Hot page: top-level, live tasks of a user, newest first. A partial index keeps SQLite
+    // from sorting every row (a plain parent_id index made it do so).
+    index("tasks_live_top_idx")
+      .on(t.userId, t.createdAt, t.id)
+      .where(sql`parent_id IS NULL AND deleted_at IS NULL`),
+    // Trash page: deleted top-level tasks, most recently deleted first.
+    index("tasks_trash_idx")
+      .on(t.userId, t.deletedAt, t.id)
+      .where(sql`parent_id IS NULL AND deleted_at IS NOT NULL`),
+    index("tasks_parent_idx").on(t.parentId).where(sql`parent_id IS NOT NULL`),
+    index("tasks_list_idx").on(t.listId),
+  ],
+);
+
+export const taskTags = sqliteTable(
+  "task_tags",
+  {
+    taskId: text("task_id")
+      .notNull()
+      .references(() => tasks.id, { onDelete: "cascade" }),
+    tagId: text("tag_id")
+      .notNull()
+      .references(() => tags.id, { onDelete: "cascade" }),
+  },
+  (t) => [primaryKey({ columns: [t.taskId, t.tagId] }), index("task_tags_tag_idx").on(t.tagId)],
+);
+
+export const recurrences = sqliteTable(
+  "recurrences",
+  {
+    id: text("id").primaryKey(),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    taskId: text("task_id")
+      .notNull()
+      .references(() => tasks.id, { onDelete: "cascade" }),
+    kind: text("kind", { enum: ["rrule", "after_completion"] }).notNull(),
+    rrule: text("rrule"),
+    interval: integer("interval"),
+    unit: text("unit", { enum: ["day", "week", "month", "year"] }),
+    timezone: text("timezone").notNull(),
+    createdAt: text("created_at").notNull(),
+    updatedAt: text("updated_at").notNull(),
+  },
+  (t) => [uniqueIndex("recurrences_task_uq").on(t.taskId), index("recurrences_user_idx").on(t.userId)],
+);
+
+export const recurrenceExceptions = sqliteTable(
+  "recurrence_exceptions",
+  {
+    recurrenceId: text("recurrence_id")
+      .notNull()
+      .references(() => recurrences.id, { onDelete: "cascade" }),
+    date: text("date").notNull(),
+    createdAt: text("created_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.recurrenceId, t.date] })],
+);

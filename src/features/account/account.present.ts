@@ -1,0 +1,13 @@
+import type { UserRow } from "./account.repo";
+import type { User } from "./account.schemas";
+
+export function presentUser(u: UserRow): User {
+  return {
+    id: u.id,
+    username: u.username,
+    display_name: u.displayName,
+    timezone: u.timezone,
+    is_admin: u.isAdmin,
+    created_at: u.createdAt,
+  };
+}

@@ -1,0 +1,51 @@
+import { z } from "zod";
+import { isTimeZone } from "../../core/time";
+
+// No control characters in names shown to people.
+const noControl = (s: string) => !/[\u0000-\u001f\u007f]/.test(s);
+
+export const Username = z
+  .string()
+  .trim()
+  .min(1, "username is required")
+  .max(64, "at most 64 characters")
+  .refine(noControl, "no control characters")
+  .refine((s) => !/\s/.test(s), "no spaces");
+export const Password = z.string().min(8, "at least 8 characters").max(1024, "at most 1024 characters");
+export const DisplayName = z.string().trim().min(1).max(100).refine(noControl, "no control characters");
+export const TimeZone = z.string().refine(isTimeZone, "not a known IANA time zone");
+
+export const NewUser = z
+  .object({
+    username: Username,
+    password: Password,
+    display_name: DisplayName.optional(),
+    timezone: TimeZone.optional(),
+  })
+  .strict();
+export type NewUser = z.infer<typeof NewUser>;
+
+export const LoginBody = z.object({ username: z.string().max(256), password: z.string().max(1024) }).strict();
+export type LoginBody = z.infer<typeof LoginBody>;
+
+export const ChangePasswordBody = z.object({ current_password: z.string().max(1024), new_password: Password }).strict();
+export type ChangePasswordBody = z.infer<typeof ChangePasswordBody>;
+
+export const MePatch = z.object({ display_name: DisplayName.optional(), timezone: TimeZone.optional() }).strict();
+export type MePatch = z.infer<typeof MePatch>;
+
+export const User = z
+  .object({
+    id: z.string(),
+    username: z.string(),
+    display_name: z.string(),
+    timezone: z.string(),
+    is_admin: z.boolean(),
+    created_at: z.string(),
+  })
+  .meta({ id: "User" });
+export type User = z.infer<typeof User>;
+
+export const UserEnvelope = z.object({ user: User });
+export const SetupStatus = z.object({ initialized: z.boolean() });
+export const UserList = z.object({ items: z.array(User) });
