@@ -47,11 +47,32 @@ const STATUS_OF: Record<ErrorCode, number> = {
   not_ready: 503,
 };
 
-/** JSON Schema of a zod schema as OpenAPI 3.1 embeds it (no $schema keyword). */
+/** Named schemas (zod `.meta({ id })`), hoisted to components.schemas. */
+const namedSchemas = new Map<string, unknown>();
+
+/**
+ * JSON Schema of a zod schema as OpenAPI 3.1 embeds it: no $schema keyword, and named sub-schemas
+ * moved to `#/components/schemas` (a `#/$defs/…` ref would point at the document root).
+ */
 export function jsonSchema(schema: z.ZodType, io: "input" | "output"): Record<string, unknown> {
   const js = z.toJSONSchema(schema, { io, unrepresentable: "any", target: "draft-2020-12" }) as Record<string, unknown>;
   delete js.$schema;
-  return js;
+  const defs = js.$defs as Record<string, unknown> | undefined;
+  delete js.$defs;
+  const rewrite = (v: unknown): unknown => {
+    if (Array.isArray(v)) return v.map(rewrite);
+    if (v && typeof v === "object") {
+      const o: Record<string, unknown> = {};
+      for (const [k, x] of Object.entries(v)) {
+        o[k] = k === "$ref" && typeof x === "string" ? x.replace("#/$defs/", "#/components/schemas/") : rewrite(x);
+      }
+      return o;
+    }
+    return v;
+  };
+  if (defs) for (const [name, def] of Object.entries(defs)) namedSchemas.set(io === "input" ? `${name}` : name, rewrite(def));
+  // A schema that is itself named comes back as {$ref}; keep it so.
+  return rewrite(js) as Record<string, unknown>;
 }
 
 export interface RouteDoc {
@@ -120,6 +141,7 @@ export function buildOpenApiDocument(app: AnyElysia, version: string): Record<st
       bodies.set(`${r.method.toLowerCase()} ${r.path.replace(/:([^/]+)/g, "{$1}")}`, body as z.ZodType);
     }
   }
+  jsonSchema(Problem, "output"); // registers components.schemas.Problem
   const paths: Record<string, Record<string, Record<string, unknown>>> = {};
   for (const [path, ops] of Object.entries(generated.paths)) {
     if (!path.startsWith("/api/v1/")) continue;
@@ -155,7 +177,7 @@ export function buildOpenApiDocument(app: AnyElysia, version: string): Record<st
     tags: [...new Set(Object.values(paths).flatMap((ops) => Object.values(ops).flatMap((o) => (o.tags as string[]) ?? [])))].map((name) => ({ name })),
     paths,
     components: {
-      schemas: { Problem: jsonSchema(Problem, "output") },
+      schemas: Object.fromEntries([...namedSchemas].sort(([a], [b]) => a.localeCompare(b))),
       securitySchemes: {
         sessionCookie: { type: "apiKey", in: "cookie", name: "app_session", description: "set by login and setup" },
         csrfHeader: { type: "apiKey", in: "header", name: "X-CSRF-Token", description: "value of the app_csrf cookie" },

@@ -58,7 +58,7 @@ export interface TestResponse {
 
 export interface RequestOptions {
   json?: unknown;
-  body?: BodyInit;
+  body?: RequestInit["body"];
   headers?: Record<string, string>;
   /** Send X-CSRF-Token from the jar (default true for writes). */
   csrf?: boolean;
