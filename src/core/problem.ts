@@ -49,6 +49,8 @@ function validationProblems(e: ValidationError): FieldProblem[] {
 
 /** The ONE place an error becomes application/problem+json. */
 export function toProblem(err: unknown): { body: ProblemBody; headers?: Record<string, string>; internal: boolean } {
+  // Elysia wraps whatever the body parser throws (payload_too_large, malformed_request) in a ParseError.
+  if (err instanceof ParseError && err.cause instanceof AppError) err = err.cause;
   if (err instanceof AppError) {
     const body: ProblemBody = { type: "about:blank", title: err.title, status: err.status, code: err.code };
     if (err.detail) body.detail = err.detail;

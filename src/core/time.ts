@@ -64,13 +64,19 @@ export function parseInstant(s: string): Date | null {
 
 /** True when `tz` is an IANA zone this runtime knows. */
 export function isTimeZone(tz: string): boolean {
-  if (!tz || tz.length > 64) return false;
+  // Intl also takes UTC offsets ("+01:00"); they are not IANA zones (no DST rules), so refuse them.
+  if (!tz || tz.length > 64 || /^[+\-\d]/.test(tz)) return false;
   try {
     new Intl.DateTimeFormat("en-US", { timeZone: tz });
     return true;
   } catch {
     return false;
   }
+}
+
+/** The zone as the runtime spells it ("europe/paris" → "Europe/Paris"); call after isTimeZone. */
+export function canonicalTimeZone(tz: string): string {
+  return new Intl.DateTimeFormat("en-US", { timeZone: tz }).resolvedOptions().timeZone;
 }
 
 const dateFormatters = new Map<string, Intl.DateTimeFormat>();

@@ -14,8 +14,8 @@ export interface TestApp {
   dir: string;
   clock: Clock;
   logs: string[];
-  /** A client with its own cookie jar. */
-  client(opts?: { ip?: string }): TestClient;
+  /** A client with its own cookie jar. `base` is the origin requests go to (default http://localhost). */
+  client(opts?: { ip?: string; base?: string }): TestClient;
   close(): void;
 }
 
@@ -39,7 +39,7 @@ export function makeTestApp(opts: { clock?: Clock | FixedClock; config?: Partial
     dir,
     clock,
     logs,
-    client: (o) => new TestClient(handle, o?.ip ?? "127.0.0.1"),
+    client: (o) => new TestClient(handle, o?.ip ?? "127.0.0.1", o?.base),
     close() {
       db.close();
       rmSync(dir, { recursive: true, force: true });
@@ -71,6 +71,7 @@ export class TestClient {
   constructor(
     private readonly handle: AppHandle,
     private readonly ip: string,
+    private readonly base = "http://localhost",
   ) {}
 
   async request(method: string, path: string, o: RequestOptions = {}): Promise<TestResponse> {
@@ -83,7 +84,7 @@ export class TestClient {
       body = JSON.stringify(o.json);
       headers["content-type"] ??= "application/json";
     }
-    const req = new Request(`http://localhost${path}`, { method, headers, body });
+    const req = new Request(`${this.base}${path}`, { method, headers, body });
     const res = await this.handle.fetch(req, { requestIP: () => ({ address: this.ip }) });
     for (const c of res.headers.getSetCookie()) {
       const cookie = Bun.Cookie.parse(c);

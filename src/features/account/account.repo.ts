@@ -4,9 +4,12 @@ import { users } from "../../core/schema";
 
 export type UserRow = typeof users.$inferSelect;
 
-/** Case-insensitive key of a username (Unicode-aware). */
+/**
+ * Case-insensitive key of a username (Unicode-aware). Upper then lower case approximates full case
+ * folding: "Straße" and "STRASSE", or a final and a medial sigma, give the same key.
+ */
 export function usernameKey(username: string): string {
-  return username.normalize("NFKC").toLowerCase();
+  return username.normalize("NFKC").toUpperCase().toLowerCase();
 }
 
 export function countUsers(tx: Tx): number {

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { isTimeZone } from "../../core/time";
+import { canonicalTimeZone, isTimeZone } from "../../core/time";
 
 // No control characters in names shown to people.
 const noControl = (s: string) => !/[\u0000-\u001f\u007f]/.test(s);
@@ -13,7 +13,7 @@ export const Username = z
   .refine((s) => !/\s/.test(s), "no spaces");
 export const Password = z.string().min(8, "at least 8 characters").max(1024, "at most 1024 characters");
 export const DisplayName = z.string().trim().min(1).max(100).refine(noControl, "no control characters");
-export const TimeZone = z.string().refine(isTimeZone, "not a known IANA time zone");
+export const TimeZone = z.string().refine(isTimeZone, "not a known IANA time zone").transform(canonicalTimeZone);
 
 export const NewUser = z
   .object({
