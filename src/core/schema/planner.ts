@@ -1,4 +1,5 @@
-import { sqliteTable, text, integer, real, index, primaryKey } from "drizzle-orm/sqlite-core";
+import { sql } from "drizzle-orm";
+import { sqliteTable, text, integer, real, index, primaryKey, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { users } from "./accounts";
 
 export const habits = sqliteTable(
@@ -82,7 +83,11 @@ export const countdowns = sqliteTable(
     createdAt: text("created_at").notNull(),
     updatedAt: text("updated_at").notNull(),
   },
-  (t) => [index("countdowns_user_idx").on(t.userId)],
+  (t) => [
+    index("countdowns_user_idx").on(t.userId),
+    // At most one pinned countdown per user, enforced by the database as well as by the service.
+    uniqueIndex("countdowns_pinned_uq").on(t.userId).where(sql`pinned = 1`),
+  ],
 );
 
 export const memos = sqliteTable(
@@ -99,5 +104,10 @@ export const memos = sqliteTable(
     updatedAt: text("updated_at").notNull(),
     deletedAt: text("deleted_at"),
   },
-  (t) => [index("memos_user_idx").on(t.userId, t.deletedAt, t.createdAt, t.id)],
+  // Newest-first keyset pages of active and of soft-deleted memos: one partial index each, so
+  // both walks read the index in order with no sort.
+  (t) => [
+    index("memos_active_idx").on(t.userId, t.createdAt, t.id).where(sql`deleted_at IS NULL`),
+    index("memos_deleted_idx").on(t.userId, t.createdAt, t.id).where(sql`deleted_at IS NOT NULL`),
+  ],
 );
