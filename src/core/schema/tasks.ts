@@ -82,6 +82,10 @@ export const tasks = sqliteTable(
     createdAt: text("created_at").notNull(),
     updatedAt: text("updated_at").notNull(),
     deletedAt: text("deleted_at"),
+    // Title and description, NFKC, lower-cased, without diacritics (see tasks.search.ts): what
+    // the trigram index (tasks_fts, an external-content FTS5 table kept in step by triggers)
+    // and the short-term fallback search. Normalised in JS so both paths fold the same way.
+    searchText: text("search_text").notNull().default(""),
   },
   (t) => [
     // Hot page: top-level, live tasks of a user, newest first. A partial index keeps SQLite
@@ -95,6 +99,8 @@ export const tasks = sqliteTable(
       .where(sql`parent_id IS NULL AND deleted_at IS NOT NULL`),
     index("tasks_parent_idx").on(t.parentId).where(sql`parent_id IS NOT NULL`),
     index("tasks_list_idx").on(t.listId),
+    // Per-user lookups by id set (batch, trash), and list views of one list.
+    index("tasks_user_list_idx").on(t.userId, t.listId),
   ],
 );
 
