@@ -1,8 +1,4 @@
 import { Elysia, type AnyElysia } from "elysia";
-// Embedded in the executable: the docs page works on a LAN with no internet.
-import swaggerBundle from "swagger-ui-dist/swagger-ui-bundle.js" with { type: "text" };
-import swaggerCss from "swagger-ui-dist/swagger-ui.css" with { type: "text" };
-import { buildOpenApiDocument } from "../../core/openapi";
 
 const INIT_JS = `window.addEventListener("load", function () {
   window.ui = SwaggerUIBundle({
@@ -32,14 +28,18 @@ export function docsRoutes(getApp: () => AnyElysia, version: string) {
   const asset = (body: string, type: string) =>
     new Response(body, { headers: { "content-type": type, "cache-control": "private, max-age=3600" } });
   return new Elysia({ name: "docs" })
-    .get("/api/openapi.json", () => {
+    .get("/api/openapi.json", async () => {
+      // The generator is loaded on first use: it is not needed to serve the API.
+      const { buildOpenApiDocument } = await import("../../core/openapi-document");
       cached ??= JSON.stringify(buildOpenApiDocument(getApp(), version));
       return new Response(cached, { headers: { "content-type": "application/json" } });
     }, { detail: { hide: true } })
     .get("/api/docs", () => new Response(PAGE, { headers: { "content-type": "text/html; charset=utf-8", "content-security-policy": CSP } }), {
       detail: { hide: true },
     })
-    .get("/api/docs/swagger-ui-bundle.js", () => asset(swaggerBundle, "text/javascript; charset=utf-8"), { detail: { hide: true } })
-    .get("/api/docs/swagger-ui.css", () => asset(swaggerCss, "text/css; charset=utf-8"), { detail: { hide: true } })
+    .get("/api/docs/swagger-ui-bundle.js", async () => asset((await import("./docs-assets")).swaggerBundle, "text/javascript; charset=utf-8"), {
+      detail: { hide: true },
+    })
+    .get("/api/docs/swagger-ui.css", async () => asset((await import("./docs-assets")).swaggerCss, "text/css; charset=utf-8"), { detail: { hide: true } })
     .get("/api/docs/init.js", () => asset(INIT_JS, "text/javascript; charset=utf-8"), { detail: { hide: true } });
 }

@@ -1,0 +1,40 @@
+// bun run build            → dist/app           (x64 with AVX2 and other modern CPUs)
+// bun run build --baseline → dist/app-baseline  (older NAS CPUs without AVX2)
+// Migrations (migrations/index.ts imports each .sql as text) and the docs UI assets are embedded.
+import { $ } from "bun";
+import { existsSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+
+const baseline = process.argv.includes("--baseline");
+mkdirSync("dist", { recursive: true });
+
+// Keep the embedded migration index in step with migrations/meta/_journal.json.
+await $`bun run scripts/gen-migrations.ts`;
+
+const flags = [
+  "--compile",
+  "--minify",
+  "--bytecode",
+  "--format=esm",
+  "--sourcemap=linked",
+  "--no-compile-autoload-dotenv",
+  "--no-compile-autoload-bunfig",
+];
+
+let outfile = join("dist", "app");
+if (baseline) {
+  // Cross-compiling needs the baseline runtime; the npm registry serves it as @oven/bun-linux-x64-baseline
+  // (`bun add --no-save @oven/bun-linux-x64-baseline@1.4.4`), so no download from elsewhere is needed.
+  const exe = join("node_modules", "@oven", "bun-linux-x64-baseline", "bin", "bun");
+  if (!existsSync(exe)) {
+    console.error(`missing ${exe}: run \`bun add --no-save @oven/bun-linux-x64-baseline@${Bun.version}\` first`);
+    process.exit(1);
+  }
+  flags.push("--target=bun-linux-x64-baseline", `--compile-executable-path=${exe}`);
+  outfile = join("dist", "app-baseline");
+}
+
+const started = performance.now();
+await $`bun build ./src/main.ts ${flags} --outfile ${outfile}`;
+const size = Bun.file(outfile).size;
+console.log(`${outfile}: ${(size / 1024 / 1024).toFixed(1)} MiB in ${((performance.now() - started) / 1000).toFixed(1)} s`);
