@@ -19,6 +19,8 @@ import { auditRoutes } from "./features/audit/audit.routes";
 import { HealthService } from "./features/health/health.service";
 import { healthRoutes } from "./features/health/health.routes";
 import { docsRoutes } from "./features/docs/docs.routes";
+import { MemosService } from "./features/memos/memos.service";
+import { memosRoutes } from "./features/memos/memos.routes";
 
 export interface AppOptions {
   db: Db;
@@ -108,6 +110,7 @@ export function createApp(opts: AppOptions): AppHandle {
     .use(accountRoutes(core, account))
     .use(sessionsRoutes(new SessionsService(core)))
     .use(auditRoutes(new AuditService(core.db, core.cursors)))
+    .use(memosRoutes(new MemosService(core)))
     .use(docsRoutes(() => root, APP_VERSION));
 
   return {

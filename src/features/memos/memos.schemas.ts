@@ -1,0 +1,51 @@
+import { z } from "zod";
+import { pageQueryShape } from "../../core/pagination";
+
+/** Markdown text; the limit keeps one memo well under the 1 MiB body limit even in UTF-8. */
+export const MEMO_CONTENT_MAX = 100_000;
+const Content = z
+  .string()
+  .min(1, "content must not be empty")
+  .max(MEMO_CONTENT_MAX, `at most ${MEMO_CONTENT_MAX} characters`)
+  .describe("Markdown text, 1 to 100,000 characters");
+
+export const MemoCreate = z.object({ content: Content, pinned: z.boolean().optional() }).strict();
+export type MemoCreate = z.infer<typeof MemoCreate>;
+
+export const MemoPatch = z
+  .object({
+    content: Content.optional(),
+    pinned: z.boolean().optional(),
+    version: z.number({ error: "version is required (an integer)" }).int().min(1).describe("the version the change is based on"),
+  })
+  .strict();
+export type MemoPatch = z.infer<typeof MemoPatch>;
+
+export const MemoListQuery = z
+  .object({
+    ...pageQueryShape,
+    deleted: z
+      .enum(["true", "false"], { error: "deleted must be true or false" })
+      .default("false")
+      .transform((v) => v === "true")
+      .describe("true lists the soft-deleted memos instead of the active ones"),
+  })
+  .strict();
+export type MemoListQuery = z.infer<typeof MemoListQuery>;
+
+export const MemoParams = z.object({ memo_id: z.string().max(64) });
+
+export const Memo = z
+  .object({
+    id: z.string(),
+    content: z.string(),
+    pinned: z.boolean(),
+    version: z.number().int().describe("starts at 1, grows by one on every change"),
+    created_at: z.string(),
+    updated_at: z.string(),
+    deleted_at: z.string().nullable().describe("set while the memo is soft-deleted"),
+  })
+  .meta({ id: "Memo" });
+export type Memo = z.infer<typeof Memo>;
+
+export const MemoPage = z.object({ items: z.array(Memo), next_cursor: z.string().nullable() });
