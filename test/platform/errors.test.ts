@@ -150,7 +150,6 @@ describe("problem+json on every error", () => {
         method: "PATCH",
         body: stream,
         headers: { "content-type": "application/json", cookie, "x-csrf-token": admin.jar.get("app_csrf")! },
-        // @ts-expect-error Bun/undici option for streaming request bodies
         duplex: "half",
       }).catch((e: Error) => e);
       if (res instanceof Error) throw res;

@@ -129,7 +129,7 @@ describe("setup", () => {
     try {
       const c = app.client();
       const before = dump(app.db);
-      for (const headers of [
+      for (const headers of <Record<string, string>[]>[
         { origin: "https://evil.example" },
         { origin: "null" },
         { "sec-fetch-site": "cross-site" },

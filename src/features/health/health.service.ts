@@ -1,6 +1,7 @@
 import { unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Core } from "../../core/core";
+import { SCHEMA_VERSION } from "../../core/db";
 
 /** Readiness is cached for a second: probes may come often, the checks touch the disk. */
 export class HealthService {
@@ -11,13 +12,13 @@ export class HealthService {
 
   /** null when ready, otherwise why not. */
   readiness(): string | null {
-    const now = Date.now();
-    if (this.cached && now - this.cached.at < 1000) return this.cached.problem;
+    const now = this.core.clock.now().getTime();
+    if (this.cached && now >= this.cached.at && now - this.cached.at < 1000) return this.cached.problem;
     const problem = this.check();
     this.cached = { at: now, problem };
     if (problem !== this.lastLogged) {
-      if (problem) this.core.logger.error("not ready", { reason: problem });
-      else if (this.lastLogged) this.core.logger.info("ready again");
+      if (problem) this.core.logger.error("not ready", { reason: problem, data_dir: this.core.dataDir });
+      else if (this.lastLogged) this.core.logger.info("ready again", { data_dir: this.core.dataDir });
       this.lastLogged = problem;
     }
     return problem;
@@ -25,7 +26,8 @@ export class HealthService {
 
   private check(): string | null {
     try {
-      this.core.db.sqlite.query("SELECT 1").get();
+      const v = this.core.db.sqlite.query<{ user_version: number }, []>("PRAGMA user_version").get();
+      if (v?.user_version !== SCHEMA_VERSION) return "the database is not migrated to this version";
     } catch {
       return "the database is not available";
     }
