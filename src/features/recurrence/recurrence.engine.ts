@@ -1,0 +1,384 @@
+/**
+ * The pure recurrence engine: no database, no HTTP, no clock of its own.
+ *
+ * A deadline (`due_at`) is either a calendar date (`2026-12-01`) or an instant
+ * (`2026-12-01T09:00:00.000Z`). An RRULE series keeps the form of its first occurrence
+ * (DTSTART):
+ * - a date-only series recurs as plain dates (no time zone can move them);
+ * - a timed series recurs at DTSTART's wall-clock time in the series' IANA zone, so a 09:00
+ *   task stays at 09:00 local across DST changes. Following RFC 5545 §3.3.10, an occurrence
+ *   whose local time does not exist (inside a DST gap) is omitted and does not count towards
+ *   COUNT; an ambiguous local time (DST fall-back) is the earlier of the two instants.
+ *
+ * Occurrences are expanded by `rrule-temporal` on the runtime's native Temporal; every
+ * computation names its time zone explicitly, so the process TZ never matters.
+ * The RRULE text is validated here first, strictly: the library is lenient (it ignores
+ * unknown parts, accepts COUNT with UNTIL, …) and a typo must never pass silently.
+ */
+import { RRuleTemporal } from "rrule-temporal";
+
+export type Unit = "day" | "week" | "month" | "year";
+export const UNITS: readonly Unit[] = ["day", "week", "month", "year"];
+
+/** Upper bounds: a COUNT-bounded series is expanded from its start, so COUNT stays modest. */
+export const MAX_COUNT = 1000;
+export const MAX_INTERVAL = 1000;
+export const MAX_RRULE_LENGTH = 500;
+
+const DATE_ONLY_RE = /^\d{4}-\d{2}-\d{2}$/;
+
+/** True for a date-only deadline (`YYYY-MM-DD`); false for an instant. */
+export function isDateOnly(due: string): boolean {
+  return DATE_ONLY_RE.test(due);
+}
+
+/** RFC 3339 UTC with milliseconds, the one form instants are stored and returned in. */
+function isoOf(zdt: Temporal.ZonedDateTime): string {
+  return new Date(zdt.epochMilliseconds).toISOString();
+}
+
+/** The calendar date of a deadline in a zone (a date-only deadline is its own date). */
+export function dateOfDue(due: string, tz: string): string {
+  if (isDateOnly(due)) return due;
+  return Temporal.Instant.from(due).toZonedDateTimeISO(tz).toPlainDate().toString();
+}
+
+// ---------------------------------------------------------------------------------------------
+// RRULE validation
+// ---------------------------------------------------------------------------------------------
+
+const WEEKDAYS = ["MO", "TU", "WE", "TH", "FR", "SA", "SU"];
+const SUPPORTED_FREQ = ["DAILY", "WEEKLY", "MONTHLY", "YEARLY"];
+const SUB_DAILY_FREQ = ["HOURLY", "MINUTELY", "SECONDLY"];
+
+export type Freq = "DAILY" | "WEEKLY" | "MONTHLY" | "YEARLY";
+
+/** A validated RRULE: its canonical text and the parts the engine needs to look at. */
+export interface ParsedRule {
+  /** Upper-case `NAME=VALUE;…` in the order given, without an `RRULE:` prefix. */
+  text: string;
+  freq: Freq;
+  count: number | null;
+  /** UNTIL as written: `YYYYMMDD` or `YYYYMMDDTHHMMSSZ`. */
+  until: string | null;
+  hasTimeParts: boolean;
+}
+
+export type RuleCheck = { ok: true; rule: ParsedRule } | { ok: false; message: string };
+
+function intIn(s: string, min: number, max: number, allowNegative = false): boolean {
+  const m = /^([+-]?)(\d{1,4})$/.exec(s);
+  if (!m) return false;
+  if (m[1] === "-" && !allowNegative) return false;
+  if (m[1] === "+" && !allowNegative) return false;
+  const n = Number(m[2]);
+  if (n === 0) return min === 0 && m[1] === "";
+  return n >= Math.max(min, 1) && n <= max;
+}
+
+function validUntil(v: string): boolean {
+  const m = /^(\d{4})(\d{2})(\d{2})(?:T(\d{2})(\d{2})(\d{2})Z)?$/.exec(v);
+  if (!m) return false;
+  try {
+    Temporal.PlainDate.from({ year: Number(m[1]), month: Number(m[2]), day: Number(m[3]) }, { overflow: "reject" });
+  } catch {
+    return false;
+  }
+  if (m[4] !== undefined && (Number(m[4]) > 23 || Number(m[5]) > 59 || Number(m[6]) > 59)) return false;
+  return true;
+}
+
+/**
+ * Validates an RFC 5545 RRULE body (`FREQ=WEEKLY;BYDAY=MO,WE`). Case-insensitive; an `RRULE:`
+ * prefix is tolerated. Sub-daily frequencies are refused (a task is due on a day or at a time,
+ * not every few minutes). `dateOnly` series may not name a time of day.
+ */
+export function parseRRule(input: string, dateOnly: boolean): RuleCheck {
+  const fail = (message: string): RuleCheck => ({ ok: false, message });
+  if (input.length > MAX_RRULE_LENGTH) return fail(`at most ${MAX_RRULE_LENGTH} characters`);
+  let body = input.trim().toUpperCase();
+  if (body.startsWith("RRULE:")) body = body.slice(6);
+  if (body === "") return fail("the rule is empty");
+  if (/[\s\r\n]/.test(body)) return fail("the rule must be one RRULE body without spaces or line breaks (no DTSTART)");
+  const parts = new Map<string, string>();
+  for (const part of body.split(";")) {
+    const eq = part.indexOf("=");
+    if (eq <= 0 || eq === part.length - 1) return fail(`"${part}" is not NAME=VALUE`);
+    const name = part.slice(0, eq);
+    const value = part.slice(eq + 1);
+    if (parts.has(name)) return fail(`${name} is given twice`);
+    parts.set(name, value);
+  }
+  const freq = parts.get("FREQ");
+  if (freq === undefined) return fail("FREQ is required");
+  if (SUB_DAILY_FREQ.includes(freq)) return fail(`FREQ=${freq} is not supported (use DAILY, WEEKLY, MONTHLY or YEARLY)`);
+  if (!SUPPORTED_FREQ.includes(freq)) return fail(`FREQ=${freq} is not a frequency (use DAILY, WEEKLY, MONTHLY or YEARLY)`);
+  const list = (v: string) => v.split(",");
+  let hasBy = false;
+  let hasTimeParts = false;
+  for (const [name, value] of parts) {
+    switch (name) {
+      case "FREQ":
+        break;
+      case "INTERVAL":
+        if (!intIn(value, 1, MAX_INTERVAL)) return fail(`INTERVAL must be an integer from 1 to ${MAX_INTERVAL}`);
+        break;
+      case "COUNT":
+        if (!intIn(value, 1, MAX_COUNT)) return fail(`COUNT must be an integer from 1 to ${MAX_COUNT}`);
+        break;
+      case "UNTIL":
+        if (!validUntil(value)) return fail("UNTIL must be a real date YYYYMMDD or a UTC date-time YYYYMMDDTHHMMSSZ");
+        break;
+      case "BYSECOND":
+      case "BYMINUTE":
+      case "BYHOUR": {
+        const max = name === "BYHOUR" ? 23 : 59;
+        if (!list(value).every((x) => intIn(x, 0, max))) return fail(`${name} values must be integers from 0 to ${max}`);
+        if (dateOnly) return fail(`${name} needs a task whose due_at has a time of day; this one is date-only`);
+        hasBy = true;
+        hasTimeParts = true;
+        break;
+      }
+      case "BYDAY":
+        for (const x of list(value)) {
+          const m = /^([+-]?\d{1,2})?(MO|TU|WE|TH|FR|SA|SU)$/.exec(x);
+          if (!m) return fail(`BYDAY value "${x}" is not a weekday (MO..SU, optionally with an ordinal like 1MO or -1FR)`);
+          if (m[1] !== undefined) {
+            if (!intIn(m[1], 1, 53, true)) return fail(`BYDAY ordinal in "${x}" must be 1..53 or -53..-1`);
+            if (freq !== "MONTHLY" && freq !== "YEARLY") return fail("an ordinal BYDAY (like 1MO) needs FREQ=MONTHLY or YEARLY");
+            if (freq === "YEARLY" && parts.has("BYWEEKNO")) return fail("an ordinal BYDAY cannot be combined with BYWEEKNO");
+          }
+        }
+        hasBy = true;
+        break;
+      case "BYMONTHDAY":
+        if (!list(value).every((x) => intIn(x, 1, 31, true))) return fail("BYMONTHDAY values must be 1..31 or -31..-1");
+        if (freq === "WEEKLY") return fail("BYMONTHDAY cannot be used with FREQ=WEEKLY");
+        hasBy = true;
+        break;
+      case "BYYEARDAY":
+        if (!list(value).every((x) => intIn(x, 1, 366, true))) return fail("BYYEARDAY values must be 1..366 or -366..-1");
+        if (freq !== "YEARLY") return fail("BYYEARDAY needs FREQ=YEARLY");
+        hasBy = true;
+        break;
+      case "BYWEEKNO":
+        if (!list(value).every((x) => intIn(x, 1, 53, true))) return fail("BYWEEKNO values must be 1..53 or -53..-1");
+        if (freq !== "YEARLY") return fail("BYWEEKNO needs FREQ=YEARLY");
+        hasBy = true;
+        break;
+      case "BYMONTH":
+        if (!list(value).every((x) => intIn(x, 1, 12))) return fail("BYMONTH values must be 1..12");
+        hasBy = true;
+        break;
+      case "BYSETPOS":
+        if (!list(value).every((x) => intIn(x, 1, 366, true))) return fail("BYSETPOS values must be 1..366 or -366..-1");
+        break;
+      case "WKST":
+        if (!WEEKDAYS.includes(value)) return fail("WKST must be one of MO, TU, WE, TH, FR, SA, SU");
+        break;
+      default:
+        return fail(`${name} is not a supported RRULE part`);
+    }
+  }
+  if (parts.has("COUNT") && parts.has("UNTIL")) return fail("COUNT and UNTIL cannot both be given");
+  if (parts.has("BYSETPOS") && !hasBy) return fail("BYSETPOS needs another BYxxx part");
+  for (const [name, value] of parts) {
+    if (name.startsWith("BY") && new Set(list(value)).size !== list(value).length) return fail(`${name} repeats a value`);
+  }
+  return {
+    ok: true,
+    rule: {
+      text: [...parts].map(([k, v]) => `${k}=${v}`).join(";"),
+      freq: freq as Freq,
+      count: parts.has("COUNT") ? Number(parts.get("COUNT")) : null,
+      until: parts.get("UNTIL") ?? null,
+      hasTimeParts,
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// RRULE series
+// ---------------------------------------------------------------------------------------------
+
+/** Date-only series are expanded in UTC at midnight: a plain calendar, no DST, no offsets. */
+const DATE_ZONE = "UTC";
+
+export class SeriesError extends Error {}
+
+/**
+ * One RRULE series: the rule, its first occurrence (DTSTART, a date or an instant) and its
+ * time zone. DTSTART is always an occurrence (RFC 5545: it counts as the first one), even when
+ * it does not match the rule's pattern.
+ */
+export class Series {
+  readonly dateOnly: boolean;
+  private readonly rule: RRuleTemporal;
+  private readonly zone: string;
+
+  constructor(
+    readonly parsed: ParsedRule,
+    readonly dtstart: string,
+    readonly timezone: string,
+  ) {
+    this.dateOnly = isDateOnly(dtstart);
+    this.zone = this.dateOnly ? DATE_ZONE : timezone;
+    const start = this.dateOnly
+      ? Temporal.PlainDate.from(dtstart).toZonedDateTime({ timeZone: DATE_ZONE })
+      : Temporal.Instant.from(dtstart).toZonedDateTimeISO(timezone);
+    let text = parsed.text;
+    if (this.dateOnly && parsed.until && parsed.until.includes("T")) {
+      // A date-only series ends on the date UNTIL falls on in the series' zone.
+      const untilDate = Temporal.Instant.from(untilIso(parsed.until)).toZonedDateTimeISO(timezone).toPlainDate();
+      text = text.replace(/UNTIL=[^;]+/, `UNTIL=${untilDate.toString().replaceAll("-", "")}`);
+    }
+    this.rule = new RRuleTemporal({ rruleString: text, dtstart: start, includeDtstart: true, tzid: this.zone });
+  }
+
+  /** The point of the series a deadline stands for, as a ZonedDateTime in the series' zone. */
+  private pointOf(due: string): Temporal.ZonedDateTime {
+    if (this.dateOnly) {
+      const date = isDateOnly(due) ? due : dateOfDue(due, this.timezone);
+      return Temporal.PlainDate.from(date).toZonedDateTime({ timeZone: DATE_ZONE });
+    }
+    if (isDateOnly(due)) return Temporal.PlainDate.from(due).toZonedDateTime({ timeZone: this.timezone });
+    return Temporal.Instant.from(due).toZonedDateTimeISO(this.timezone);
+  }
+
+  private dueOf(zdt: Temporal.ZonedDateTime): string {
+    return this.dateOnly ? zdt.toPlainDate().toString() : isoOf(zdt);
+  }
+
+  /** The local calendar date of an occurrence (the key exceptions are written in). */
+  private dateOf(zdt: Temporal.ZonedDateTime): string {
+    return zdt.toPlainDate().toString();
+  }
+
+  private next(after: Temporal.ZonedDateTime, inclusive: boolean): Temporal.ZonedDateTime | null {
+    try {
+      return this.rule.next(after, inclusive);
+    } catch (e) {
+      throw new SeriesError(`cannot expand the rule: ${(e as Error).message}`);
+    }
+  }
+
+  /**
+   * The first occurrence strictly after the deadline `due` whose date is not an exception, as a
+   * deadline of the series' form; null when COUNT/UNTIL leave none. A `due` of the other form is
+   * compared at the series' granularity: a date-only `due` in a timed series means "after that
+   * whole local day", a timed `due` in a date-only series means "after its local date".
+   */
+  nextAfter(due: string, exceptions: ReadonlySet<string> = new Set()): string | null {
+    let cursor = this.pointOf(due);
+    let inclusive = false;
+    if (!this.dateOnly && isDateOnly(due)) {
+      cursor = Temporal.PlainDate.from(due).add({ days: 1 }).toZonedDateTime({ timeZone: this.timezone });
+      inclusive = true;
+    }
+    // Each round either answers or passes one occurrence on an excepted date; exceptions are
+    // finite, so this ends. The cap is a guard against a pathological rule, not a limit.
+    for (let i = 0; i < 100_000; i++) {
+      const occ = this.next(cursor, inclusive);
+      if (!occ) return null;
+      if (!exceptions.has(this.dateOf(occ))) return this.dueOf(occ);
+      cursor = occ;
+      inclusive = false;
+    }
+    throw new SeriesError("too many excepted occurrences in a row");
+  }
+
+  /** The occurrences on a local date, as deadlines (empty when the series has none that day). */
+  occurrencesOn(date: string): string[] {
+    const start = Temporal.PlainDate.from(date).toZonedDateTime({ timeZone: this.zone });
+    const end = Temporal.PlainDate.from(date).add({ days: 1 }).toZonedDateTime({ timeZone: this.zone });
+    const out: string[] = [];
+    let occ = this.next(start, true);
+    while (occ && Temporal.ZonedDateTime.compare(occ, end) < 0) {
+      out.push(this.dueOf(occ));
+      occ = this.next(occ, false);
+    }
+    return out;
+  }
+
+  /** Orders two deadlines at the series' granularity: negative, zero or positive. */
+  compare(a: string, b: string): number {
+    return Temporal.ZonedDateTime.compare(this.pointOf(a), this.pointOf(b));
+  }
+
+  /** The local date (in the series' zone) of a deadline: the key an exception is written in. */
+  dateKey(due: string): string {
+    return this.dateOf(this.pointOf(due));
+  }
+
+  /** The first `n` occurrences, from DTSTART (for tests and checks). */
+  first(n: number): string[] {
+    try {
+      return this.rule.all((_d, i) => i < n).map((z) => this.dueOf(z));
+    } catch (e) {
+      throw new SeriesError(`cannot expand the rule: ${(e as Error).message}`);
+    }
+  }
+}
+
+/** `YYYYMMDD[THHMMSSZ]` → an RFC 3339 string Temporal reads. */
+function untilIso(until: string): string {
+  const d = `${until.slice(0, 4)}-${until.slice(4, 6)}-${until.slice(6, 8)}`;
+  return until.includes("T") ? `${d}T${until.slice(9, 11)}:${until.slice(11, 13)}:${until.slice(13, 15)}Z` : d;
+}
+
+/**
+ * Builds a series for a new or changed rule and checks that it can ever produce something:
+ * the pattern must match some date (FREQ=YEARLY;BYMONTH=2;BYMONTHDAY=30 matches none) and UNTIL
+ * may not lie before DTSTART. Returns the problem as a message, or the series.
+ */
+export function checkedSeries(parsed: ParsedRule, dtstart: string, timezone: string): { ok: true; series: Series } | { ok: false; message: string } {
+  let series: Series;
+  try {
+    series = new Series(parsed, dtstart, timezone);
+  } catch (e) {
+    return { ok: false, message: `the rule cannot be used: ${(e as Error).message}` };
+  }
+  if (parsed.until) {
+    const untilDue = untilIso(parsed.until);
+    const before = !parsed.until.includes("T")
+      ? untilDue < series.dateKey(dtstart)
+      : series.dateOnly
+        ? dateOfDue(untilDue, timezone) < dtstart
+        : Temporal.Instant.compare(Temporal.Instant.from(untilDue), Temporal.Instant.from(dtstart)) < 0;
+    if (before) return { ok: false, message: "UNTIL is before the first occurrence (the task's due_at)" };
+  }
+  // The pattern alone (no COUNT/UNTIL, DTSTART not forced in) must match some date.
+  const bare = parsed.text
+    .split(";")
+    .filter((p) => !p.startsWith("COUNT=") && !p.startsWith("UNTIL="))
+    .join(";");
+  try {
+    const probe = new Series({ ...parsed, text: bare, count: null, until: null }, dtstart, timezone);
+    if (probe.nextAfter(dtstart) === null) return { ok: false, message: "the rule matches no date" };
+  } catch {
+    return { ok: false, message: "the rule matches no date" };
+  }
+  return { ok: true, series };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Repeat after completion
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * The next deadline of a repeat-after-completion task: the local completion date (in `tz`) plus
+ * `interval` units. Month and year steps clamp to the month's last day (31 Jan + 1 month =
+ * 28/29 Feb). A timed deadline keeps its local time of day in `tz`; should that time not exist
+ * on the new date (a DST gap) it moves forward by the gap's length (Temporal's "compatible"), as
+ * there is no occurrence to omit here. A date-only or missing deadline gives a date.
+ */
+export function nextAfterCompletion(currentDue: string | null, completedAt: Date, tz: string, interval: number, unit: Unit): string {
+  const completedOn = Temporal.Instant.fromEpochMilliseconds(completedAt.getTime()).toZonedDateTimeISO(tz).toPlainDate();
+  const next = completedOn.add(
+    unit === "day" ? { days: interval } : unit === "week" ? { weeks: interval } : unit === "month" ? { months: interval } : { years: interval },
+    { overflow: "constrain" },
+  );
+  if (currentDue === null || isDateOnly(currentDue)) return next.toString();
+  const time = Temporal.Instant.from(currentDue).toZonedDateTimeISO(tz).toPlainTime();
+  return isoOf(next.toZonedDateTime({ timeZone: tz, plainTime: time }));
+}
