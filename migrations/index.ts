@@ -4,6 +4,7 @@ import m0 from "./0000_init.sql" with { type: "text" };
 import m1 from "./0001_mixed_charles_xavier.sql" with { type: "text" };
 import m2 from "./0002_little_colleen_wing.sql" with { type: "text" };
 import m3 from "./0003_tasks_fts.sql" with { type: "text" };
+import m4 from "./0004_modern_ricochet.sql" with { type: "text" };
 
 export interface EmbeddedMigration { tag: string; when: number; breakpoints: boolean; sql: string }
 
@@ -12,4 +13,5 @@ export const embeddedMigrations: EmbeddedMigration[] = [
   { tag: "0001_mixed_charles_xavier", when: 1795655898102, breakpoints: true, sql: m1 },
   { tag: "0002_little_colleen_wing", when: 1795655904383, breakpoints: true, sql: m2 },
   { tag: "0003_tasks_fts", when: 1795655904680, breakpoints: true, sql: m3 },
+  { tag: "0004_modern_ricochet", when: 1795656144782, breakpoints: true, sql: m4 },
 ];

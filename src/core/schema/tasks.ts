@@ -132,6 +132,9 @@ export const recurrences = sqliteTable(
     interval: integer("interval"),
     unit: text("unit", { enum: ["day", "week", "month", "year"] }),
     timezone: text("timezone").notNull(),
+    // kind rrule: the series' first occurrence (DTSTART), a date or an instant like due_at. COUNT and
+    // INTERVAL phase count from it, not from the task's current due_at. Null for after_completion.
+    dtstart: text("dtstart"),
     createdAt: text("created_at").notNull(),
     updatedAt: text("updated_at").notNull(),
   },
