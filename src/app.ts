@@ -19,6 +19,16 @@ import { auditRoutes } from "./features/audit/audit.routes";
 import { HealthService } from "./features/health/health.service";
 import { healthRoutes } from "./features/health/health.routes";
 import { docsRoutes } from "./features/docs/docs.routes";
+import { TaskPurgeHooks } from "./features/tasks/tasks.purge-hooks";
+import { TasksService } from "./features/tasks/tasks.service";
+import { tasksRoutes } from "./features/tasks/tasks.routes";
+import { trashRoutes } from "./features/trash/trash.routes";
+import { FoldersService } from "./features/folders/folders.service";
+import { foldersRoutes } from "./features/folders/folders.routes";
+import { ListsService } from "./features/lists/lists.service";
+import { listsRoutes } from "./features/lists/lists.routes";
+import { TagsService } from "./features/tags/tags.service";
+import { tagsRoutes } from "./features/tags/tags.routes";
 import { MemosService } from "./features/memos/memos.service";
 import { memosRoutes } from "./features/memos/memos.routes";
 
@@ -37,6 +47,9 @@ export interface AppHandle {
   /** Serves one request: context, logging, request id and security headers around the app. */
   fetch(request: Request, server?: { requestIP(r: Request): { address: string } | null }): Promise<Response>;
   account: AccountService;
+  /** The task service and its purge hooks, for features built on tasks. */
+  tasks: TasksService;
+  taskPurgeHooks: TaskPurgeHooks;
 }
 
 function shortId(): string {
@@ -65,6 +78,9 @@ export function createApp(opts: AppOptions): AppHandle {
 
   const account = new AccountService(core);
   const health = new HealthService(core);
+  // Features that own something of a task (recurrence, attachments) register purge hooks here.
+  const taskPurgeHooks = new TaskPurgeHooks();
+  const tasks = new TasksService(core, taskPurgeHooks);
 
   const ensureContext = (request: Request): RequestContext => {
     let ctx = getContext(request);
@@ -111,12 +127,19 @@ export function createApp(opts: AppOptions): AppHandle {
     .use(sessionsRoutes(new SessionsService(core)))
     .use(auditRoutes(new AuditService(core.db, core.cursors)))
     .use(memosRoutes(new MemosService(core)))
+    .use(foldersRoutes(new FoldersService(core)))
+    .use(listsRoutes(new ListsService(core, taskPurgeHooks)))
+    .use(tagsRoutes(new TagsService(core)))
+    .use(tasksRoutes(tasks))
+    .use(trashRoutes(tasks))
     .use(docsRoutes(() => root, APP_VERSION));
 
   return {
     app: root,
     core,
     account,
+    tasks,
+    taskPurgeHooks,
     async fetch(request, server) {
       const ctx: RequestContext = {
         id: shortId(),

@@ -1,6 +1,11 @@
-import { lists } from "../../core/schema";
+import { and, asc, eq, isNotNull, isNull, max, ne, sql } from "drizzle-orm";
+import { folders, lists } from "../../core/schema";
 import type { Tx } from "../../core/db";
 import { newId } from "../../core/ids";
+
+export type ListRow = typeof lists.$inferSelect;
+/** A list as presented: `folderId` is null when the folder is soft-deleted. */
+export type ListView = ListRow;
 
 /** Every user owns exactly one system inbox, created with the user. */
 export function createInbox(tx: Tx, userId: string, now: Date): string {
@@ -9,4 +14,90 @@ export function createInbox(tx: Tx, userId: string, now: Date): string {
     .values({ id, userId, name: "Inbox", isInbox: true, position: 0, createdAt: now.toISOString(), updatedAt: now.toISOString() })
     .run();
   return id;
+}
+
+// A list in a soft-deleted folder is shown at root.
+const visibleFolderId = sql<string | null>`CASE WHEN EXISTS (SELECT 1 FROM ${folders} f WHERE f.id = ${lists.folderId} AND f.deleted_at IS NULL) THEN ${lists.folderId} ELSE NULL END`;
+
+const viewColumns = {
+  id: lists.id,
+  userId: lists.userId,
+  name: lists.name,
+  folderId: visibleFolderId,
+  isInbox: lists.isInbox,
+  color: lists.color,
+  position: lists.position,
+  createdAt: lists.createdAt,
+  updatedAt: lists.updatedAt,
+  deletedAt: lists.deletedAt,
+};
+
+export function findList(tx: Tx, userId: string, id: string): ListView | undefined {
+  return tx
+    .select(viewColumns)
+    .from(lists)
+    .where(and(eq(lists.id, id), eq(lists.userId, userId)))
+    .get();
+}
+
+export function findInbox(tx: Tx, userId: string): ListView | undefined {
+  return tx
+    .select(viewColumns)
+    .from(lists)
+    .where(and(eq(lists.userId, userId), eq(lists.isInbox, true)))
+    .get();
+}
+
+/** Active lists (inbox first, then by position) or archived ones (most recently archived first). */
+export function listLists(tx: Tx, userId: string, archived: boolean): ListView[] {
+  const q = tx.select(viewColumns).from(lists);
+  return archived
+    ? q
+        .where(and(eq(lists.userId, userId), isNotNull(lists.deletedAt)))
+        .orderBy(sql`${lists.deletedAt} DESC`, asc(lists.id))
+        .all()
+    : q
+        .where(and(eq(lists.userId, userId), isNull(lists.deletedAt)))
+        .orderBy(sql`${lists.isInbox} DESC`, asc(lists.position), asc(lists.createdAt), asc(lists.id))
+        .all();
+}
+
+export function nextListPosition(tx: Tx, userId: string): number {
+  const r = tx.select({ m: max(lists.position) }).from(lists).where(eq(lists.userId, userId)).get();
+  return (r?.m ?? 0) + 1;
+}
+
+export function insertList(tx: Tx, row: typeof lists.$inferInsert): void {
+  tx.insert(lists).values(row).run();
+}
+
+export function updateList(tx: Tx, userId: string, id: string, set: Partial<typeof lists.$inferInsert>): void {
+  tx.update(lists)
+    .set(set)
+    .where(and(eq(lists.id, id), eq(lists.userId, userId)))
+    .run();
+}
+
+export function deleteList(tx: Tx, userId: string, id: string): void {
+  tx.delete(lists)
+    .where(and(eq(lists.id, id), eq(lists.userId, userId)))
+    .run();
+}
+
+/** Active non-inbox lists' ids, for reorder. */
+export function activeReorderableListIds(tx: Tx, userId: string): string[] {
+  return tx
+    .select({ id: lists.id })
+    .from(lists)
+    .where(and(eq(lists.userId, userId), isNull(lists.deletedAt), ne(lists.isInbox, true)))
+    .all()
+    .map((r) => r.id);
+}
+
+/** Lists of a folder go to root (the folder is being deleted). */
+export function detachListsFromFolder(tx: Tx, userId: string, folderId: string, now: string): void {
+  tx.update(lists)
+    .set({ folderId: null, updatedAt: now })
+    .where(and(eq(lists.userId, userId), eq(lists.folderId, folderId)))
+    .run();
 }

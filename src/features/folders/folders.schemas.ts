@@ -1,0 +1,28 @@
+import { z } from "zod";
+
+const noControl = (s: string) => !/[\u0000-\u001f\u007f]/.test(s);
+
+export const FolderName = z
+  .string()
+  .trim()
+  .min(1, "name is required")
+  .refine((s) => [...s].length <= 200, "at most 200 characters")
+  .refine(noControl, "no control characters");
+
+export const Folder = z
+  .object({ id: z.string(), name: z.string(), position: z.number().int(), created_at: z.string(), updated_at: z.string() })
+  .meta({ id: "Folder" });
+export type Folder = z.infer<typeof Folder>;
+
+export const FolderCreate = z.object({ name: FolderName }).strict();
+export type FolderCreate = z.infer<typeof FolderCreate>;
+
+export const FolderPatch = z.object({ name: FolderName.optional() }).strict();
+export type FolderPatch = z.infer<typeof FolderPatch>;
+
+/** A reorder names every active item exactly once, in the new order. */
+export const ReorderBody = z.object({ ids: z.array(z.string().max(64)).max(10_000) }).strict();
+export type ReorderBody = z.infer<typeof ReorderBody>;
+
+export const FolderList = z.object({ items: z.array(Folder) });
+export const FolderParams = z.object({ folder_id: z.string().max(64) });

@@ -1,0 +1,16 @@
+import type { ListView } from "./lists.repo";
+import type { List } from "./lists.schemas";
+
+export function presentList(l: ListView): List {
+  return {
+    id: l.id,
+    name: l.name,
+    folder_id: l.folderId,
+    is_inbox: l.isInbox,
+    color: l.color,
+    position: l.position,
+    created_at: l.createdAt,
+    updated_at: l.updatedAt,
+    deleted_at: l.deletedAt,
+  };
+}

@@ -1,0 +1,118 @@
+import { Elysia } from "elysia";
+import { doc } from "../../core/openapi";
+import { principalOf, requestMeta } from "../../core/http";
+import { ReorderBody } from "../folders/folders.schemas";
+import type { ListsService } from "./lists.service";
+import { presentList } from "./lists.present";
+import { List, ListCreate, ListList, ListMove, ListParams, ListPatch, ListsQuery } from "./lists.schemas";
+
+const WRITE_ERRORS = ["validation_failed", "csrf_failed", "malformed_request", "payload_too_large"] as const;
+
+export function listsRoutes(service: ListsService) {
+  return new Elysia({ name: "lists", prefix: "/api/v1" })
+    .get("/lists", ({ query, request }) => ({ items: service.list(principalOf(request).user.id, query.archived).map(presentList) }), {
+      query: ListsQuery,
+      detail: doc({
+        summary: "Active lists, the inbox first then by position; `archived=true`: the archived lists",
+        tags: ["lists"],
+        ok: { status: 200, schema: ListList },
+        errors: ["validation_failed"],
+      }),
+    })
+    .post(
+      "/lists",
+      ({ body, request, set }) => {
+        const l = presentList(service.create(principalOf(request).user.id, body));
+        set.status = 201;
+        set.headers["location"] = `/api/v1/lists/${l.id}`;
+        return l;
+      },
+      {
+        body: ListCreate,
+        detail: doc({
+          summary: "Create a list, optionally in a folder",
+          tags: ["lists"],
+          ok: { status: 201, schema: List, headers: { Location: { description: "the list's URL" } } },
+          errors: [...WRITE_ERRORS, "invalid_reference"],
+        }),
+      },
+    )
+    .post("/lists/reorder", ({ body, request }) => ({ items: service.reorder(principalOf(request).user.id, body.ids).map(presentList) }), {
+      body: ReorderBody,
+      detail: doc({
+        summary: "Reorder lists: `ids` names every active list except the inbox exactly once",
+        tags: ["lists"],
+        ok: { status: 200, schema: ListList },
+        errors: [...WRITE_ERRORS],
+      }),
+    })
+    .get("/lists/:list_id", ({ params, request }) => presentList(service.get(principalOf(request).user.id, params.list_id)), {
+      params: ListParams,
+      detail: doc({ summary: "One list (archived lists too)", tags: ["lists"], ok: { status: 200, schema: List }, errors: ["not_found", "validation_failed"] }),
+    })
+    .patch("/lists/:list_id", ({ params, body, request }) => presentList(service.update(principalOf(request).user.id, params.list_id, body)), {
+      params: ListParams,
+      body: ListPatch,
+      detail: doc({
+        summary: "Rename or recolour a list (the inbox cannot be renamed)",
+        tags: ["lists"],
+        ok: { status: 200, schema: List },
+        errors: [...WRITE_ERRORS, "not_found", "inbox_immutable"],
+      }),
+    })
+    .delete(
+      "/lists/:list_id",
+      ({ params, request, set }) => {
+        service.archive(principalOf(request).user.id, params.list_id);
+        set.status = 204;
+      },
+      {
+        params: ListParams,
+        detail: doc({
+          summary: "Archive a list; its tasks stay with it, hidden until it is restored",
+          tags: ["lists"],
+          ok: { status: 204 },
+          errors: ["not_found", "inbox_immutable", "csrf_failed", "validation_failed"],
+        }),
+      },
+    )
+    .post("/lists/:list_id/restore", ({ params, request }) => presentList(service.restore(principalOf(request).user.id, params.list_id)), {
+      params: ListParams,
+      detail: doc({
+        summary: "Restore an archived list; its tasks are visible again",
+        tags: ["lists"],
+        ok: { status: 200, schema: List },
+        errors: ["not_found", "state_conflict", "csrf_failed", "validation_failed"],
+      }),
+    })
+    .delete(
+      "/lists/:list_id/purge",
+      ({ params, request, set }) => {
+        service.purge(principalOf(request).user.id, params.list_id, requestMeta(request));
+        set.status = 204;
+      },
+      {
+        params: ListParams,
+        detail: doc({
+          summary: "Delete an archived list for good, with its tasks, their recurrences and attachments",
+          tags: ["lists"],
+          ok: { status: 204 },
+          errors: ["not_found", "not_archived", "inbox_immutable", "csrf_failed", "validation_failed"],
+        }),
+      },
+    )
+    .post(
+      "/lists/:list_id/move",
+      ({ params, body, request }) => presentList(service.move(principalOf(request).user.id, params.list_id, body.folder_id)),
+      {
+        params: ListParams,
+        body: ListMove,
+        detail: doc({
+          summary: "Move a list into a folder, or to root with null",
+          tags: ["lists"],
+          ok: { status: 200, schema: List },
+          errors: [...WRITE_ERRORS, "not_found", "inbox_immutable", "invalid_reference"],
+        }),
+      },
+    );
+}

@@ -1,0 +1,49 @@
+import { z } from "zod";
+import { Color } from "../tags/tags.schemas";
+
+const noControl = (s: string) => !/[\u0000-\u001f\u007f]/.test(s);
+
+export const ListName = z
+  .string()
+  .trim()
+  .min(1, "name is required")
+  .refine((s) => [...s].length <= 200, "at most 200 characters")
+  .refine(noControl, "no control characters");
+
+export const List = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    folder_id: z.string().nullable().describe("null at root, also when the folder was deleted"),
+    is_inbox: z.boolean(),
+    color: z.string().nullable(),
+    position: z.number().int(),
+    created_at: z.string(),
+    updated_at: z.string(),
+    deleted_at: z.string().nullable().describe("set while the list is archived"),
+  })
+  .meta({ id: "List" });
+export type List = z.infer<typeof List>;
+
+export const ListCreate = z
+  .object({ name: ListName, folder_id: z.string().max(64).nullable().optional(), color: Color.nullable().optional() })
+  .strict();
+export type ListCreate = z.infer<typeof ListCreate>;
+
+export const ListPatch = z.object({ name: ListName.optional(), color: Color.nullable().optional() }).strict();
+export type ListPatch = z.infer<typeof ListPatch>;
+
+export const ListMove = z.object({ folder_id: z.string().max(64).nullable() }).strict();
+export type ListMove = z.infer<typeof ListMove>;
+
+export const ListsQuery = z
+  .object({
+    archived: z
+      .enum(["true", "false"], { error: "archived must be true or false" })
+      .optional()
+      .transform((v) => v === "true"),
+  })
+  .strict();
+
+export const ListList = z.object({ items: z.array(List) });
+export const ListParams = z.object({ list_id: z.string().max(64) });

@@ -1,0 +1,156 @@
+import type { Core } from "../../core/core";
+import { writeTx, type Tx } from "../../core/db";
+import { inboxImmutable, invalidReference, notArchived, notFound, stateConflict } from "../../core/errors";
+import type { RequestMeta } from "../../core/http";
+import { newId } from "../../core/ids";
+import { recordAudit } from "../audit/audit.repo";
+import { findActiveFolder } from "../folders/folders.repo";
+import { checkReorder } from "../folders/folders.service";
+import { taskIdsOfList } from "../tasks/tasks.repo";
+import { runAfterCommit, type TaskPurgeHooks } from "../tasks/tasks.purge-hooks";
+import {
+  activeReorderableListIds,
+  deleteList,
+  findList,
+  insertList,
+  listLists,
+  nextListPosition,
+  updateList,
+  type ListView,
+} from "./lists.repo";
+import type { ListCreate, ListPatch } from "./lists.schemas";
+
+export class ListsService {
+  constructor(
+    private readonly core: Core,
+    private readonly purgeHooks: TaskPurgeHooks,
+  ) {}
+
+  private now(): string {
+    return this.core.clock.now().toISOString();
+  }
+
+  /** The user's list (active or archived), else 404. */
+  private existing(tx: Tx, userId: string, id: string): ListView {
+    const l = findList(tx, userId, id);
+    if (!l) throw notFound("list");
+    return l;
+  }
+
+  /** The user's active list, else 404 (archived lists cannot be renamed or moved). */
+  private active(tx: Tx, userId: string, id: string): ListView {
+    const l = this.existing(tx, userId, id);
+    if (l.deletedAt !== null) throw notFound("list");
+    return l;
+  }
+
+  private requireFolder(tx: Tx, userId: string, folderId: string | null | undefined): string | null {
+    if (folderId === undefined || folderId === null) return null;
+    if (!findActiveFolder(tx, userId, folderId)) throw invalidReference([{ path: "folder_id", message: `no folder ${folderId}` }], `folder ${folderId} does not exist`);
+    return folderId;
+  }
+
+  list(userId: string, archived: boolean): ListView[] {
+    return listLists(this.core.db.orm, userId, archived);
+  }
+
+  get(userId: string, id: string): ListView {
+    return this.existing(this.core.db.orm, userId, id);
+  }
+
+  create(userId: string, input: ListCreate): ListView {
+    return writeTx(this.core.db, (tx) => {
+      const folderId = this.requireFolder(tx, userId, input.folder_id);
+      const now = this.now();
+      const id = newId();
+      insertList(tx, {
+        id,
+        userId,
+        name: input.name,
+        folderId,
+        isInbox: false,
+        color: input.color ?? null,
+        position: nextListPosition(tx, userId),
+        createdAt: now,
+        updatedAt: now,
+      });
+      return findList(tx, userId, id)!;
+    });
+  }
+
+  update(userId: string, id: string, input: ListPatch): ListView {
+    return writeTx(this.core.db, (tx) => {
+      const l = this.active(tx, userId, id);
+      if (l.isInbox && input.name !== undefined) throw inboxImmutable();
+      const set: { name?: string; color?: string | null; updatedAt: string } = { updatedAt: this.now() };
+      if (input.name !== undefined) set.name = input.name;
+      if (input.color !== undefined) set.color = input.color;
+      updateList(tx, userId, id, set);
+      return findList(tx, userId, id)!;
+    });
+  }
+
+  /** Archive: the list and its tasks disappear from every task view until restored. */
+  archive(userId: string, id: string): void {
+    writeTx(this.core.db, (tx) => {
+      const l = this.existing(tx, userId, id);
+      if (l.isInbox) throw inboxImmutable();
+      if (l.deletedAt !== null) throw notFound("list");
+      const now = this.now();
+      updateList(tx, userId, id, { deletedAt: now, updatedAt: now });
+    });
+  }
+
+  restore(userId: string, id: string): ListView {
+    return writeTx(this.core.db, (tx) => {
+      const l = this.existing(tx, userId, id);
+      if (l.deletedAt === null) throw stateConflict("the list is not archived");
+      updateList(tx, userId, id, { deletedAt: null, updatedAt: this.now() });
+      return findList(tx, userId, id)!;
+    });
+  }
+
+  /** Removes an archived list for good, with its tasks (their recurrences and attachments too). */
+  purge(userId: string, id: string, meta: RequestMeta): void {
+    const after = writeTx(this.core.db, (tx) => {
+      const l = this.existing(tx, userId, id);
+      if (l.isInbox) throw inboxImmutable();
+      if (l.deletedAt === null) throw notArchived("list");
+      const taskIds = taskIdsOfList(this.core.db, id);
+      const callbacks = this.purgeHooks.beforePurge(tx, userId, taskIds);
+      deleteList(tx, userId, id); // tasks, tag links and recurrences go by FK cascade
+      recordAudit(tx, {
+        userId,
+        action: "list_purged",
+        at: this.core.clock.now(),
+        ip: meta.ip,
+        userAgent: meta.userAgent,
+        targetType: "list",
+        targetId: id,
+        detail: { name: l.name.slice(0, 100), tasks: taskIds.length },
+      });
+      return callbacks;
+    });
+    runAfterCommit(after, (e) => this.core.logger.error("after-purge hook failed", { error: String(e) }));
+  }
+
+  move(userId: string, id: string, folderId: string | null): ListView {
+    return writeTx(this.core.db, (tx) => {
+      const l = this.existing(tx, userId, id);
+      if (l.isInbox) throw inboxImmutable();
+      if (l.deletedAt !== null) throw notFound("list");
+      updateList(tx, userId, id, { folderId: this.requireFolder(tx, userId, folderId), updatedAt: this.now() });
+      return findList(tx, userId, id)!;
+    });
+  }
+
+  /** `ids` is exactly the active lists except the inbox, which always stays first. */
+  reorder(userId: string, ids: string[]): ListView[] {
+    return writeTx(this.core.db, (tx) => {
+      checkReorder(ids, activeReorderableListIds(tx, userId));
+      const now = this.now();
+      ids.forEach((id, i) => updateList(tx, userId, id, { position: i + 1, updatedAt: now }));
+      return ids.map((id) => findList(tx, userId, id)!);
+    });
+  }
+}

@@ -1,0 +1,53 @@
+import { Elysia } from "elysia";
+import { doc } from "../../core/openapi";
+import { principalOf } from "../../core/http";
+import type { TagsService } from "./tags.service";
+import { presentTag } from "./tags.present";
+import { Tag, TagCreate, TagList, TagParams, TagPatch } from "./tags.schemas";
+
+const WRITE_ERRORS = ["validation_failed", "csrf_failed", "malformed_request", "payload_too_large"] as const;
+
+export function tagsRoutes(service: TagsService) {
+  return new Elysia({ name: "tags", prefix: "/api/v1" })
+    .get("/tags", ({ request }) => ({ items: service.list(principalOf(request).user.id).map(presentTag) }), {
+      detail: doc({ summary: "The current user's tags, by name", tags: ["tags"], ok: { status: 200, schema: TagList } }),
+    })
+    .post(
+      "/tags",
+      ({ body, request, set }) => {
+        const t = presentTag(service.create(principalOf(request).user.id, body));
+        set.status = 201;
+        set.headers["location"] = `/api/v1/tags/${t.id}`;
+        return t;
+      },
+      {
+        body: TagCreate,
+        detail: doc({
+          summary: "Create a tag (name unique per user, case-insensitively)",
+          tags: ["tags"],
+          ok: { status: 201, schema: Tag, headers: { Location: { description: "the tag's URL" } } },
+          errors: [...WRITE_ERRORS, "name_taken"],
+        }),
+      },
+    )
+    .get("/tags/:tag_id", ({ params, request }) => presentTag(service.get(principalOf(request).user.id, params.tag_id)), {
+      params: TagParams,
+      detail: doc({ summary: "One tag", tags: ["tags"], ok: { status: 200, schema: Tag }, errors: ["not_found", "validation_failed"] }),
+    })
+    .patch("/tags/:tag_id", ({ params, body, request }) => presentTag(service.update(principalOf(request).user.id, params.tag_id, body)), {
+      params: TagParams,
+      body: TagPatch,
+      detail: doc({ summary: "Rename or recolour a tag", tags: ["tags"], ok: { status: 200, schema: Tag }, errors: [...WRITE_ERRORS, "not_found", "name_taken"] }),
+    })
+    .delete(
+      "/tags/:tag_id",
+      ({ params, request, set }) => {
+        service.remove(principalOf(request).user.id, params.tag_id);
+        set.status = 204;
+      },
+      {
+        params: TagParams,
+        detail: doc({ summary: "Delete a tag; it is removed from every task", tags: ["tags"], ok: { status: 204 }, errors: ["not_found", "csrf_failed", "validation_failed"] }),
+      },
+    );
+}

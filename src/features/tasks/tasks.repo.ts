@@ -1,0 +1,358 @@
+import type { Db } from "../../core/db";
+import { newId } from "../../core/ids";
+import { taskSearchText } from "./tasks.search";
+
+// Raw prepared statements on the bun:sqlite handle: task pages are the hot path, and
+// `db.sqlite.query()` compiles each distinct SQL string once and caches it. Called inside a
+// writeTx/readTx callback they run in that transaction (same connection).
+
+/** A task row as the presenters read it (snake_case, straight from SQLite). */
+export interface TaskRecord {
+  id: string;
+  user_id: string;
+  list_id: string;
+  parent_id: string | null;
+  title: string;
+  description: string;
+  completed: number;
+  completed_at: string | null;
+  due_at: string | null;
+  priority: number;
+  version: number;
+  created_at: string;
+  updated_at: string;
+  deleted_at: string | null;
+}
+
+/** A task with the state of its list, for the visibility rules. */
+export interface TaskWithList extends TaskRecord {
+  list_deleted_at: string | null;
+}
+
+export interface TagRecord {
+  task_id: string;
+  id: string;
+  name: string;
+  color: string;
+}
+
+const COLS =
+  "t.id, t.user_id, t.list_id, t.parent_id, t.title, t.description, t.completed, t.completed_at, t.due_at, t.priority, t.version, t.created_at, t.updated_at, t.deleted_at";
+
+export function findTaskWithList(db: Db, userId: string, id: string): TaskWithList | null {
+  return db.sqlite
+    .query<TaskWithList, [string, string]>(
+      `SELECT ${COLS}, l.deleted_at AS list_deleted_at FROM tasks t JOIN lists l ON l.id = t.list_id WHERE t.id = ? AND t.user_id = ?`,
+    )
+    .get(id, userId);
+}
+
+/** The user's tasks among `ids`, with their lists' state (missing ids are simply absent). */
+export function findTasksWithList(db: Db, userId: string, ids: string[]): TaskWithList[] {
+  return db.sqlite
+    .query<TaskWithList, [string, string]>(
+      `SELECT ${COLS}, l.deleted_at AS list_deleted_at FROM tasks t JOIN lists l ON l.id = t.list_id
+       WHERE t.id IN (SELECT value FROM json_each(?)) AND t.user_id = ?`,
+    )
+    .all(JSON.stringify(ids), userId);
+}
+
+/** Direct subtasks of the given parents, oldest first; `withDeleted` includes soft-deleted ones. */
+export function findSubtasks(db: Db, parentIds: string[], withDeleted: boolean): TaskRecord[] {
+  if (parentIds.length === 0) return [];
+  const sql = `SELECT ${COLS} FROM tasks t WHERE t.parent_id IN (SELECT value FROM json_each(?))${
+    withDeleted ? "" : " AND t.deleted_at IS NULL"
+  } ORDER BY t.created_at, t.id`;
+  return db.sqlite.query<TaskRecord, [string]>(sql).all(JSON.stringify(parentIds));
+}
+
+/** Ids of every subtask (deleted or not) of the given parents. */
+export function subtaskIds(db: Db, parentIds: string[]): string[] {
+  if (parentIds.length === 0) return [];
+  return db.sqlite
+    .query<{ id: string }, [string]>("SELECT id FROM tasks WHERE parent_id IN (SELECT value FROM json_each(?))")
+    .all(JSON.stringify(parentIds))
+    .map((r) => r.id);
+}
+
+export function countSubtasks(db: Db, parentId: string): number {
+  return db.sqlite.query<{ n: number }, [string]>("SELECT count(*) AS n FROM tasks WHERE parent_id = ?").get(parentId)!.n;
+}
+
+/** Tags of the given tasks, by name. */
+export function findTagsOfTasks(db: Db, taskIds: string[]): TagRecord[] {
+  if (taskIds.length === 0) return [];
+  return db.sqlite
+    .query<TagRecord, [string]>(
+      `SELECT x.task_id, g.id, g.name, g.color FROM task_tags x JOIN tags g ON g.id = x.tag_id
+       WHERE x.task_id IN (SELECT value FROM json_each(?)) ORDER BY g.name_key, g.id`,
+    )
+    .all(JSON.stringify(taskIds));
+}
+
+export interface NewTask {
+  userId: string;
+  listId: string;
+  parentId: string | null;
+  title: string;
+  description: string;
+  completed: boolean;
+  completedAt: string | null;
+  dueAt: string | null;
+  priority: number;
+  now: string;
+  /** Defaults to a new UUIDv7. */
+  id?: string;
+  version?: number;
+}
+
+/** Inserts one task (search text included); returns its id. Every task insert goes through here. */
+export function insertTask(db: Db, t: NewTask): string {
+  const id = t.id ?? newId();
+  db.sqlite
+    .query(
+      `INSERT INTO tasks (id, user_id, list_id, parent_id, title, description, completed, completed_at, due_at, priority, version, position, created_at, updated_at, deleted_at, search_text)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, NULL, ?)`,
+    )
+    .run(
+      id,
+      t.userId,
+      t.listId,
+      t.parentId,
+      t.title,
+      t.description,
+      t.completed ? 1 : 0,
+      t.completedAt,
+      t.dueAt,
+      t.priority,
+      t.version ?? 1,
+      t.now,
+      t.now,
+      taskSearchText(t.title, t.description),
+    );
+  return id;
+}
+
+/** Replaces the tags of the given tasks. */
+export function replaceTags(db: Db, taskIds: string[], tagIds: string[]): void {
+  const ids = JSON.stringify(taskIds);
+  db.sqlite.query("DELETE FROM task_tags WHERE task_id IN (SELECT value FROM json_each(?))").run(ids);
+  if (tagIds.length === 0) return;
+  db.sqlite
+    .query("INSERT OR IGNORE INTO task_tags (task_id, tag_id) SELECT a.value, b.value FROM json_each(?) a, json_each(?) b")
+    .run(ids, JSON.stringify(tagIds));
+}
+
+export interface TaskChanges {
+  title?: string;
+  description?: string;
+  listId?: string;
+  parentId?: string | null;
+  completed?: boolean;
+  completedAt?: string | null;
+  dueAt?: string | null;
+  priority?: number;
+  /** Recomputed by the caller when title or description change. */
+  searchText?: string;
+}
+
+const COLUMN: Record<keyof TaskChanges, string> = {
+  title: "title",
+  description: "description",
+  listId: "list_id",
+  parentId: "parent_id",
+  completed: "completed",
+  completedAt: "completed_at",
+  dueAt: "due_at",
+  priority: "priority",
+  searchText: "search_text",
+};
+
+function setClause(c: TaskChanges): { sql: string; values: (string | number | null)[] } {
+  const parts: string[] = [];
+  const values: (string | number | null)[] = [];
+  for (const [k, v] of Object.entries(c) as [keyof TaskChanges, TaskChanges[keyof TaskChanges]][]) {
+    if (v === undefined) continue;
+    parts.push(`${COLUMN[k]} = ?`);
+    values.push(typeof v === "boolean" ? (v ? 1 : 0) : v);
+  }
+  return { sql: parts.map((p) => `${p}, `).join(""), values };
+}
+
+/**
+ * The compare-and-set of PATCH: one UPDATE that applies only while the stored version is the
+ * expected one. Returns false when nothing matched (stale version, or the task went away).
+ */
+export function updateTaskIfVersion(db: Db, userId: string, id: string, expectedVersion: number, c: TaskChanges, now: string): boolean {
+  const { sql, values } = setClause(c);
+  const res = db.sqlite
+    .query(`UPDATE tasks SET ${sql}version = version + 1, updated_at = ? WHERE id = ? AND user_id = ? AND version = ? AND deleted_at IS NULL`)
+    .run(...values, now, id, userId, expectedVersion);
+  return res.changes === 1;
+}
+
+/** The same change on many tasks of one user; each version grows by one. Returns rows changed. */
+export function updateTasks(db: Db, userId: string, ids: string[], c: TaskChanges, now: string): number {
+  if (ids.length === 0) return 0;
+  const { sql, values } = setClause(c);
+  return db.sqlite
+    .query(`UPDATE tasks SET ${sql}version = version + 1, updated_at = ? WHERE id IN (SELECT value FROM json_each(?)) AND user_id = ?`)
+    .run(...values, now, JSON.stringify(ids), userId).changes;
+}
+
+/** Soft-deletes (deletedAt set) or restores (null) the given tasks; versions grow by one. */
+export function setDeleted(db: Db, userId: string, ids: string[], deletedAt: string | null, now: string): number {
+  if (ids.length === 0) return 0;
+  return db.sqlite
+    .query(
+      "UPDATE tasks SET deleted_at = ?, version = version + 1, updated_at = ? WHERE id IN (SELECT value FROM json_each(?)) AND user_id = ?",
+    )
+    .run(deletedAt, now, JSON.stringify(ids), userId).changes;
+}
+
+/** Removes tasks for good; subtasks, tag links and recurrences go by FK cascade, the index by trigger. */
+export function deleteTasks(db: Db, userId: string, ids: string[]): number {
+  if (ids.length === 0) return 0;
+  return db.sqlite.query("DELETE FROM tasks WHERE id IN (SELECT value FROM json_each(?)) AND user_id = ?").run(JSON.stringify(ids), userId)
+    .changes;
+}
+
+/** Ids of every task of a list (for purge hooks). */
+export function taskIdsOfList(db: Db, listId: string): string[] {
+  return db.sqlite
+    .query<{ id: string }, [string]>("SELECT id FROM tasks WHERE list_id = ?")
+    .all(listId)
+    .map((r) => r.id);
+}
+
+/** Tag ids of the user among `ids`. */
+export function ownedTagIds(db: Db, userId: string, ids: string[]): Set<string> {
+  if (ids.length === 0) return new Set();
+  return new Set(
+    db.sqlite
+      .query<{ id: string }, [string, string]>("SELECT id FROM tags WHERE id IN (SELECT value FROM json_each(?)) AND user_id = ?")
+      .all(JSON.stringify(ids), userId)
+      .map((r) => r.id),
+  );
+}
+
+// ---- pages -------------------------------------------------------------------------------
+
+export interface TaskFilter {
+  listId?: string;
+  tagId?: string;
+  completed?: boolean;
+  /** Inclusive bounds, already turned into [date-only bound, instant bound] pairs. */
+  dueBefore?: { date: string; instantBefore: string };
+  dueAfter?: { date: string; instantFrom: string };
+  /** Per term: the FTS phrase (or the raw term for a short one), and the ids of lists/tags whose name contains it. */
+  terms?: { term: string; fts: string | null; listIds: string[]; tagIds: string[] }[];
+}
+
+/**
+ * One page of live top-level tasks in active lists, newest first (keyset on created_at, id).
+ * Walks tasks_live_top_idx backwards; every filter is a check on the row being walked, so the
+ * walk stops after `limit` matches.
+ */
+export function pageLiveTasks(db: Db, userId: string, f: TaskFilter, after: [string, string] | null, limit: number): TaskRecord[] {
+  const where: string[] = ["t.user_id = ?", "t.parent_id IS NULL", "t.deleted_at IS NULL", "l.deleted_at IS NULL"];
+  const args: (string | number)[] = [userId];
+  if (f.listId !== undefined) {
+    where.push("t.list_id = ?");
+    args.push(f.listId);
+  }
+  if (f.completed !== undefined) {
+    where.push("t.completed = ?");
+    args.push(f.completed ? 1 : 0);
+  }
+  if (f.tagId !== undefined) {
+    where.push("EXISTS (SELECT 1 FROM task_tags x WHERE x.task_id = t.id AND x.tag_id = ?)");
+    args.push(f.tagId);
+  }
+  if (f.dueBefore) {
+    where.push("t.due_at IS NOT NULL AND (CASE WHEN length(t.due_at) = 10 THEN t.due_at <= ? ELSE t.due_at < ? END)");
+    args.push(f.dueBefore.date, f.dueBefore.instantBefore);
+  }
+  if (f.dueAfter) {
+    where.push("t.due_at IS NOT NULL AND (CASE WHEN length(t.due_at) = 10 THEN t.due_at >= ? ELSE t.due_at >= ? END)");
+    args.push(f.dueAfter.date, f.dueAfter.instantFrom);
+  }
+  for (const term of f.terms ?? []) {
+    const alts: string[] = [];
+    if (term.fts !== null) {
+      alts.push("t.rowid IN (SELECT rowid FROM tasks_fts WHERE tasks_fts MATCH ?)");
+      args.push(term.fts);
+    } else {
+      // Under three characters the trigram index cannot help: a substring test on the row.
+      alts.push("instr(t.search_text, ?) > 0");
+      args.push(term.term);
+    }
+    if (term.listIds.length) {
+      alts.push("t.list_id IN (SELECT value FROM json_each(?))");
+      args.push(JSON.stringify(term.listIds));
+    }
+    if (term.tagIds.length) {
+      alts.push("EXISTS (SELECT 1 FROM task_tags y WHERE y.task_id = t.id AND y.tag_id IN (SELECT value FROM json_each(?)))");
+      args.push(JSON.stringify(term.tagIds));
+    }
+    where.push(`(${alts.join(" OR ")})`);
+  }
+  if (after) {
+    where.push("(t.created_at, t.id) < (?, ?)");
+    args.push(after[0], after[1]);
+  }
+  args.push(limit + 1);
+  const sql = `SELECT ${COLS} FROM tasks t INDEXED BY tasks_live_top_idx JOIN lists l ON l.id = t.list_id
+    WHERE ${where.join(" AND ")} ORDER BY t.created_at DESC, t.id DESC LIMIT ?`;
+  return db.sqlite.query<TaskRecord, (string | number)[]>(sql).all(...args);
+}
+
+/** One page of the trash: deleted top-level tasks of active lists, most recently deleted first. */
+export function pageTrash(db: Db, userId: string, after: [string, string] | null, limit: number): TaskRecord[] {
+  const sql = `SELECT ${COLS} FROM tasks t INDEXED BY tasks_trash_idx JOIN lists l ON l.id = t.list_id
+    WHERE t.user_id = ? AND t.parent_id IS NULL AND t.deleted_at IS NOT NULL AND l.deleted_at IS NULL${
+      after ? " AND (t.deleted_at, t.id) < (?, ?)" : ""
+    } ORDER BY t.deleted_at DESC, t.id DESC LIMIT ?`;
+  const args: (string | number)[] = after ? [userId, after[0], after[1], limit + 1] : [userId, limit + 1];
+  return db.sqlite.query<TaskRecord, (string | number)[]>(sql).all(...args);
+}
+
+/** Ids of the user's lists / tags whose normalised name contains a term (small per-user sets). */
+export function listNames(db: Db, userId: string): { id: string; name: string }[] {
+  return db.sqlite.query<{ id: string; name: string }, [string]>("SELECT id, name FROM lists WHERE user_id = ? AND deleted_at IS NULL").all(userId);
+}
+export function tagNames(db: Db, userId: string): { id: string; name: string }[] {
+  return db.sqlite.query<{ id: string; name: string }, [string]>("SELECT id, name FROM tags WHERE user_id = ?").all(userId);
+}
+
+/**
+ * The batch's change on every named task in one UPDATE, so each version grows by exactly one
+ * (tags, replaced separately, count as part of it). completed_at is kept on tasks already completed.
+ */
+export function batchUpdate(
+  db: Db,
+  userId: string,
+  ids: string[],
+  c: { listId?: string; dueAt?: string | null; completed?: boolean },
+  now: string,
+): number {
+  const sets: string[] = [];
+  const values: (string | number | null)[] = [];
+  if (c.listId !== undefined) {
+    sets.push("list_id = ?");
+    values.push(c.listId);
+  }
+  if (c.dueAt !== undefined) {
+    sets.push("due_at = ?");
+    values.push(c.dueAt);
+  }
+  if (c.completed !== undefined) {
+    sets.push("completed_at = CASE WHEN ? = 0 THEN NULL WHEN completed = 1 THEN completed_at ELSE ? END", "completed = ?");
+    values.push(c.completed ? 1 : 0, now, c.completed ? 1 : 0);
+  }
+  sets.push("version = version + 1", "updated_at = ?");
+  values.push(now);
+  return db.sqlite
+    .query(`UPDATE tasks SET ${sets.join(", ")} WHERE id IN (SELECT value FROM json_each(?)) AND user_id = ?`)
+    .run(...values, JSON.stringify(ids), userId).changes;
+}

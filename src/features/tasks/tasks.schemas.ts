@@ -1,0 +1,128 @@
+import { z } from "zod";
+import { isCalendarDate, parseInstant } from "../../core/time";
+import { pageQueryShape } from "../../core/pagination";
+import { Tag } from "../tags/tags.schemas";
+
+const Id = z.string().max(64);
+
+const chars = (s: string) => [...s].length;
+
+export const Title = z
+  .string()
+  .refine((s) => s.trim().length > 0, "title must not be blank")
+  .refine((s) => chars(s) <= 500, "at most 500 characters");
+export const Description = z.string().refine((s) => chars(s) <= 20_000, "at most 20000 characters");
+export const Priority = z.number().int().min(0).max(3).describe("0 none … 3 high");
+
+/**
+ * `YYYY-MM-DD` (due that local day) or an RFC 3339 instant with Z or an offset, returned as UTC
+ * with milliseconds. The string's form is the flag.
+ */
+export const DueAt = z
+  .string()
+  .max(40)
+  .transform((s, ctx) => {
+    if (isCalendarDate(s)) return s;
+    const d = parseInstant(s);
+    const iso = d?.toISOString();
+    if (!iso || iso.length !== 24) {
+      ctx.addIssue({ code: "custom", message: "a date YYYY-MM-DD or an RFC 3339 date-time with Z or an offset" });
+      return z.NEVER;
+    }
+    return iso;
+  })
+  .nullable()
+  .describe("YYYY-MM-DD or RFC 3339 date-time; null clears");
+
+const TagIds = z.array(Id).max(100, "at most 100 tags");
+
+export const TaskCreate = z
+  .object({
+    title: Title,
+    description: Description.optional(),
+    list_id: Id.optional().describe("omitted: the inbox, or the parent's list"),
+    parent_id: Id.nullable().optional(),
+    completed: z.boolean().optional(),
+    due_at: DueAt.optional(),
+    priority: Priority.optional(),
+    tag_ids: TagIds.optional(),
+  })
+  .strict();
+export type TaskCreate = z.infer<typeof TaskCreate>;
+
+export const TaskPatch = z
+  .object({
+    version: z.number({ error: "version is required" }).int().min(1),
+    title: Title.optional(),
+    description: Description.optional(),
+    list_id: Id.optional(),
+    parent_id: Id.nullable().optional(),
+    completed: z.boolean().optional(),
+    due_at: DueAt.optional(),
+    priority: Priority.optional(),
+    tag_ids: TagIds.optional(),
+  })
+  .strict();
+export type TaskPatch = z.infer<typeof TaskPatch>;
+
+export const TaskBatch = z
+  .object({
+    task_ids: z.array(Id).min(1, "at least one task id").max(500, "at most 500 task ids"),
+    completed: z.boolean().optional(),
+    list_id: Id.optional(),
+    due_at: DueAt.optional(),
+    tag_ids: TagIds.optional(),
+    soft_delete: z.literal(true).optional(),
+  })
+  .strict()
+  .superRefine((b, ctx) => {
+    const ops = [b.completed, b.list_id, b.due_at, b.tag_ids].filter((v) => v !== undefined).length;
+    if (b.soft_delete) {
+      if (ops > 0) ctx.addIssue({ code: "custom", path: ["soft_delete"], message: "soft_delete must be alone" });
+    } else if (ops === 0) {
+      ctx.addIssue({ code: "custom", path: [], message: "one or more of completed, list_id, due_at, tag_ids, or soft_delete" });
+    }
+  });
+export type TaskBatch = z.infer<typeof TaskBatch>;
+
+const DateParam = z.string().refine(isCalendarDate, "a date YYYY-MM-DD");
+
+export const TaskQuery = z
+  .object({
+    ...pageQueryShape,
+    q: z.string().max(500).optional(),
+    list_id: Id.optional(),
+    tag_id: Id.optional(),
+    completed: z.enum(["true", "false"], { error: "completed must be true or false" }).optional(),
+    due_before: DateParam.optional().describe("inclusive"),
+    due_after: DateParam.optional().describe("inclusive"),
+  })
+  .strict();
+export type TaskQuery = z.infer<typeof TaskQuery>;
+
+const TaskFields = {
+  id: z.string(),
+  list_id: z.string(),
+  parent_id: z.string().nullable(),
+  title: z.string(),
+  description: z.string(),
+  completed: z.boolean(),
+  completed_at: z.string().nullable(),
+  due_at: z.string().nullable().describe("YYYY-MM-DD or RFC 3339 UTC instant"),
+  priority: z.number().int(),
+  version: z.number().int(),
+  tags: z.array(Tag),
+  created_at: z.string(),
+  updated_at: z.string(),
+  deleted_at: z.string().nullable(),
+};
+
+export const Subtask = z.object({ ...TaskFields, subtasks: z.array(z.never()).describe("always empty") }).meta({ id: "Subtask" });
+export type Subtask = z.infer<typeof Subtask>;
+export const Task = z.object({ ...TaskFields, subtasks: z.array(Subtask) }).meta({ id: "Task" });
+export type Task = z.infer<typeof Task>;
+
+export const TaskPage = z.object({ items: z.array(Task), next_cursor: z.string().nullable() }).meta({ id: "TaskPage" });
+export const BatchResult = z.object({ updated: z.number().int() });
+export const TaskParams = z.object({ task_id: Id });
+export const TrashQuery = z.object(pageQueryShape).strict();

@@ -1,0 +1,36 @@
+/**
+ * Search text normalisation, shared by writes (tasks.search_text, indexed by tasks_fts) and by
+ * queries, so both sides fold the same way: compatibility forms (NFKC: full-width letters, ligatures),
+ * diacritics removed (é → e), Unicode lower case. Done in JS because SQLite's lower() is ASCII-only.
+ */
+export function normalizeSearch(s: string): string {
+  return s.normalize("NFKD").replace(/\p{M}+/gu, "").normalize("NFKC").toLowerCase();
+}
+
+/** What tasks.search_text holds. The newline cannot occur inside a search term (terms split on whitespace). */
+export function taskSearchText(title: string, description: string): string {
+  return normalizeSearch(`${title}\n${description}`);
+}
+
+/** At most this many terms in `q`; more would only make a slower query of the same meaning. */
+export const MAX_TERMS = 16;
+
+/** Whitespace-separated, normalised, de-duplicated terms of `q`. */
+export function searchTerms(q: string): string[] {
+  const out = new Set<string>();
+  for (const raw of q.split(/\s+/u)) {
+    const t = normalizeSearch(raw);
+    if (t.length > 0) out.add(t);
+  }
+  return [...out].slice(0, MAX_TERMS);
+}
+
+/** The trigram index answers substrings of three or more characters (code points). */
+export function usesTrigramIndex(term: string): boolean {
+  return [...term].length >= 3;
+}
+
+/** An FTS5 phrase: the term in double quotes, inner quotes doubled; no operator is interpreted. */
+export function ftsPhrase(term: string): string {
+  return `"${term.replaceAll('"', '""')}"`;
+}

@@ -1,0 +1,383 @@
+import type { Core } from "../../core/core";
+import { readTx, writeTx, type Tx } from "../../core/db";
+import type { AuthUser } from "../../core/auth/principal";
+import type { RequestMeta } from "../../core/http";
+import type { Page } from "../../core/cursor";
+import {
+  invalidCursor,
+  invalidParent,
+  invalidReference,
+  notArchived,
+  notFound,
+  stateConflict,
+  versionConflict,
+  type FieldProblem,
+} from "../../core/errors";
+import { recordAudit } from "../audit/audit.repo";
+import { findInbox, findList } from "../lists/lists.repo";
+import {
+  batchUpdate,
+  countSubtasks,
+  deleteTasks,
+  findSubtasks,
+  findTaskWithList,
+  findTasksWithList,
+  insertTask,
+  listNames,
+  ownedTagIds,
+  pageLiveTasks,
+  pageTrash,
+  replaceTags,
+  setDeleted,
+  subtaskIds,
+  tagNames,
+  updateTaskIfVersion,
+  updateTasks,
+  type TaskChanges,
+  type TaskFilter,
+  type TaskRecord,
+  type TaskWithList,
+} from "./tasks.repo";
+import { presentTasks } from "./tasks.present";
+import { runAfterCommit, type TaskPurgeHooks } from "./tasks.purge-hooks";
+import type { Task, TaskBatch, TaskCreate, TaskPatch, TaskQuery } from "./tasks.schemas";
+import { ftsPhrase, normalizeSearch, searchTerms, taskSearchText, usesTrigramIndex } from "./tasks.search";
+import { localMidnightUtc, nextDate } from "./tasks.dates";
+
+/** Tasks, their tree, the trash: the rules. No HTTP here. */
+export class TasksService {
+  static readonly PAGE_ENDPOINT = "tasks";
+  static readonly TRASH_ENDPOINT = "trash";
+
+  constructor(
+    private readonly core: Core,
+    private readonly purgeHooks: TaskPurgeHooks,
+  ) {}
+
+  private get db() {
+    return this.core.db;
+  }
+
+  private now(): string {
+    return this.core.clock.now().toISOString();
+  }
+
+  // ---- visibility --------------------------------------------------------------------------
+
+  /**
+   * The user's live task in an active list, or 404: a missing task, another user's, one in the
+   * trash and one of an archived list all answer the same.
+   */
+  private visibleTask(userId: string, id: string): TaskWithList {
+    const t = findTaskWithList(this.db, userId, id);
+    if (!t || t.deleted_at !== null || t.list_deleted_at !== null) throw notFound("task");
+    return t;
+  }
+
+  /** An active list of the user named in a body, else invalid_reference. */
+  private requireActiveList(tx: Tx, userId: string, listId: string, path = "list_id"): string {
+    const l = findList(tx, userId, listId);
+    if (!l || l.deletedAt !== null) throw invalidReference([{ path, message: `no active list ${listId}` }], `list ${listId} does not exist or is archived`);
+    return l.id;
+  }
+
+  /** A live top-level task of the user named as parent, else invalid_reference / invalid_parent. */
+  private requireParent(userId: string, parentId: string): TaskWithList {
+    const p = findTaskWithList(this.db, userId, parentId);
+    if (!p || p.deleted_at !== null || p.list_deleted_at !== null) {
+      throw invalidReference([{ path: "parent_id", message: `no task ${parentId}` }], `task ${parentId} does not exist`);
+    }
+    if (p.parent_id !== null) throw invalidParent("the parent is itself a subtask; nesting is one level deep");
+    return p;
+  }
+
+  private requireTags(userId: string, tagIds: string[]): string[] {
+    const unique = [...new Set(tagIds)];
+    const owned = ownedTagIds(this.db, userId, unique);
+    const errors: FieldProblem[] = [];
+    tagIds.forEach((id, i) => {
+      if (!owned.has(id)) errors.push({ path: `tag_ids.${i}`, message: `no tag ${id}` });
+    });
+    if (errors.length) throw invalidReference(errors, `unknown tags: ${[...new Set(errors.map((e) => e.message.slice(7)))].join(", ")}`);
+    return unique;
+  }
+
+  /** The presented task (with tags and subtasks), read in the caller's transaction. */
+  private present(userId: string, id: string): Task {
+    const row = findTaskWithList(this.db, userId, id)!;
+    return presentTasks(this.db, [row])[0]!;
+  }
+
+  // ---- reads -------------------------------------------------------------------------------
+
+  /** The task as GET /tasks/{id} answers it; 404 when not visible. For other features too. */
+  getTaskForUser(userId: string, id: string): Task {
+    return readTx(this.db, () => {
+      this.visibleTask(userId, id);
+      return this.present(userId, id);
+    });
+  }
+
+  /** The visible task's row (for features building on tasks, e.g. recurrence); 404 otherwise. */
+  getTaskRecordForUser(userId: string, id: string): TaskRecord {
+    return this.visibleTask(userId, id);
+  }
+
+  page(user: AuthUser, q: TaskQuery): Page<Task> {
+    let after: [string, string] | null = null;
+    if (q.cursor) after = this.decodePair(TasksService.PAGE_ENDPOINT, user.id, q.cursor);
+    const f: TaskFilter = {};
+    if (q.list_id !== undefined) f.listId = q.list_id;
+    if (q.tag_id !== undefined) f.tagId = q.tag_id;
+    if (q.completed !== undefined) f.completed = q.completed === "true";
+    if (q.due_before !== undefined) f.dueBefore = { date: q.due_before, instantBefore: localMidnightUtc(nextDate(q.due_before), user.timezone) };
+    if (q.due_after !== undefined) f.dueAfter = { date: q.due_after, instantFrom: localMidnightUtc(q.due_after, user.timezone) };
+    return readTx(this.db, () => {
+      if (q.q !== undefined) {
+        const terms = searchTerms(q.q);
+        if (terms.length) {
+          const lists = listNames(this.db, user.id).map((l) => ({ id: l.id, key: normalizeSearch(l.name) }));
+          const tags = tagNames(this.db, user.id).map((t) => ({ id: t.id, key: normalizeSearch(t.name) }));
+          f.terms = terms.map((term) => ({
+            term,
+            fts: usesTrigramIndex(term) ? ftsPhrase(term) : null,
+            listIds: lists.filter((l) => l.key.includes(term)).map((l) => l.id),
+            tagIds: tags.filter((t) => t.key.includes(term)).map((t) => t.id),
+          }));
+        }
+      }
+      const rows = pageLiveTasks(this.db, user.id, f, after, q.limit);
+      return this.toPage(TasksService.PAGE_ENDPOINT, user.id, rows, q.limit, (r) => [r.created_at, r.id], false);
+    });
+  }
+
+  trashPage(user: AuthUser, limit: number, cursor: string | undefined): Page<Task> {
+    const after = cursor ? this.decodePair(TasksService.TRASH_ENDPOINT, user.id, cursor) : null;
+    return readTx(this.db, () => {
+      const rows = pageTrash(this.db, user.id, after, limit);
+      return this.toPage(TasksService.TRASH_ENDPOINT, user.id, rows, limit, (r) => [r.deleted_at!, r.id], true);
+    });
+  }
+
+  private decodePair(endpoint: string, userId: string, cursor: string): [string, string] {
+    const key = this.core.cursors.decode(endpoint, userId, cursor);
+    if (key.length !== 2 || typeof key[0] !== "string" || typeof key[1] !== "string") throw invalidCursor();
+    return [key[0], key[1]];
+  }
+
+  private toPage(
+    endpoint: string,
+    userId: string,
+    rows: TaskRecord[],
+    limit: number,
+    keyOf: (r: TaskRecord) => [string, string],
+    withDeletedSubtasks: boolean,
+  ): Page<Task> {
+    const more = rows.length > limit;
+    const pageRows = more ? rows.slice(0, limit) : rows;
+    const last = pageRows[pageRows.length - 1];
+    return {
+      items: presentTasks(this.db, pageRows, withDeletedSubtasks),
+      next_cursor: more && last ? this.core.cursors.encode(endpoint, userId, keyOf(last)) : null,
+    };
+  }
+
+  // ---- writes ------------------------------------------------------------------------------
+
+  create(user: AuthUser, input: TaskCreate): Task {
+    return writeTx(this.db, (tx) => {
+      const now = this.now();
+      let listId: string;
+      const parentId = input.parent_id ?? null;
+      if (parentId !== null) {
+        const parent = this.requireParent(user.id, parentId);
+        if (input.list_id !== undefined && input.list_id !== parent.list_id) {
+          this.requireActiveList(tx, user.id, input.list_id);
+          throw invalidParent("a subtask must be in its parent's list");
+        }
+        listId = parent.list_id;
+      } else if (input.list_id !== undefined) {
+        listId = this.requireActiveList(tx, user.id, input.list_id);
+      } else {
+        const inbox = findInbox(tx, user.id);
+        if (!inbox) throw notFound("inbox");
+        listId = inbox.id;
+      }
+      const tagIds = input.tag_ids ? this.requireTags(user.id, input.tag_ids) : [];
+      const completed = input.completed ?? false;
+      const id = insertTask(this.db, {
+        userId: user.id,
+        listId,
+        parentId,
+        title: input.title,
+        description: input.description ?? "",
+        completed,
+        completedAt: completed ? now : null,
+        dueAt: input.due_at ?? null,
+        priority: input.priority ?? 0,
+        now,
+      });
+      if (tagIds.length) replaceTags(this.db, [id], tagIds);
+      return this.present(user.id, id);
+    });
+  }
+
+  /** PATCH: checks, then one compare-and-set UPDATE on the version. */
+  update(user: AuthUser, id: string, p: TaskPatch): Task {
+    return writeTx(this.db, (tx) => {
+      const now = this.now();
+      const cur = this.visibleTask(user.id, id);
+      if (cur.version !== p.version) throw versionConflict("task", cur.version, p.version);
+      const c: TaskChanges = {};
+      if (p.title !== undefined) c.title = p.title;
+      if (p.description !== undefined) c.description = p.description;
+      if (c.title !== undefined || c.description !== undefined) c.searchText = taskSearchText(c.title ?? cur.title, c.description ?? cur.description);
+
+      // The tree: one level, a subtask in its parent's list, on every path.
+      let newList = cur.list_id;
+      if (p.list_id !== undefined && p.list_id !== cur.list_id) newList = this.requireActiveList(tx, user.id, p.list_id);
+      const newParent = p.parent_id !== undefined ? p.parent_id : cur.parent_id;
+      if (p.parent_id !== undefined && p.parent_id !== null && p.parent_id !== cur.parent_id) {
+        if (p.parent_id === id) throw invalidParent("a task cannot be its own parent");
+        const parent = this.requireParent(user.id, p.parent_id);
+        if (countSubtasks(this.db, id) > 0) throw invalidParent("the task has subtasks; nesting is one level deep");
+        if (p.list_id === undefined) newList = parent.list_id;
+        else if (parent.list_id !== newList) throw invalidParent("a subtask must be in its parent's list");
+      } else if (newParent !== null && newList !== cur.list_id) {
+        // A subtask moving on its own would leave its parent's list.
+        const parent = findTaskWithList(this.db, user.id, newParent);
+        if (!parent || parent.list_id !== newList) throw invalidParent("a subtask must be in its parent's list; move the parent instead");
+      }
+      if (newList !== cur.list_id) c.listId = newList;
+      if (p.parent_id !== undefined && p.parent_id !== cur.parent_id) c.parentId = p.parent_id;
+
+      if (p.completed !== undefined) {
+        c.completed = p.completed;
+        c.completedAt = p.completed ? (cur.completed === 1 ? cur.completed_at : now) : null;
+      }
+      if (p.due_at !== undefined) c.dueAt = p.due_at;
+      if (p.priority !== undefined) c.priority = p.priority;
+      const tagIds = p.tag_ids !== undefined ? this.requireTags(user.id, p.tag_ids) : undefined;
+
+      if (!updateTaskIfVersion(this.db, user.id, id, p.version, c, now)) {
+        const stored = findTaskWithList(this.db, user.id, id);
+        throw versionConflict("task", stored?.version ?? 0, p.version);
+      }
+      // A top-level task's subtasks move with it.
+      if (c.listId !== undefined && newParent === null) updateTasks(this.db, user.id, subtaskIds(this.db, [id]), { listId: c.listId }, now);
+      if (tagIds !== undefined) replaceTags(this.db, [id], tagIds);
+      return this.present(user.id, id);
+    });
+  }
+
+  /** Moves the task (and its live subtasks) to the trash. */
+  softDelete(user: AuthUser, id: string): void {
+    writeTx(this.db, () => {
+      const cur = this.visibleTask(user.id, id);
+      const subs = cur.parent_id === null ? findSubtasks(this.db, [id], false).map((s) => s.id) : [];
+      setDeleted(this.db, user.id, [id, ...subs], this.now(), this.now());
+    });
+  }
+
+  /** Brings the task and its deleted direct subtasks back. */
+  restore(user: AuthUser, id: string): Task {
+    return writeTx(this.db, () => {
+      const cur = findTaskWithList(this.db, user.id, id);
+      if (!cur || cur.list_deleted_at !== null) throw notFound("task");
+      if (cur.deleted_at === null) throw stateConflict("the task is not in the trash");
+      if (cur.parent_id !== null) {
+        const parent = findTaskWithList(this.db, user.id, cur.parent_id);
+        if (!parent || parent.deleted_at !== null) throw stateConflict("the parent task is still deleted; restore the parent first");
+      }
+      const subs = cur.parent_id === null ? findSubtasks(this.db, [id], true).filter((s) => s.deleted_at !== null).map((s) => s.id) : [];
+      const now = this.now();
+      setDeleted(this.db, user.id, [id, ...subs], null, now);
+      return this.present(user.id, id);
+    });
+  }
+
+  /** All checks first, then the writes, in one transaction; each task's version grows by one. */
+  batch(user: AuthUser, b: TaskBatch): { updated: number } {
+    const ids = [...new Set(b.task_ids)];
+    return writeTx(this.db, (tx) => {
+      const now = this.now();
+      const rows = new Map(findTasksWithList(this.db, user.id, ids).map((r) => [r.id, r]));
+      const errors: FieldProblem[] = [];
+      const missing: string[] = [];
+      b.task_ids.forEach((id, i) => {
+        const r = rows.get(id);
+        if (!r || r.deleted_at !== null || r.list_deleted_at !== null) {
+          errors.push({ path: `task_ids.${i}`, message: `no task ${id}` });
+          missing.push(id);
+        }
+      });
+      let listId: string | undefined;
+      if (b.list_id !== undefined) {
+        const l = findList(tx, user.id, b.list_id);
+        if (!l || l.deletedAt !== null) errors.push({ path: "list_id", message: `no active list ${b.list_id}` });
+        else listId = l.id;
+      }
+      let tagIds: string[] | undefined;
+      if (b.tag_ids !== undefined) {
+        const owned = ownedTagIds(this.db, user.id, b.tag_ids);
+        b.tag_ids.forEach((id, i) => {
+          if (!owned.has(id)) errors.push({ path: `tag_ids.${i}`, message: `no tag ${id}` });
+        });
+        tagIds = [...new Set(b.tag_ids)];
+      }
+      if (errors.length) {
+        throw invalidReference(errors, `unknown or foreign ids: ${[...new Set(errors.map((e) => e.message.replace(/^no (active )?\w+ /, "")))].join(", ")}`);
+      }
+      const named = new Set(ids);
+      const topLevel = ids.filter((id) => rows.get(id)!.parent_id === null);
+
+      if (b.soft_delete) {
+        const subs = findSubtasks(this.db, topLevel, false)
+          .map((s) => s.id)
+          .filter((s) => !named.has(s));
+        setDeleted(this.db, user.id, [...ids, ...subs], now, now);
+        return { updated: ids.length };
+      }
+
+      let followers: string[] = [];
+      if (listId !== undefined) {
+        // A subtask moves only with its parent; alone it would leave its parent's list.
+        for (const id of ids) {
+          const r = rows.get(id)!;
+          if (r.parent_id !== null && r.list_id !== listId && !named.has(r.parent_id)) {
+            throw invalidParent(`subtask ${id} must stay in its parent's list; move the parent instead`);
+          }
+        }
+        followers = subtaskIds(this.db, topLevel).filter((s) => !named.has(s));
+      }
+      batchUpdate(this.db, user.id, ids, { listId, dueAt: b.due_at, completed: b.completed }, now);
+      if (followers.length && listId !== undefined) updateTasks(this.db, user.id, followers, { listId }, now);
+      if (tagIds !== undefined) replaceTags(this.db, ids, tagIds);
+      return { updated: ids.length };
+    });
+  }
+
+  /** DELETE /trash/{id}: removes a task in the trash for good, with its subtasks. */
+  purge(user: AuthUser, id: string, meta: RequestMeta): void {
+    const after = writeTx(this.db, (tx) => {
+      const cur = findTaskWithList(this.db, user.id, id);
+      if (!cur || cur.list_deleted_at !== null) throw notFound("task");
+      if (cur.deleted_at === null) throw notArchived("task");
+      const all = [id, ...subtaskIds(this.db, [id])];
+      const callbacks = this.purgeHooks.beforePurge(tx, user.id, all);
+      deleteTasks(this.db, user.id, all);
+      recordAudit(tx, {
+        userId: user.id,
+        action: "task_purged",
+        at: this.core.clock.now(),
+        ip: meta.ip,
+        userAgent: meta.userAgent,
+        targetType: "task",
+        targetId: id,
+        detail: { title: cur.title.slice(0, 100), subtasks: all.length - 1 },
+      });
+      return callbacks;
+    });
+    runAfterCommit(after, (e) => this.core.logger.error("after-purge hook failed", { error: String(e) }));
+  }
+}
