@@ -58,11 +58,11 @@ try {
   check(l1.status === 200, `login answered ${l1.status}`);
   const cookie = l1.headers.getSetCookie().map((c) => c.split(";")[0]).join("; ");
   const me = await fetch(`${base}/me`, { headers: { cookie } });
-  check(me.status === 200 && (await me.json()).username === "smoke", `GET /me answered ${me.status}`);
+  check(me.status === 200 && ((await me.json()) as { username?: string }).username === "smoke", `GET /me answered ${me.status}`);
   check((await stop(first.proc)) === 0, "SIGTERM stopped it with exit code 0");
   const second = await start();
   check(true, `restarted on the same data directory in ${second.ms.toFixed(0)} ms`);
-  const status = await (await fetch(`${base}/setup/status`)).json();
+  const status = (await (await fetch(`${base}/setup/status`)).json()) as { initialized?: boolean };
   check(status.initialized === true, "still initialized after restart");
   const l2 = await login();
   check(l2.status === 200, `login after restart answered ${l2.status}`);

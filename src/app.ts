@@ -6,7 +6,7 @@ import { parseBody } from "./core/body";
 import { AuthGuard } from "./core/auth/guard";
 import { Logger } from "./core/log";
 import { problemResponse, toProblem } from "./core/problem";
-import { getContext, setContext, type RequestContext } from "./core/request-context";
+import { getContext, setContext, RequestContext } from "./core/request-context";
 import type { ServerSecret } from "./core/secret";
 import { systemClock, type Clock } from "./core/time";
 import { APP_VERSION } from "./version";
@@ -31,6 +31,8 @@ import { TagsService } from "./features/tags/tags.service";
 import { tagsRoutes } from "./features/tags/tags.routes";
 import { MemosService } from "./features/memos/memos.service";
 import { memosRoutes } from "./features/memos/memos.routes";
+import { HabitsService } from "./features/habits/habits.service";
+import { habitsRoutes } from "./features/habits/habits.routes";
 
 export interface AppOptions {
   db: Db;
@@ -52,23 +54,15 @@ export interface AppHandle {
   taskPurgeHooks: TaskPurgeHooks;
 }
 
-function shortId(): string {
-  const b = new Uint8Array(9);
+// Request ids: a random per-process prefix and a counter; unique in the logs and cheap to make.
+const ID_PREFIX = (() => {
+  const b = new Uint8Array(6);
   crypto.getRandomValues(b);
   return Buffer.from(b).toString("base64url");
-}
-
-/** Client address: the socket's, or the last X-Forwarded-For hop when the proxy is trusted. */
-function clientIp(request: Request, socketIp: string | null, trustProxy: boolean): string | null {
-  if (trustProxy) {
-    const xff = request.headers.get("x-forwarded-for");
-    if (xff) {
-      const hops = xff.split(",").map((s) => s.trim()).filter(Boolean);
-      const last = hops[hops.length - 1];
-      if (last) return last.slice(0, 64);
-    }
-  }
-  return socketIp;
+})();
+let requestCounter = 0;
+function shortId(): string {
+  return `${ID_PREFIX}-${(++requestCounter).toString(36)}`;
 }
 
 export function createApp(opts: AppOptions): AppHandle {
@@ -85,14 +79,7 @@ export function createApp(opts: AppOptions): AppHandle {
   const ensureContext = (request: Request): RequestContext => {
     let ctx = getContext(request);
     if (!ctx) {
-      ctx = {
-        id: shortId(),
-        startedAt: performance.now(),
-        ip: clientIp(request, null, core.config.trustProxy),
-        userAgent: request.headers.get("user-agent"),
-        secure: new URL(request.url).protocol === "https:",
-        principal: null,
-      };
+      ctx = new RequestContext(shortId(), request, () => null, core.config.trustProxy);
       setContext(request, ctx);
     }
     return ctx;
@@ -102,11 +89,7 @@ export function createApp(opts: AppOptions): AppHandle {
   root = new Elysia()
     .onRequest(({ request }) => {
       const ctx = ensureContext(request);
-      const url = request.url;
-      const start = url.indexOf("/", url.indexOf("//") + 2);
-      const q = url.indexOf("?", start);
-      const path = q === -1 ? url.slice(start) : url.slice(start, q);
-      guard.check(request, path, ctx);
+      guard.check(request, pathOf(request.url), ctx);
     })
     .onParse(({ request, contentType, path }) => parseBody(request, path, contentType))
     .onError(({ error, request }) => {
@@ -127,6 +110,7 @@ export function createApp(opts: AppOptions): AppHandle {
     .use(sessionsRoutes(new SessionsService(core)))
     .use(auditRoutes(new AuditService(core.db, core.cursors)))
     .use(memosRoutes(new MemosService(core)))
+    .use(habitsRoutes(new HabitsService(core)))
     .use(foldersRoutes(new FoldersService(core)))
     .use(listsRoutes(new ListsService(core, taskPurgeHooks)))
     .use(tagsRoutes(new TagsService(core)))
@@ -141,16 +125,8 @@ export function createApp(opts: AppOptions): AppHandle {
     tasks,
     taskPurgeHooks,
     async fetch(request, server) {
-      const ctx: RequestContext = {
-        id: shortId(),
-        startedAt: performance.now(),
-        ip: clientIp(request, server?.requestIP(request)?.address ?? null, core.config.trustProxy),
-        userAgent: request.headers.get("user-agent"),
-        secure:
-          new URL(request.url).protocol === "https:" ||
-          (core.config.trustProxy && request.headers.get("x-forwarded-proto")?.split(",")[0]?.trim() === "https"),
-        principal: null,
-      };
+      const url = request.url;
+      const ctx = new RequestContext(shortId(), request, () => server?.requestIP(request)?.address ?? null, core.config.trustProxy);
       setContext(request, ctx);
       let res: Response;
       try {
@@ -160,21 +136,30 @@ export function createApp(opts: AppOptions): AppHandle {
         body.request_id = ctx.id;
         res = problemResponse(body);
       }
-      res.headers.set("x-request-id", ctx.id);
-      if (!res.headers.has("cache-control")) res.headers.set("cache-control", "no-store");
-      res.headers.set("x-content-type-options", "nosniff");
-      res.headers.set("referrer-policy", "same-origin");
-      const url = new URL(request.url);
-      logger.request({
-        method: request.method,
-        path: url.pathname,
-        status: res.status,
-        duration_ms: Math.round((performance.now() - ctx.startedAt) * 10) / 10,
-        request_id: ctx.id,
-        user_id: ctx.principal?.user.id ?? null,
-        ip: ctx.ip,
-      });
+      const h = res.headers;
+      h.set("x-request-id", ctx.id);
+      if (!h.has("cache-control")) h.set("cache-control", "no-store");
+      h.set("x-content-type-options", "nosniff");
+      if (logger.enabled) {
+        logger.request({
+          method: request.method,
+          path: pathOf(url),
+          status: res.status,
+          duration_ms: Math.round((performance.now() - ctx.startedAt) * 10) / 10,
+          request_id: ctx.id,
+          user_id: ctx.principal?.user.id ?? null,
+          ip: ctx.ip,
+        });
+      }
       return res;
     },
   };
+}
+
+/** The path of a request URL without the query (which may carry cursors or other secrets). */
+function pathOf(url: string): string {
+  const start = url.indexOf("/", url.indexOf("//") + 2);
+  if (start === -1) return "/";
+  const q = url.indexOf("?", start);
+  return q === -1 ? url.slice(start) : url.slice(start, q);
 }

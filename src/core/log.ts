@@ -17,6 +17,10 @@ export class Logger {
     private readonly write: (line: string) => void = (l) => process.stdout.write(l + "\n"),
   ) {}
 
+  get enabled(): boolean {
+    return this.format !== "off";
+  }
+
   request(r: RequestLogLine): void {
     if (this.format === "off") return;
     if (this.format === "json") {

@@ -36,13 +36,15 @@ export class AuthGuard {
     const isWrite = WRITE_METHODS.has(method);
     if (SESSION_STARTING_PATHS.has(path) && isWrite) this.rejectCrossSite(request);
 
-    const cookies = readCookies(request);
-    const token = cookies.get(SESSION_COOKIE);
+    // Most anonymous requests carry no session cookie at all: skip the parsing.
+    const cookieHeader = request.headers.get("cookie");
+    const cookies = cookieHeader && cookieHeader.includes(SESSION_COOKIE) ? readCookies(request) : null;
+    const token = cookies?.get(SESSION_COOKIE);
     const tokenHash = token ? SessionStore.hashToken(token) : null;
 
     if (isWrite && tokenHash && !SESSION_STARTING_PATHS.has(path)) {
       const header = request.headers.get(CSRF_HEADER);
-      const cookie = cookies.get(CSRF_COOKIE);
+      const cookie = cookies?.get(CSRF_COOKIE);
       if (!header) throw csrfFailed(`the ${CSRF_HEADER} header is missing`);
       if (!cookie || !constantTimeEqual(header, cookie)) throw csrfFailed(`the ${CSRF_HEADER} header does not match the ${CSRF_COOKIE} cookie`);
       if (!constantTimeEqual(header, csrfTokenFor(this.secret, tokenHash))) throw csrfFailed("the CSRF token does not belong to this session");

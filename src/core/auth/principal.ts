@@ -4,6 +4,8 @@ export interface AuthUser {
   username: string;
   timezone: string;
   isAdmin: boolean;
+  displayName: string;
+  createdAt: string;
 }
 
 /**

@@ -26,6 +26,8 @@ interface SessionLookupRow {
   username: string;
   timezone: string;
   is_admin: number;
+  display_name: string;
+  created_at: string;
 }
 
 /** Sessions: only the SHA-256 of a token is stored; lookups are one indexed prepared statement. */
@@ -41,7 +43,7 @@ export class SessionStore {
     private readonly lifetimes: SessionLifetimes,
   ) {
     this.lookupStmt = db.sqlite.query<SessionLookupRow, [string]>(
-      `SELECT s.id AS session_id, s.last_seen_at, s.expires_at, u.id AS user_id, u.username, u.timezone, u.is_admin
+      `SELECT s.id AS session_id, s.last_seen_at, s.expires_at, u.id AS user_id, u.username, u.timezone, u.is_admin, u.display_name, u.created_at
          FROM sessions s JOIN users u ON u.id = s.user_id
         WHERE s.token_hash = ? AND s.revoked_at IS NULL`,
     );
@@ -92,7 +94,14 @@ export class SessionStore {
     }
     return {
       sessionId: row.session_id,
-      user: { id: row.user_id, username: row.username, timezone: row.timezone, isAdmin: row.is_admin === 1 },
+      user: {
+        id: row.user_id,
+        username: row.username,
+        timezone: row.timezone,
+        isAdmin: row.is_admin === 1,
+        displayName: row.display_name,
+        createdAt: row.created_at,
+      },
     };
   }
 

@@ -1,5 +1,5 @@
 import { asc, eq, sql } from "drizzle-orm";
-import type { Tx } from "../../core/db";
+import { sqliteOf, type Tx } from "../../core/db";
 import { users } from "../../core/schema";
 
 export type UserRow = typeof users.$inferSelect;
@@ -20,8 +20,34 @@ export function findUserByKey(tx: Tx, key: string): UserRow | undefined {
   return tx.select().from(users).where(eq(users.usernameKey, key)).get();
 }
 
+interface UserSqlRow {
+  id: string;
+  username: string;
+  username_key: string;
+  display_name: string;
+  timezone: string;
+  is_admin: number;
+  password_hash: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** Hot path (every GET /me): a cached prepared statement rather than the query builder. */
 export function findUserById(tx: Tx, id: string): UserRow | undefined {
-  return tx.select().from(users).where(eq(users.id, id)).get();
+  const r = sqliteOf(tx).query<UserSqlRow, [string]>("SELECT * FROM users WHERE id = ?").get(id);
+  return r
+    ? {
+        id: r.id,
+        username: r.username,
+        usernameKey: r.username_key,
+        displayName: r.display_name,
+        timezone: r.timezone,
+        isAdmin: r.is_admin === 1,
+        passwordHash: r.password_hash,
+        createdAt: r.created_at,
+        updatedAt: r.updated_at,
+      }
+    : undefined;
 }
 
 export function insertUser(tx: Tx, row: typeof users.$inferInsert): void {

@@ -8,7 +8,7 @@ import { clearedCookies, csrfTokenFor, sessionCookies } from "../../core/auth/co
 import type { IssuedSession } from "../../core/auth/session-store";
 import { AccountService } from "./account.service";
 import { ChangePasswordBody, LoginBody, MePatch, NewUser, SetupStatus, User, UserEnvelope, UserList } from "./account.schemas";
-import { presentUser } from "./account.present";
+import { presentAuthUser, presentUser } from "./account.present";
 
 const cookieHeader = { "Set-Cookie": { description: "app_session (HttpOnly) and app_csrf cookies" } };
 
@@ -88,7 +88,7 @@ export function accountRoutes(core: Core, account: AccountService) {
         }),
       },
     )
-    .get("/me", ({ request }) => presentUser(account.me(principalOf(request))), {
+    .get("/me", ({ request }) => presentAuthUser(principalOf(request).user), {
       detail: doc({ summary: "The current user", tags: ["account"], ok: { status: 200, schema: User } }),
     })
     .patch("/me", ({ body, request }) => presentUser(account.updateMe(principalOf(request), body)), {

@@ -1,0 +1,116 @@
+// Shared bench helpers: start the server under test, sign in, read RSS, run wrk.
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { existsSync, readFileSync } from "node:fs";
+
+export const EXE = process.env.APP_EXE ?? (existsSync("dist/app") ? "dist/app" : "");
+
+export function freshDir(prefix = "app-bench-"): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+export function freePort(): number {
+  return 30000 + Math.floor(Math.random() * 20000);
+}
+
+export interface Server {
+  proc: ReturnType<typeof Bun.spawn>;
+  port: number;
+  base: string;
+  readyMs: number;
+}
+
+/** Spawns the compiled executable (or `bun src/main.ts` when dist/app is missing) and waits for ready. */
+export async function startServer(dataDir: string, port = freePort(), env: Record<string, string> = {}): Promise<Server> {
+  const cmd = EXE ? [EXE] : ["bun", "src/main.ts"];
+  const t0 = performance.now();
+  const proc = Bun.spawn([...cmd, "serve", "--data-dir", dataDir, "--port", String(port), "--log-format", "off"], {
+    stdout: "ignore",
+    stderr: "inherit",
+    env: { ...process.env, ...env },
+  });
+  const base = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 2000; i++) {
+    try {
+      const r = await fetch(`${base}/api/v1/health/ready`);
+      if (r.status === 200) return { proc, port, base, readyMs: performance.now() - t0 };
+    } catch {
+      /* not yet */
+    }
+    await Bun.sleep(2);
+  }
+  proc.kill();
+  throw new Error("server did not become ready");
+}
+
+export async function stopServer(s: Server): Promise<void> {
+  s.proc.kill("SIGTERM");
+  await s.proc.exited;
+}
+
+export function rssKiB(pid: number): number {
+  const m = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+  return m ? Number(m[1]) : NaN;
+}
+
+export interface Auth {
+  cookie: string;
+  csrf: string;
+  headers: Record<string, string>;
+}
+
+/** First-run setup on a fresh server; returns the cookies and CSRF header of the admin session. */
+export async function setupAndLogin(base: string, username = "bench", password = "bench-password-1"): Promise<Auth> {
+  const r = await fetch(`${base}/api/v1/setup/initialize`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ username, password }),
+  });
+  if (r.status !== 201 && r.status !== 409) throw new Error(`setup: ${r.status}`);
+  const l = r.status === 201 ? r : await fetch(`${base}/api/v1/auth/login`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username, password }) });
+  const cookies = l.headers.getSetCookie().map((c) => c.split(";")[0]!);
+  const cookie = cookies.join("; ");
+  const csrf = cookies.find((c) => c.startsWith("app_csrf="))!.slice("app_csrf=".length);
+  return { cookie, csrf, headers: { cookie, "x-csrf-token": csrf, "content-type": "application/json" } };
+}
+
+export interface WrkResult {
+  rps: number;
+  p50ms: number;
+  p99ms: number;
+  errors: string;
+}
+
+function toMs(v: string): number {
+  const m = /([\d.]+)(us|ms|s)/.exec(v);
+  if (!m) return NaN;
+  const n = Number(m[1]);
+  return m[2] === "us" ? n / 1000 : m[2] === "s" ? n * 1000 : n;
+}
+
+/** wrk on loopback, 32 connections by default. */
+export async function wrk(url: string, headers: Record<string, string>, opts: { connections?: number; seconds?: number; threads?: number } = {}): Promise<WrkResult> {
+  const args = ["wrk", `-t${opts.threads ?? 2}`, `-c${opts.connections ?? 32}`, `-d${opts.seconds ?? 8}s`, "--latency"];
+  for (const [k, v] of Object.entries(headers)) args.push("-H", `${k}: ${v}`);
+  args.push(url);
+  const p = Bun.spawn(args, { stdout: "pipe", stderr: "pipe" });
+  const out = await new Response(p.stdout).text();
+  await p.exited;
+  const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? NaN);
+  const p50 = toMs(/\s50%\s+(\S+)/.exec(out)?.[1] ?? "");
+  const p99 = toMs(/\s99%\s+(\S+)/.exec(out)?.[1] ?? "");
+  const errors = /Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? "0";
+  return { rps, p50ms: p50, p99ms: p99, errors };
+}
+
+export function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
+
+export function percentile(xs: number[], p: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]!;
+}
