@@ -1,0 +1,23 @@
+import type { CountdownRow } from "./countdowns.repo";
+import type { Countdown } from "./countdowns.schemas";
+import type { Occurrence } from "./countdowns.occurrence";
+
+export function presentCountdown(r: CountdownRow, o: Occurrence): Countdown {
+  return {
+    id: r.id,
+    name: r.name,
+    date: r.date,
+    type: r.type,
+    repeat: r.repeat,
+    icon: r.icon,
+    calendar: r.calendar,
+    lunar: r.calendar === "lunar" && r.lunarMonth !== null && r.lunarDay !== null ? { month: r.lunarMonth, day: r.lunarDay, leap: r.lunarLeap === true } : null,
+    pinned: r.pinned,
+    archived: r.archivedAt !== null,
+    next_date: o.next_date,
+    days_until: o.days_until,
+    count: o.count,
+    created_at: r.createdAt,
+    updated_at: r.updatedAt,
+  };
+}

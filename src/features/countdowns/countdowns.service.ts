@@ -1,0 +1,191 @@
+import type { Core } from "../../core/core";
+import type { AuthUser } from "../../core/auth/principal";
+import { writeTx, type Tx } from "../../core/db";
+import { dayNumber } from "../../core/days";
+import { notArchived, notFound, validationFailed } from "../../core/errors";
+import { newId } from "../../core/ids";
+import { today as todayOf } from "../../core/time";
+import { CountdownReads, deleteCountdown, findCountdown, insertCountdown, unpinAll, updateCountdown, type CountdownRow } from "./countdowns.repo";
+import type { CountdownCreate, CountdownPatch } from "./countdowns.schemas";
+import { occurrence, type Occurrence } from "./countdowns.occurrence";
+import { inLunarRange, LUNAR_MAX_YEAR, LUNAR_MIN_YEAR, toLunar } from "./lunar-calendar";
+
+/** A countdown with its next occurrence as of the user's today. */
+export interface CountdownView {
+  row: CountdownRow;
+  occ: Occurrence;
+}
+
+/** Countdowns, anniversaries and birthdays; one pin per user; archive, restore, purge. */
+export class CountdownsService {
+  private readonly reads: CountdownReads;
+
+  constructor(private readonly core: Core) {
+    this.reads = new CountdownReads(core.db);
+  }
+
+  private now(): string {
+    return this.core.clock.now().toISOString();
+  }
+
+  private view(row: CountdownRow, today: number): CountdownView {
+    return {
+      row,
+      occ: occurrence(
+        {
+          date: row.date,
+          repeat: row.repeat,
+          calendar: row.calendar,
+          type: row.type,
+          lunar: row.calendar === "lunar" && row.lunarMonth !== null && row.lunarDay !== null ? { month: row.lunarMonth, day: row.lunarDay, leap: row.lunarLeap === true } : null,
+        },
+        today,
+      ),
+    };
+  }
+
+  private todayOf(user: AuthUser): number {
+    return dayNumber(todayOf(this.core.clock, user.timezone));
+  }
+
+  private countdown(tx: Tx, user: AuthUser, id: string): CountdownRow {
+    const r = findCountdown(tx, user.id, id);
+    if (!r) throw notFound("countdown");
+    return r;
+  }
+
+  private active(tx: Tx, user: AuthUser, id: string): CountdownRow {
+    const r = this.countdown(tx, user, id);
+    if (r.archivedAt !== null) throw notFound("countdown");
+    return r;
+  }
+
+  /** The lunar month/day of a date for the lunar calendar; 422 outside the supported lunar years. */
+  private lunarFields(date: string, calendar: "gregorian" | "lunar"): Pick<CountdownRow, "lunarMonth" | "lunarDay" | "lunarLeap"> {
+    if (calendar === "gregorian") return { lunarMonth: null, lunarDay: null, lunarLeap: null };
+    const l = toLunar(dayNumber(date), Number(date.slice(0, 4)));
+    if (!inLunarRange(l)) {
+      throw validationFailed([{ path: "date", message: `a lunar countdown needs a date in the lunar years ${LUNAR_MIN_YEAR} to ${LUNAR_MAX_YEAR}` }]);
+    }
+    return { lunarMonth: l.month, lunarDay: l.day, lunarLeap: l.leap };
+  }
+
+  /**
+   * Pinned first; then by next_date ascending; past one-offs last, most recent first. Ties by
+   * name, then id, so the order is stable.
+   */
+  list(user: AuthUser, archived: boolean): CountdownView[] {
+    const today = this.todayOf(user);
+    const views = this.reads.list(user.id, archived).map((r) => this.view(r, today));
+    return views.sort((a, b) => {
+      if (a.row.pinned !== b.row.pinned) return a.row.pinned ? -1 : 1;
+      const an = a.occ.next_date;
+      const bn = b.occ.next_date;
+      if (an !== null && bn !== null && an !== bn) return an < bn ? -1 : 1;
+      if (an === null && bn !== null) return 1;
+      if (an !== null && bn === null) return -1;
+      if (an === null && bn === null && a.row.date !== b.row.date) return a.row.date > b.row.date ? -1 : 1;
+      if (a.row.name !== b.row.name) return a.row.name < b.row.name ? -1 : 1;
+      return a.row.id < b.row.id ? -1 : 1;
+    });
+  }
+
+  get(user: AuthUser, id: string): CountdownView {
+    return this.view(this.countdown(this.core.db.orm, user, id), this.todayOf(user));
+  }
+
+  create(user: AuthUser, input: CountdownCreate): CountdownView {
+    const lunar = this.lunarFields(input.date, input.calendar);
+    const row = writeTx(this.core.db, (tx) => {
+      const now = this.now();
+      const row: CountdownRow = {
+        id: newId(),
+        userId: user.id,
+        name: input.name,
+        date: input.date,
+        type: input.type,
+        repeat: input.repeat,
+        icon: input.icon ?? null,
+        calendar: input.calendar,
+        ...lunar,
+        pinned: false,
+        archivedAt: null,
+        createdAt: now,
+        updatedAt: now,
+      };
+      insertCountdown(tx, row);
+      return row;
+    });
+    return this.view(row, this.todayOf(user));
+  }
+
+  update(user: AuthUser, id: string, patch: CountdownPatch): CountdownView {
+    const row = writeTx(this.core.db, (tx) => {
+      const current = this.active(tx, user, id);
+      const set: Partial<CountdownRow> = { updatedAt: this.now() };
+      if (patch.name !== undefined) set.name = patch.name;
+      if (patch.type !== undefined) set.type = patch.type;
+      if (patch.repeat !== undefined) set.repeat = patch.repeat;
+      if (patch.icon !== undefined) set.icon = patch.icon;
+      if (patch.date !== undefined) set.date = patch.date;
+      if (patch.calendar !== undefined) set.calendar = patch.calendar;
+      if (patch.date !== undefined || patch.calendar !== undefined) {
+        Object.assign(set, this.lunarFields(patch.date ?? current.date, patch.calendar ?? current.calendar));
+      }
+      updateCountdown(tx, user.id, id, set);
+      return this.countdown(tx, user, id);
+    });
+    return this.view(row, this.todayOf(user));
+  }
+
+  /** Pins this countdown and unpins any other (one pin per user). */
+  pin(user: AuthUser, id: string): CountdownView {
+    const row = writeTx(this.core.db, (tx) => {
+      const r = this.active(tx, user, id);
+      if (r.pinned) return r;
+      const now = this.now();
+      unpinAll(tx, user.id, now);
+      updateCountdown(tx, user.id, id, { pinned: true, updatedAt: now });
+      return this.countdown(tx, user, id);
+    });
+    return this.view(row, this.todayOf(user));
+  }
+
+  unpin(user: AuthUser, id: string): CountdownView {
+    const row = writeTx(this.core.db, (tx) => {
+      const r = this.countdown(tx, user, id);
+      if (!r.pinned) return r;
+      updateCountdown(tx, user.id, id, { pinned: false, updatedAt: this.now() });
+      return this.countdown(tx, user, id);
+    });
+    return this.view(row, this.todayOf(user));
+  }
+
+  /** Archiving unpins; archiving an archived countdown changes nothing. */
+  archive(user: AuthUser, id: string): void {
+    writeTx(this.core.db, (tx) => {
+      const r = this.countdown(tx, user, id);
+      if (r.archivedAt !== null) return;
+      const now = this.now();
+      updateCountdown(tx, user.id, id, { archivedAt: now, pinned: false, updatedAt: now });
+    });
+  }
+
+  restore(user: AuthUser, id: string): CountdownView {
+    const row = writeTx(this.core.db, (tx) => {
+      const r = this.countdown(tx, user, id);
+      if (r.archivedAt === null) return r;
+      updateCountdown(tx, user.id, id, { archivedAt: null, updatedAt: this.now() });
+      return this.countdown(tx, user, id);
+    });
+    return this.view(row, this.todayOf(user));
+  }
+
+  purge(user: AuthUser, id: string): void {
+    writeTx(this.core.db, (tx) => {
+      const r = this.countdown(tx, user, id);
+      if (r.archivedAt === null) throw notArchived("countdown");
+      deleteCountdown(tx, user.id, id);
+    });
+  }
+}
