@@ -33,6 +33,8 @@ import { MemosService } from "./features/memos/memos.service";
 import { memosRoutes } from "./features/memos/memos.routes";
 import { HabitsService } from "./features/habits/habits.service";
 import { habitsRoutes } from "./features/habits/habits.routes";
+import { CountdownsService } from "./features/countdowns/countdowns.service";
+import { countdownsRoutes } from "./features/countdowns/countdowns.routes";
 
 export interface AppOptions {
   db: Db;
@@ -111,6 +113,7 @@ export function createApp(opts: AppOptions): AppHandle {
     .use(auditRoutes(new AuditService(core.db, core.cursors)))
     .use(memosRoutes(new MemosService(core)))
     .use(habitsRoutes(new HabitsService(core)))
+    .use(countdownsRoutes(new CountdownsService(core)))
     .use(foldersRoutes(new FoldersService(core)))
     .use(listsRoutes(new ListsService(core, taskPurgeHooks)))
     .use(tagsRoutes(new TagsService(core)))
