@@ -58,12 +58,24 @@ function parseArgs(argv: string[]): Parsed {
     }
     out.args.push(a);
   }
+  // `serve` takes no arguments and `reset-password` exactly one: anything else is a typo.
+  const allowed = out.command === "reset-password" ? 1 : 0;
+  if (out.args.length > allowed) {
+    const extra = out.args[allowed]!;
+    throw new ConfigError(commandSeen || allowed ? `unexpected argument ${extra} (see app --help)` : `unknown command ${extra} (see app --help)`);
+  }
   return out;
 }
 
 /** Creates the data directory (0700) and checks it is a writable directory. */
 function prepareDataDir(dir: string): void {
-  if (!existsSync(dir)) mkdirSync(dir, { recursive: true, mode: 0o700 });
+  if (!existsSync(dir)) {
+    try {
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
+    } catch (e) {
+      throw new ConfigError(`cannot create the data directory ${dir}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    }
+  }
   const st = statSync(dir);
   if (!st.isDirectory()) throw new ConfigError(`data directory ${dir} is not a directory`);
   try {
@@ -142,7 +154,6 @@ async function main(): Promise<number> {
   // Start-up garbage (route compilation, schema building) is collected now rather than whenever
   // the first requests trigger it: the resident size of an idle server stays small.
   setTimeout(() => Bun.gc(true), 50).unref();
-  logger.info("listening", { url: `http://${config.host}:${server.port}`, data_dir: config.dataDir, version: APP_VERSION });
 
   // Expired and revoked sessions are swept hourly so the table stays small over years.
   const sweep = setInterval(() => {
@@ -171,6 +182,8 @@ async function main(): Promise<number> {
   };
   process.on("SIGTERM", () => void stop("SIGTERM"));
   process.on("SIGINT", () => void stop("SIGINT"));
+  // Announced only once a signal would be handled: whoever waits for this line may stop us at once.
+  logger.info("listening", { url: `http://${config.host}:${server.port}`, data_dir: config.dataDir, version: APP_VERSION });
   return -1;
 }
 
@@ -182,7 +195,8 @@ main().then(
     if (e instanceof ConfigError || e instanceof DatabaseError) {
       console.error(`app: ${e.message}`);
     } else if (e instanceof AppError) {
-      console.error(`app: ${e.detail ?? e.title}`);
+      const fields = (e.errors ?? []).map((f) => `${f.path}: ${f.message}`).join("; ");
+      console.error(`app: ${e.detail ?? e.title}${fields ? ` (${fields})` : ""}`);
     } else {
       console.error(`app: ${(e as Error)?.message ?? e}`);
     }
