@@ -5,6 +5,8 @@ import m1 from "./0001_mixed_charles_xavier.sql" with { type: "text" };
 import m2 from "./0002_little_colleen_wing.sql" with { type: "text" };
 import m3 from "./0003_tasks_fts.sql" with { type: "text" };
 import m4 from "./0004_modern_ricochet.sql" with { type: "text" };
+import m5 from "./0005_closed_orphan.sql" with { type: "text" };
+import m6 from "./0006_attachment_usage_triggers.sql" with { type: "text" };
 
 export interface EmbeddedMigration { tag: string; when: number; breakpoints: boolean; sql: string }
 
@@ -14,4 +16,6 @@ export const embeddedMigrations: EmbeddedMigration[] = [
   { tag: "0002_little_colleen_wing", when: 1795655904383, breakpoints: true, sql: m2 },
   { tag: "0003_tasks_fts", when: 1795655904680, breakpoints: true, sql: m3 },
   { tag: "0004_modern_ricochet", when: 1795656144782, breakpoints: true, sql: m4 },
+  { tag: "0005_closed_orphan", when: 1795656388357, breakpoints: true, sql: m5 },
+  { tag: "0006_attachment_usage_triggers", when: 1795656389978, breakpoints: true, sql: m6 },
 ];

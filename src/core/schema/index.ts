@@ -1,3 +1,4 @@
 export * from "./accounts";
 export * from "./tasks";
 export * from "./planner";
+export * from "./attachments";
