@@ -19,6 +19,8 @@ import { auditRoutes } from "./features/audit/audit.routes";
 import { HealthService } from "./features/health/health.service";
 import { healthRoutes } from "./features/health/health.routes";
 import { docsRoutes } from "./features/docs/docs.routes";
+import { WebService } from "./features/web/web.service";
+import { webRoutes } from "./features/web/web.routes";
 import { TaskPurgeHooks } from "./features/tasks/tasks.purge-hooks";
 import { TasksService } from "./features/tasks/tasks.service";
 import { tasksRoutes } from "./features/tasks/tasks.routes";
@@ -35,6 +37,8 @@ import { HabitsService } from "./features/habits/habits.service";
 import { habitsRoutes } from "./features/habits/habits.routes";
 import { CountdownsService } from "./features/countdowns/countdowns.service";
 import { countdownsRoutes } from "./features/countdowns/countdowns.routes";
+import { RecurrenceService } from "./features/recurrence/recurrence.service";
+import { recurrenceRoutes } from "./features/recurrence/recurrence.routes";
 
 export interface AppOptions {
   db: Db;
@@ -119,7 +123,9 @@ export function createApp(opts: AppOptions): AppHandle {
     .use(tagsRoutes(new TagsService(core)))
     .use(tasksRoutes(tasks))
     .use(trashRoutes(tasks))
-    .use(docsRoutes(() => root, APP_VERSION));
+    .use(recurrenceRoutes(new RecurrenceService(core)))
+    .use(docsRoutes(() => root, APP_VERSION))
+    .use(webRoutes(new WebService()));
 
   return {
     app: root,
