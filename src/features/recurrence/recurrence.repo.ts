@@ -1,0 +1,88 @@
+import type { Db } from "../../core/db";
+
+// Prepared statements on the bun:sqlite handle (compiled once, cached by SQL text). Called inside
+// a writeTx/readTx callback they run in that transaction.
+
+export interface RecurrenceRecord {
+  id: string;
+  user_id: string;
+  task_id: string;
+  kind: "rrule" | "after_completion";
+  rrule: string | null;
+  interval: number | null;
+  unit: "day" | "week" | "month" | "year" | null;
+  timezone: string;
+  dtstart: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+const COLS = "r.id, r.user_id, r.task_id, r.kind, r.rrule, r.interval, r.unit, r.timezone, r.dtstart, r.created_at, r.updated_at";
+
+/**
+ * The user's recurrence whose task is visible: live (not in the trash) and in an active list.
+ * Anything else is answered like a missing one.
+ */
+export function findVisibleRecurrence(db: Db, userId: string, id: string): RecurrenceRecord | null {
+  return db.sqlite
+    .query<RecurrenceRecord, [string, string]>(
+      `SELECT ${COLS} FROM recurrences r JOIN tasks t ON t.id = r.task_id JOIN lists l ON l.id = t.list_id
+       WHERE r.id = ? AND r.user_id = ? AND t.deleted_at IS NULL AND l.deleted_at IS NULL`,
+    )
+    .get(id, userId);
+}
+
+export function findRecurrenceOfTask(db: Db, taskId: string): RecurrenceRecord | null {
+  return db.sqlite.query<RecurrenceRecord, [string]>(`SELECT ${COLS} FROM recurrences r WHERE r.task_id = ?`).get(taskId);
+}
+
+export function insertRecurrence(db: Db, r: RecurrenceRecord): void {
+  db.sqlite
+    .query(
+      `INSERT INTO recurrences (id, user_id, task_id, kind, rrule, interval, unit, timezone, dtstart, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    )
+    .run(r.id, r.user_id, r.task_id, r.kind, r.rrule, r.interval, r.unit, r.timezone, r.dtstart, r.created_at, r.updated_at);
+}
+
+export function updateRecurrence(
+  db: Db,
+  id: string,
+  r: Pick<RecurrenceRecord, "kind" | "rrule" | "interval" | "unit" | "timezone" | "dtstart" | "updated_at">,
+): void {
+  db.sqlite
+    .query("UPDATE recurrences SET kind = ?, rrule = ?, interval = ?, unit = ?, timezone = ?, dtstart = ?, updated_at = ? WHERE id = ?")
+    .run(r.kind, r.rrule, r.interval, r.unit, r.timezone, r.dtstart, r.updated_at, id);
+}
+
+export function touchRecurrence(db: Db, id: string, now: string): void {
+  db.sqlite.query("UPDATE recurrences SET updated_at = ? WHERE id = ?").run(now, id);
+}
+
+/** Removes the recurrence; its exceptions go by FK cascade. */
+export function deleteRecurrence(db: Db, id: string): void {
+  db.sqlite.query("DELETE FROM recurrences WHERE id = ?").run(id);
+}
+
+/** Skipped dates, ascending. */
+export function listExceptions(db: Db, recurrenceId: string): string[] {
+  return db.sqlite
+    .query<{ date: string }, [string]>("SELECT date FROM recurrence_exceptions WHERE recurrence_id = ? ORDER BY date")
+    .all(recurrenceId)
+    .map((r) => r.date);
+}
+
+export function insertException(db: Db, recurrenceId: string, date: string, now: string): void {
+  db.sqlite.query("INSERT OR IGNORE INTO recurrence_exceptions (recurrence_id, date, created_at) VALUES (?, ?, ?)").run(recurrenceId, date, now);
+}
+
+/** Returns whether a row was removed. */
+export function deleteException(db: Db, recurrenceId: string, date: string): boolean {
+  return db.sqlite.query("DELETE FROM recurrence_exceptions WHERE recurrence_id = ? AND date = ?").run(recurrenceId, date).changes === 1;
+}
+
+export function deleteExceptionsExcept(db: Db, recurrenceId: string, keep: string[]): void {
+  db.sqlite
+    .query("DELETE FROM recurrence_exceptions WHERE recurrence_id = ? AND date NOT IN (SELECT value FROM json_each(?))")
+    .run(recurrenceId, JSON.stringify(keep));
+}

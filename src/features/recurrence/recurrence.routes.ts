@@ -1,0 +1,147 @@
+import { Elysia } from "elysia";
+import { doc } from "../../core/openapi";
+import { principalOf } from "../../core/http";
+import type { RecurrenceService } from "./recurrence.service";
+import { presentRecurrence } from "./recurrence.present";
+import {
+  CompleteResult,
+  ExceptionBody,
+  ExceptionParams,
+  Recurrence,
+  RecurrenceCreate,
+  RecurrenceParams,
+  RecurrencePatch,
+  TaskRecurrenceParams,
+} from "./recurrence.schemas";
+
+const WRITE_ERRORS = ["validation_failed", "csrf_failed", "malformed_request", "payload_too_large"] as const;
+const TAGS = ["recurrence"];
+
+export function recurrenceRoutes(service: RecurrenceService) {
+  return new Elysia({ name: "recurrence", prefix: "/api/v1" })
+    .get(
+      "/tasks/:task_id/recurrence",
+      ({ params, request }) => {
+        const v = service.getOfTask(principalOf(request).user, params.task_id);
+        return presentRecurrence(v.rec, v.exceptions);
+      },
+      {
+        params: TaskRecurrenceParams,
+        detail: doc({
+          summary: "The task's recurrence (404 when the task does not recur)",
+          tags: TAGS,
+          ok: { status: 200, schema: Recurrence },
+          errors: ["not_found"],
+        }),
+      },
+    )
+    .post(
+      "/recurrences",
+      ({ body, request, set }) => {
+        const v = service.create(principalOf(request).user, body);
+        set.status = 201;
+        set.headers["location"] = `/api/v1/recurrences/${v.rec.id}`;
+        return presentRecurrence(v.rec, v.exceptions);
+      },
+      {
+        body: RecurrenceCreate,
+        detail: doc({
+          summary: "Make a task recur",
+          description:
+            "`kind: rrule` takes `rrule` (RFC 5545 RRULE body, DAILY/WEEKLY/MONTHLY/YEARLY); the task's `due_at` is the first occurrence (DTSTART), so the task needs one. A date-only `due_at` recurs as dates; a timed one keeps its wall-clock time in `timezone` across DST (an occurrence whose local time does not exist is omitted, RFC 5545). `kind: after_completion` takes `interval` and `unit`: the next `due_at` is the local completion date plus the interval (month/year steps clamp to the month's end; a timed deadline keeps its local time of day). `timezone` defaults to the user's. Only top-level tasks recur, one recurrence per task (409 `state_conflict`).",
+          tags: TAGS,
+          ok: { status: 201, schema: Recurrence, headers: { Location: { description: "the recurrence's URL" } } },
+          errors: [...WRITE_ERRORS, "invalid_reference", "state_conflict"],
+        }),
+      },
+    )
+    .get(
+      "/recurrences/:id",
+      ({ params, request }) => {
+        const v = service.get(principalOf(request).user, params.id);
+        return presentRecurrence(v.rec, v.exceptions);
+      },
+      {
+        params: RecurrenceParams,
+        detail: doc({ summary: "One recurrence", tags: TAGS, ok: { status: 200, schema: Recurrence }, errors: ["not_found"] }),
+      },
+    )
+    .patch(
+      "/recurrences/:id",
+      ({ params, body, request }) => {
+        const v = service.update(principalOf(request).user, params.id, body);
+        return presentRecurrence(v.rec, v.exceptions);
+      },
+      {
+        params: RecurrenceParams,
+        body: RecurrencePatch,
+        detail: doc({
+          summary: "Change the schedule",
+          description:
+            "Partial. Switching `kind` clears the other kind's fields. A new `rrule` (or a switch to `rrule`) starts at the task's current `due_at` (the new DTSTART). Exceptions on dates where the new schedule has no occurrence are dropped.",
+          tags: TAGS,
+          ok: { status: 200, schema: Recurrence },
+          errors: [...WRITE_ERRORS, "not_found", "state_conflict"],
+        }),
+      },
+    )
+    .delete(
+      "/recurrences/:id",
+      ({ params, request, set }) => {
+        service.remove(principalOf(request).user, params.id);
+        set.status = 204;
+      },
+      {
+        params: RecurrenceParams,
+        detail: doc({ summary: "Stop the task recurring (the task stays as it is)", tags: TAGS, ok: { status: 204 }, errors: ["not_found", "csrf_failed"] }),
+      },
+    )
+    .post("/recurrences/:id/complete", ({ params, request }) => service.complete(principalOf(request).user, params.id), {
+      params: RecurrenceParams,
+      detail: doc({
+        summary: "Complete the current occurrence",
+        description:
+          "Records a completed copy of the current occurrence (new id, no recurrence, tags and subtasks copied as they were) and moves the task to the next occurrence (`rrule`: the first after the current `due_at` that is not an exception; `after_completion`: the local completion date plus the interval), its subtasks reset to not completed. When COUNT/UNTIL is exhausted, `completed` is the task itself, now completed, `next` is null, and the recurrence is deleted.",
+        tags: TAGS,
+        ok: { status: 200, schema: CompleteResult },
+        errors: ["not_found", "state_conflict", "csrf_failed"],
+      }),
+    })
+    .post(
+      "/recurrences/:id/exceptions",
+      ({ params, body, request }) => {
+        const v = service.addException(principalOf(request).user, params.id, body.date);
+        return presentRecurrence(v.rec, v.exceptions);
+      },
+      {
+        params: RecurrenceParams,
+        body: ExceptionBody,
+        detail: doc({
+          summary: "Skip one occurrence",
+          description:
+            "`date` is the occurrence's local date in the recurrence's zone; it must be an occurrence on or after the current one (422 otherwise). Skipping the current occurrence moves the task to the next one (subtasks reset); the last remaining occurrence cannot be skipped (409). Only `rrule` recurrences have occurrences to skip (409). Adding an existing exception changes nothing.",
+          tags: TAGS,
+          ok: { status: 200, schema: Recurrence, description: "the recurrence" },
+          errors: [...WRITE_ERRORS, "not_found", "state_conflict"],
+        }),
+      },
+    )
+    .delete(
+      "/recurrences/:id/exceptions/:date",
+      ({ params, request }) => {
+        const v = service.removeException(principalOf(request).user, params.id, params.date);
+        return presentRecurrence(v.rec, v.exceptions);
+      },
+      {
+        params: ExceptionParams,
+        detail: doc({
+          summary: "Undo a skip",
+          description:
+            "Answers 200 with the recurrence (like adding one). When the task had been moved past that date only by skips, it moves back to that occurrence. 404 when the date is not an exception.",
+          tags: TAGS,
+          ok: { status: 200, schema: Recurrence, description: "the recurrence" },
+          errors: ["validation_failed", "not_found", "csrf_failed"],
+        }),
+      },
+    );
+}

@@ -1,0 +1,333 @@
+import type { Core } from "../../core/core";
+import { readTx, writeTx } from "../../core/db";
+import type { AuthUser } from "../../core/auth/principal";
+import { invalidReference, notFound, stateConflict, validationFailed } from "../../core/errors";
+import { newId } from "../../core/ids";
+import { findSubtasks, findTagsOfTasks, findTaskWithList, insertTask, replaceTags, updateTasks, type TaskWithList } from "../tasks/tasks.repo";
+import { presentTasks } from "../tasks/tasks.present";
+import type { Task } from "../tasks/tasks.schemas";
+import { checkedSeries, isDateOnly, nextAfterCompletion, parseRRule, Series, SeriesError, type Unit } from "./recurrence.engine";
+import {
+  deleteException,
+  deleteExceptionsExcept,
+  deleteRecurrence,
+  findRecurrenceOfTask,
+  findVisibleRecurrence,
+  insertException,
+  insertRecurrence,
+  listExceptions,
+  touchRecurrence,
+  updateRecurrence,
+  type RecurrenceRecord,
+} from "./recurrence.repo";
+import type { RecurrencePatch, RecurrenceCreate } from "./recurrence.schemas";
+
+/** A recurrence with its skipped dates, as the presenter takes it. */
+export interface RecurrenceView {
+  rec: RecurrenceRecord;
+  exceptions: string[];
+}
+
+export interface Completion {
+  completed: Task;
+  next: Task | null;
+}
+
+/**
+ * Recurring tasks: RRULE schedules and repeat-after-completion, completing an occurrence,
+ * skipping occurrences. The rules; no HTTP. Builds on the tasks repository and presenter, inside
+ * its own transactions.
+ *
+ * Decisions the contract leaves open:
+ * - The series anchor (DTSTART) is the task's due_at when the recurrence is created, stored as
+ *   `dtstart`; COUNT and INTERVAL phase count from it. Changing the rule (or switching to kind
+ *   rrule) re-anchors it at the task's current due_at.
+ * - When COUNT/UNTIL is exhausted, completing answers `completed` = the task itself (now
+ *   completed; no copy is made, it would duplicate it) and `next` = null, and the recurrence is
+ *   DELETED (its exceptions with it): GET /tasks/{id}/recurrence answers 404 afterwards.
+ * - Exceptions are local dates in the recurrence's zone. Only kind rrule has occurrences to
+ *   skip. The date must be an occurrence of the series on or after the current one; skipping
+ *   the current one moves the task on (subtasks reset, as on completion); skipping the last one
+ *   left is refused (complete it or delete the recurrence). Adding an existing exception is a
+ *   no-op. Removing one moves the task back to that occurrence when the task had been moved
+ *   past it only by skips.
+ */
+export class RecurrenceService {
+  constructor(private readonly core: Core) {}
+
+  private get db() {
+    return this.core.db;
+  }
+
+  private view(rec: RecurrenceRecord): RecurrenceView {
+    return { rec, exceptions: listExceptions(this.db, rec.id) };
+  }
+
+  private visible(userId: string, id: string): RecurrenceRecord {
+    const rec = findVisibleRecurrence(this.db, userId, id);
+    if (!rec) throw notFound("recurrence");
+    return rec;
+  }
+
+  private visibleTask(userId: string, taskId: string): TaskWithList | null {
+    const t = findTaskWithList(this.db, userId, taskId);
+    return t && t.deleted_at === null && t.list_deleted_at === null ? t : null;
+  }
+
+  /** The series of a kind-rrule recurrence (its stored rule is valid: it was checked on write). */
+  private seriesOf(rec: RecurrenceRecord): Series {
+    const parsed = parseRRule(rec.rrule ?? "", isDateOnly(rec.dtstart ?? ""));
+    if (!parsed.ok || rec.dtstart === null) throw stateConflict("the stored schedule is not usable; set a new rrule");
+    return new Series(parsed.rule, rec.dtstart, rec.timezone);
+  }
+
+  /** A checked series for a rule about to be stored, or 422 on `rrule`. */
+  private newSeries(rrule: string, dtstart: string, timezone: string): Series {
+    const parsed = parseRRule(rrule, isDateOnly(dtstart));
+    if (!parsed.ok) throw validationFailed([{ path: "rrule", message: parsed.message }], `invalid rrule: ${parsed.message}`);
+    const checked = checkedSeries(parsed.rule, dtstart, timezone);
+    if (!checked.ok) throw validationFailed([{ path: "rrule", message: checked.message }], `invalid rrule: ${checked.message}`);
+    return checked.series;
+  }
+
+  private expand<T>(f: () => T): T {
+    try {
+      return f();
+    } catch (e) {
+      if (e instanceof SeriesError) throw stateConflict(`the schedule cannot be expanded: ${e.message}`);
+      throw e;
+    }
+  }
+
+  // ---- reads -------------------------------------------------------------------------------
+
+  get(user: AuthUser, id: string): RecurrenceView {
+    return readTx(this.db, () => this.view(this.visible(user.id, id)));
+  }
+
+  /** GET /tasks/{task_id}/recurrence: 404 when the task is not visible or does not recur. */
+  getOfTask(user: AuthUser, taskId: string): RecurrenceView {
+    return readTx(this.db, () => {
+      if (!this.visibleTask(user.id, taskId)) throw notFound("task");
+      const rec = findRecurrenceOfTask(this.db, taskId);
+      if (!rec) throw notFound("recurrence");
+      return this.view(rec);
+    });
+  }
+
+  // ---- writes ------------------------------------------------------------------------------
+
+  create(user: AuthUser, input: RecurrenceCreate): RecurrenceView {
+    return writeTx(this.db, () => {
+      const task = this.visibleTask(user.id, input.task_id);
+      if (!task) throw invalidReference([{ path: "task_id", message: `no task ${input.task_id}` }], `task ${input.task_id} does not exist`);
+      if (task.parent_id !== null) throw validationFailed([{ path: "task_id", message: "a subtask cannot recur" }], "only top-level tasks recur");
+      if (input.kind === "rrule" && task.due_at === null) {
+        throw validationFailed([{ path: "task_id", message: "the task has no due_at" }], "an rrule recurrence needs a task with a due_at (its first occurrence)");
+      }
+      if (findRecurrenceOfTask(this.db, task.id)) throw stateConflict("the task already has a recurrence; change it with PATCH");
+      const timezone = input.timezone ?? user.timezone;
+      let rrule: string | null = null;
+      if (input.kind === "rrule") rrule = this.newSeries(input.rrule!, task.due_at!, timezone).parsed.text;
+      const now = this.core.clock.now().toISOString();
+      const rec: RecurrenceRecord = {
+        id: newId(),
+        user_id: user.id,
+        task_id: task.id,
+        kind: input.kind,
+        rrule,
+        interval: input.kind === "after_completion" ? input.interval! : null,
+        unit: input.kind === "after_completion" ? (input.unit as Unit) : null,
+        timezone,
+        dtstart: input.kind === "rrule" ? task.due_at : null,
+        created_at: now,
+        updated_at: now,
+      };
+      insertRecurrence(this.db, rec);
+      return { rec, exceptions: [] };
+    });
+  }
+
+  update(user: AuthUser, id: string, p: RecurrencePatch): RecurrenceView {
+    return writeTx(this.db, () => {
+      const cur = this.visible(user.id, id);
+      const task = this.visibleTask(user.id, cur.task_id)!;
+      const kind = p.kind ?? cur.kind;
+      const timezone = p.timezone ?? cur.timezone;
+      const now = this.core.clock.now().toISOString();
+      const next: Omit<RecurrenceRecord, "id" | "user_id" | "task_id" | "created_at"> = { ...cur, kind, timezone, updated_at: now };
+      let keep: string[] = [];
+      const stray =
+        kind === "after_completion"
+          ? p.rrule !== undefined && p.rrule !== null
+            ? ["rrule"]
+            : []
+          : (["interval", "unit"] as const).filter((f) => p[f] !== undefined && p[f] !== null);
+      if (stray.length) throw validationFailed(stray.map((path) => ({ path, message: `not a field of kind ${kind}` })));
+      if (kind === "after_completion") {
+        const interval = p.interval ?? (cur.kind === "after_completion" ? cur.interval : null);
+        const unit = p.unit ?? (cur.kind === "after_completion" ? cur.unit : null);
+        const missing = [...(interval === null ? ["interval"] : []), ...(unit === null ? ["unit"] : [])];
+        if (missing.length) throw validationFailed(missing.map((path) => ({ path, message: "required for kind after_completion" })));
+        Object.assign(next, { rrule: null, dtstart: null, interval, unit: unit as Unit });
+      } else {
+        const rrule = p.rrule ?? (cur.kind === "rrule" ? cur.rrule : null);
+        if (rrule === null) throw validationFailed([{ path: "rrule", message: "required for kind rrule" }]);
+        // A new rule (or a switch to rrule) starts at the task's current due_at.
+        const reanchor = cur.kind !== "rrule" || (p.rrule !== undefined && p.rrule !== null);
+        const dtstart = reanchor ? task.due_at : cur.dtstart;
+        if (dtstart === null) {
+          throw validationFailed([{ path: "rrule", message: "the task has no due_at" }], "an rrule recurrence needs a task with a due_at (its first occurrence)");
+        }
+        const series = this.newSeries(rrule, dtstart, timezone);
+        Object.assign(next, { rrule: series.parsed.text, dtstart, interval: null, unit: null });
+        // Exceptions stay only where the new schedule still has an occurrence to skip.
+        keep = this.expand(() => listExceptions(this.db, cur.id).filter((d) => series.occurrencesOn(d).length > 0));
+      }
+      updateRecurrence(this.db, cur.id, next);
+      deleteExceptionsExcept(this.db, cur.id, keep);
+      return this.view({ ...cur, ...next });
+    });
+  }
+
+  remove(user: AuthUser, id: string): void {
+    writeTx(this.db, () => {
+      deleteRecurrence(this.db, this.visible(user.id, id).id);
+    });
+  }
+
+  /**
+   * Completes the current occurrence: records a completed copy (new id, no recurrence, subtasks
+   * and tags copied as they were) and moves the task to the next occurrence with its subtasks
+   * reset. With COUNT/UNTIL exhausted the task itself is completed and the recurrence ends.
+   */
+  complete(user: AuthUser, id: string): Completion {
+    const nowDate = this.core.clock.now();
+    return writeTx(this.db, () => {
+      const now = nowDate.toISOString();
+      const rec = this.visible(user.id, id);
+      const task = this.visibleTask(user.id, rec.task_id)!;
+      if (task.parent_id !== null) throw stateConflict("the task has become a subtask; a subtask cannot recur");
+      let next: string | null;
+      if (rec.kind === "rrule") {
+        if (task.due_at === null) throw stateConflict("the task has no due_at; set one (or delete the recurrence) before completing");
+        const series = this.seriesOf(rec);
+        const exceptions = new Set(listExceptions(this.db, rec.id));
+        next = this.expand(() => series.nextAfter(task.due_at!, exceptions));
+      } else {
+        next = nextAfterCompletion(task.due_at, nowDate, rec.timezone, rec.interval!, rec.unit!);
+      }
+
+      if (next === null) {
+        updateTasks(this.db, user.id, [task.id], { completed: true, completedAt: task.completed === 1 && task.completed_at ? task.completed_at : now }, now);
+        deleteRecurrence(this.db, rec.id);
+        return { completed: this.presentTask(user.id, task.id), next: null };
+      }
+
+      const subtasks = findSubtasks(this.db, [task.id], false);
+      const tags = new Map<string, string[]>();
+      for (const t of findTagsOfTasks(this.db, [task.id, ...subtasks.map((s) => s.id)])) {
+        const arr = tags.get(t.task_id);
+        if (arr) arr.push(t.id);
+        else tags.set(t.task_id, [t.id]);
+      }
+      const copyId = insertTask(this.db, {
+        userId: user.id,
+        listId: task.list_id,
+        parentId: null,
+        title: task.title,
+        description: task.description,
+        completed: true,
+        completedAt: now,
+        dueAt: task.due_at,
+        priority: task.priority,
+        now,
+      });
+      replaceTags(this.db, [copyId], tags.get(task.id) ?? []);
+      for (const s of subtasks) {
+        const subCopy = insertTask(this.db, {
+          userId: user.id,
+          listId: task.list_id,
+          parentId: copyId,
+          title: s.title,
+          description: s.description,
+          completed: s.completed === 1,
+          completedAt: s.completed_at,
+          dueAt: s.due_at,
+          priority: s.priority,
+          now,
+        });
+        replaceTags(this.db, [subCopy], tags.get(s.id) ?? []);
+      }
+      updateTasks(this.db, user.id, [task.id], { dueAt: next, completed: false, completedAt: null }, now);
+      this.resetSubtasks(user.id, subtasks.filter((s) => s.completed === 1).map((s) => s.id), now);
+      return { completed: this.presentTask(user.id, copyId), next: this.presentTask(user.id, task.id) };
+    });
+  }
+
+  /** Skips one occurrence; skipping the current one moves the task on to the next. */
+  addException(user: AuthUser, id: string, date: string): RecurrenceView {
+    return writeTx(this.db, () => {
+      const rec = this.visible(user.id, id);
+      if (rec.kind !== "rrule") throw stateConflict("only an rrule recurrence has scheduled occurrences to skip");
+      const task = this.visibleTask(user.id, rec.task_id)!;
+      if (task.due_at === null) throw stateConflict("the task has no due_at; set one before skipping occurrences");
+      const exceptions = new Set(listExceptions(this.db, rec.id));
+      if (exceptions.has(date)) return this.view(rec);
+      const series = this.seriesOf(rec);
+      if (this.expand(() => series.occurrencesOn(date)).length === 0) {
+        throw validationFailed([{ path: "date", message: "the series has no occurrence on this date" }], `no occurrence on ${date}`);
+      }
+      const currentDate = series.dateKey(task.due_at);
+      if (date < currentDate) {
+        throw validationFailed([{ path: "date", message: `before the current occurrence (${currentDate})` }], "past occurrences cannot be skipped");
+      }
+      const now = this.core.clock.now().toISOString();
+      insertException(this.db, rec.id, date, now);
+      if (date === currentDate) {
+        exceptions.add(date);
+        const next = this.expand(() => series.nextAfter(task.due_at!, exceptions));
+        if (next === null) throw stateConflict("this is the last occurrence of the series; complete it or delete the recurrence instead");
+        updateTasks(this.db, user.id, [task.id], { dueAt: next }, now);
+        this.resetSubtasks(user.id, findSubtasks(this.db, [task.id], false).filter((s) => s.completed === 1).map((s) => s.id), now);
+      }
+      touchRecurrence(this.db, rec.id, now);
+      return this.view({ ...rec, updated_at: now });
+    });
+  }
+
+  /**
+   * Undoes a skip. When the task had been moved past that date only by skips (every occurrence
+   * between it and the task's due_at is skipped), the task moves back to it.
+   */
+  removeException(user: AuthUser, id: string, date: string): RecurrenceView {
+    return writeTx(this.db, () => {
+      const rec = this.visible(user.id, id);
+      if (!deleteException(this.db, rec.id, date)) throw notFound("exception");
+      const now = this.core.clock.now().toISOString();
+      const task = this.visibleTask(user.id, rec.task_id)!;
+      if (rec.kind === "rrule" && task.due_at !== null) {
+        const series = this.seriesOf(rec);
+        const exceptions = new Set(listExceptions(this.db, rec.id));
+        const back = this.expand(() => {
+          const on = series.occurrencesOn(date);
+          if (on.length === 0 || series.compare(on[0]!, task.due_at!) >= 0) return null;
+          return series.nextAfter(on[on.length - 1]!, exceptions) === task.due_at ? on[0]! : null;
+        });
+        if (back !== null) updateTasks(this.db, user.id, [task.id], { dueAt: back }, now);
+      }
+      touchRecurrence(this.db, rec.id, now);
+      return this.view({ ...rec, updated_at: now });
+    });
+  }
+
+  // ---- helpers -----------------------------------------------------------------------------
+
+  private resetSubtasks(userId: string, ids: string[], now: string): void {
+    if (ids.length) updateTasks(this.db, userId, ids, { completed: false, completedAt: null }, now);
+  }
+
+  private presentTask(userId: string, taskId: string): Task {
+    return presentTasks(this.db, [findTaskWithList(this.db, userId, taskId)!])[0]!;
+  }
+}
