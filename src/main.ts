@@ -121,6 +121,8 @@ async function main(): Promise<number> {
   if (parsed.command === "reset-password") {
     const username = parsed.args[0];
     if (!username) throw new ConfigError("usage: app reset-password <username> (new password on standard input)");
+    // Never create an empty store here: a wrong --data-dir should say so, not report "user not found".
+    if (!existsSync(join(config.dataDir, "app.db"))) throw new ConfigError(`no database in ${config.dataDir} (is --data-dir right?)`);
     const password = await readStdin();
     const { db, secret } = openStore(config);
     try {

@@ -115,6 +115,16 @@ describe("login", () => {
       expectProblem(await c.request("POST", "/api/v1/auth/login", { body: "{", headers: { "content-type": "application/json" } }), 400, "malformed_request");
     }));
 
+  test("a trailing slash does not slip past the guard: login/ is still checked for cross-site, health/ is still public", () =>
+    withApp(async (app) => {
+      await setupAdmin(app);
+      expectProblem(await app.client().post("/api/v1/auth/login/", ADMIN, { headers: { origin: "https://evil.example" } }), 403, "csrf_failed");
+      expectProblem(await app.client().post("/api/v1/setup/initialize/", ADMIN, { headers: { "sec-fetch-site": "cross-site" } }), 403, "csrf_failed");
+      expect((await app.client().post("/api/v1/auth/login/", ADMIN)).status).toBe(200);
+      expect((await app.client().get("/api/v1/health/live/")).status).toBe(200);
+      expectProblem(await app.client().get("/api/v1/me/"), 401, "unauthenticated");
+    }));
+
   test("cross-site login is 403 csrf_failed (Origin or Sec-Fetch-Site)", () =>
     withApp(async (app) => {
       await setupAdmin(app);
@@ -204,6 +214,26 @@ describe("login throttling", () => {
         expect((await app.client({ ip: "203.0.113.9" }).post("/api/v1/auth/login", ADMIN)).status).toBe(429);
         // …but not from another address.
         expect((await app.client({ ip: "198.51.100.7" }).post("/api/v1/auth/login", ADMIN)).status).toBe(200);
+      },
+      { clock },
+    );
+  });
+
+  test("logging into one's own account does not reset the address's failure count", async () => {
+    const clock = new FixedClock(new Date("2026-11-20T10:00:00Z"));
+    await withApp(
+      async (app) => {
+        const admin = await setupAdmin(app);
+        await admin.post("/api/v1/users", { username: "mallory", password: "mallory-password" });
+        const statuses: number[] = [];
+        // Guess at many names, logging into mallory's own account after every few guesses.
+        for (let i = 0; i < 40 && !statuses.includes(429); i++) {
+          const r = await app.client({ ip: "203.0.113.66" }).post("/api/v1/auth/login", { username: `victim${i}`, password: "guess-guess" });
+          statuses.push(r.status);
+          if (i % 3 === 2) await app.client({ ip: "203.0.113.66" }).post("/api/v1/auth/login", { username: "mallory", password: "mallory-password" });
+        }
+        expect(statuses).toContain(429);
+        expect(statuses.filter((s) => s === 401).length).toBeLessThanOrEqual(20);
       },
       { clock },
     );

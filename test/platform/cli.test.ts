@@ -423,6 +423,11 @@ describe("reset-password", () => {
     const unknown = await run(["reset-password", "nobody", "--data-dir", dataDir], { env: FAST_ENV, stdin: "long enough password\n" });
     expect(unknown.code).not.toBe(0);
     expect(unknown.stderr).toContain("not found");
+    const nowhere = join(root, "typo");
+    const wrongDir = await run(["reset-password", "owner", "--data-dir", nowhere], { env: FAST_ENV, stdin: "long enough password\n" });
+    expect(wrongDir.code).not.toBe(0);
+    expect(wrongDir.stderr).toContain("no database");
+    expect(existsSync(nowhere)).toBe(false);
     const missing = await run(["reset-password", "--data-dir", dataDir], { env: FAST_ENV, stdin: "long enough password\n" });
     expect(missing.code).not.toBe(0);
     expect(missing.stderr).toContain("usage");
@@ -454,9 +459,9 @@ describe("request log", () => {
       const bad = await s.fetch("/api/v1/auth/login", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "owner", password: "wrong-password-x" }) });
       expect(bad.status).toBe(401);
       secrets.push("wrong-password-x");
-      const nf = await s.fetch("/nowhere");
+      const nf = await s.fetch("/api/v1/nowhere", { headers: { cookie: rotated.cookie } });
       expect(nf.status).toBe(404);
-      await s.waitFor(/"path":"\/nowhere"/);
+      await s.waitFor(/"path":"\/api\/v1\/nowhere"/);
 
       const requests = s.lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === "request");
       expect(requests.map((r) => `${r.method} ${r.path} ${r.status}`)).toEqual([
@@ -464,7 +469,7 @@ describe("request log", () => {
         "GET /api/v1/me 200",
         "POST /api/v1/auth/change-password 204",
         "POST /api/v1/auth/login 401",
-        "GET /nowhere 404",
+        "GET /api/v1/nowhere 404",
       ]);
       for (const r of requests) {
         expect(typeof r.duration_ms).toBe("number");

@@ -39,9 +39,10 @@ describe("problem+json on every error", () => {
     expectProblem(r, 401, "unauthenticated");
   });
 
-  test("404 for an unknown route, with and without the /api prefix", async () => {
+  test("404 for an unknown route (outside /api, GETs belong to the web app's client-side routes)", async () => {
     expectProblem(await admin.get("/api/v1/no-such-thing"), 404, "not_found");
-    expectProblem(await admin.get("/no-such-page"), 404, "not_found");
+    expectProblem(await admin.get("/api/no-such-thing"), 404, "not_found");
+    expectProblem(await admin.request("POST", "/no-such-page", { json: {} }), 404, "not_found");
     expectProblem(await admin.request("PUT", "/api/v1/me", { json: {} }), 404, "not_found");
   });
 

@@ -31,7 +31,9 @@ export class AuthGuard {
     private readonly trustProxy: boolean,
   ) {}
 
-  check(request: Request, path: string, ctx: RequestContext): void {
+  check(request: Request, rawPath: string, ctx: RequestContext): void {
+    // The router takes "/api/v1/auth/login/" for "/api/v1/auth/login": so must the guard.
+    const path = rawPath.length > 1 && rawPath.endsWith("/") ? rawPath.replace(/\/+$/, "") || "/" : rawPath;
     const method = request.method;
     const isWrite = WRITE_METHODS.has(method);
     if (SESSION_STARTING_PATHS.has(path) && isWrite) this.rejectCrossSite(request);

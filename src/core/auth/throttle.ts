@@ -44,8 +44,11 @@ export class LoginThrottle {
     this.prune(now);
   }
 
-  recordSuccess(ip: string, usernameKey: string): void {
-    this.byIp.delete(ip);
+  /**
+   * A success clears the username's count only: if it cleared the address's too, an attacker with
+   * an account of their own could reset their address's count between guesses at someone else's.
+   */
+  recordSuccess(_ip: string, usernameKey: string): void {
     this.byUser.delete(usernameKey);
   }
 
