@@ -1,7 +1,7 @@
 #!/usr/bin/env bun
 import { chmodSync, existsSync, mkdirSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { ConfigError, FLAGS, envName, loadConfig, type Config } from "./config";
+import { Config, ConfigError, FLAGS, envName, loadConfig } from "./config";
 import { DatabaseError, migrate, openDatabase, type Db } from "./core/db";
 import { ServerSecret } from "./core/secret";
 import { Logger } from "./core/log";
@@ -24,6 +24,27 @@ Options (each also read from an environment variable):
   --trust-proxy       APP_TRUST_PROXY   trust X-Forwarded-For/-Proto/-Host from a reverse proxy (default false)
   --log-format FMT    APP_LOG_FORMAT    text | json | off (default text)
 `;
+
+const ENV_ONLY_HELP: Partial<Record<keyof Config, string>> = {
+  sessionIdleSeconds: "a session unused this long ends (seconds; 14 days)",
+  sessionAbsoluteSeconds: "a session ends this long after sign-in, used or not (seconds; 90 days)",
+  argon2MemoryKiB: "argon2id memory per password hash (KiB)",
+  argon2TimeCost: "argon2id passes per password hash",
+  loginFreeFailures: "failed logins per username before waits are imposed",
+  shutdownGraceMs: "how long SIGTERM waits for in-flight requests (ms)",
+};
+
+/** The settings read only from the environment, with their defaults (from the config schema itself). */
+function envOnlyHelp(): string {
+  const defaults = Config.parse({}) as Record<string, unknown>;
+  const flagged = new Set(Object.values(FLAGS));
+  const keys = (Object.keys(Config.shape) as (keyof Config)[]).filter((k) => !flagged.has(k));
+  const lines = keys.map((k) => {
+    const name = envName(k);
+    return `  ${name.padEnd(32)}${ENV_ONLY_HELP[k] ? `${ENV_ONLY_HELP[k]}, ` : ""}default ${String(defaults[k])}`;
+  });
+  return `\nOther settings (environment only):\n${lines.join("\n")}\n`;
+}
 
 interface Parsed {
   command: "serve" | "reset-password" | "version" | "help";
@@ -111,7 +132,7 @@ async function main(): Promise<number> {
     return 0;
   }
   if (parsed.command === "help") {
-    console.log(HELP);
+    console.log(HELP + envOnlyHelp());
     return 0;
   }
   const config = loadConfig(parsed.flags, process.env);

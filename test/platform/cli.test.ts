@@ -4,6 +4,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, wri
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import pkg from "../../package.json" with { type: "json" };
+import { Config, envName } from "../../src/config";
 
 // Contract §11: the program. Each test runs `bun src/main.ts` as a subprocess on a temporary data
 // directory and a port the system picks (--port 0; the port is read from the "listening" line).
@@ -138,6 +139,18 @@ describe("command line", () => {
     expect(r.code).toBe(0);
     for (const s of ["serve", "reset-password", "--version", "--data-dir", "APP_DATA_DIR", "--host", "APP_HOST", "--port", "APP_PORT", "--trust-proxy", "APP_TRUST_PROXY"]) {
       expect(r.stdout).toContain(s);
+    }
+  });
+
+  test("--help lists every APP_* setting with its default (the documented defaults)", async () => {
+    const r = await run(["--help"]);
+    const defaults = Config.parse({}) as Record<string, unknown>;
+    for (const key of Object.keys(Config.shape) as (keyof typeof Config.shape)[]) {
+      const line = r.stdout.split("\n").find((l) => l.includes(envName(key)));
+      expect({ key, line: line !== undefined }).toEqual({ key, line: true });
+      if (key !== "dataDir" && key !== "host" && key !== "port" && key !== "trustProxy" && key !== "logFormat") {
+        expect(line).toContain(String(defaults[key]));
+      }
     }
   });
 
