@@ -281,3 +281,60 @@ describe("change-password", () => {
       expect((await c.post("/api/v1/auth/change-password", { current_password: "x".repeat(1024), new_password: "12345678" })).status).toBe(204);
     }));
 });
+
+describe("session housekeeping", () => {
+  test("GET /sessions leaves out idle-expired sessions; sweep deletes only rows that can never be live again", async () => {
+    const clock = new FixedClock(new Date("2026-11-20T10:00:00Z"));
+    await withApp(
+      async (app) => {
+        const admin = await setupAdmin(app);
+        const stale = await login(app);
+        const revoked = await login(app);
+        await revoked.post("/api/v1/auth/logout");
+        // Keep the admin's session alive; let `stale` go idle.
+        for (let i = 0; i < 3; i++) {
+          clock.advance(1800_000);
+          expect((await admin.get("/api/v1/me")).status).toBe(200);
+        }
+        const list = await admin.get("/api/v1/sessions");
+        expect(list.body.items).toHaveLength(1);
+        expect(list.body.items[0].current).toBe(true);
+        expectProblem(await stale.get("/api/v1/me"), 401, "unauthenticated");
+
+        // Nothing is old enough to sweep yet (kept a week for the record).
+        expect(app.handle.core.sessions.sweep()).toBe(0);
+        clock.advance(8 * 24 * 3600_000);
+        expect((await admin.post("/api/v1/auth/login", ADMIN)).status).toBe(200);
+        const swept = app.handle.core.sessions.sweep();
+        expect(swept).toBeGreaterThanOrEqual(2);
+        const left = app.db.sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM sessions WHERE revoked_at IS NULL").get();
+        expect(left?.n).toBe(1);
+        expect((await admin.get("/api/v1/me")).status).toBe(200);
+      },
+      { clock, config: { sessionIdleSeconds: 3600, sessionAbsoluteSeconds: 30 * 86_400 } },
+    );
+  });
+
+  test("behind a trusted proxy the session and audit record the forwarded client address", () =>
+    withApp(
+      async (app) => {
+        await setupAdmin(app);
+        const c = app.client({ ip: "10.0.0.1" });
+        await c.post("/api/v1/auth/login", ADMIN, { headers: { "x-forwarded-for": "198.51.100.23, 203.0.113.5" } });
+        const s = (await c.get("/api/v1/sessions")).body.items.find((x: { current: boolean }) => x.current);
+        expect(s.ip).toBe("203.0.113.5");
+        const entry = (await c.get("/api/v1/audit-logs?limit=1")).body.items[0];
+        expect(entry).toMatchObject({ action: "login", ip: "203.0.113.5" });
+      },
+      { config: { trustProxy: true } },
+    ));
+
+  test("without trust in a proxy, X-Forwarded-For is ignored", () =>
+    withApp(async (app) => {
+      await setupAdmin(app);
+      const c = app.client({ ip: "10.0.0.1" });
+      await c.post("/api/v1/auth/login", ADMIN, { headers: { "x-forwarded-for": "198.51.100.23" } });
+      const s = (await c.get("/api/v1/sessions")).body.items.find((x: { current: boolean }) => x.current);
+      expect(s.ip).toBe("10.0.0.1");
+    }));
+});
