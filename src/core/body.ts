@@ -38,6 +38,8 @@ export async function readLimited(request: Request, limit: number): Promise<Uint
 }
 
 const LARGE_BODY_PATHS = new Set(["/api/v1/restore", "/api/v1/restore.csv"]);
+// The only endpoints that take a text body; everywhere else text/* is the wrong Content-Type (400).
+const TEXT_BODY_PATHS = new Set(["/api/v1/restore.csv"]);
 
 function limitFor(path: string): number {
   return LARGE_BODY_PATHS.has(path) ? LEGACY_BODY_LIMIT : JSON_BODY_LIMIT;
@@ -67,7 +69,7 @@ export async function parseBody(request: Request, path: string, contentType: str
       throw malformed("the body is not valid JSON");
     }
   }
-  if (type === "text/csv" || type === "text/plain") {
+  if ((type === "text/csv" || type === "text/plain") && TEXT_BODY_PATHS.has(path)) {
     try {
       return decoder.decode(bytes);
     } catch {

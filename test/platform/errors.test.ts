@@ -93,6 +93,8 @@ describe("problem+json on every error", () => {
       headers: { "content-type": "application/json" },
     });
     expectProblem(utf, 400, "malformed_request");
+    const text = await admin.request("PATCH", "/api/v1/me", { body: '{"display_name":"x"}', headers: { "content-type": "text/plain" } });
+    expectProblem(text, 400, "malformed_request");
     const xml = await admin.request("PATCH", "/api/v1/me", { body: "<me/>", headers: { "content-type": "application/xml" } });
     expectProblem(xml, 400, "malformed_request");
     const form = await admin.request("PATCH", "/api/v1/me", { body: "display_name=x", headers: { "content-type": "application/x-www-form-urlencoded" } });
