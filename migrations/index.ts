@@ -7,6 +7,7 @@ import m3 from "./0003_tasks_fts.sql" with { type: "text" };
 import m4 from "./0004_modern_ricochet.sql" with { type: "text" };
 import m5 from "./0005_closed_orphan.sql" with { type: "text" };
 import m6 from "./0006_attachment_usage_triggers.sql" with { type: "text" };
+import m7 from "./0007_medical_xorn.sql" with { type: "text" };
 
 export interface EmbeddedMigration { tag: string; when: number; breakpoints: boolean; sql: string }
 
@@ -18,4 +19,5 @@ export const embeddedMigrations: EmbeddedMigration[] = [
   { tag: "0004_modern_ricochet", when: 1795656144782, breakpoints: true, sql: m4 },
   { tag: "0005_closed_orphan", when: 1795656388357, breakpoints: true, sql: m5 },
   { tag: "0006_attachment_usage_triggers", when: 1795656389978, breakpoints: true, sql: m6 },
+  { tag: "0007_medical_xorn", when: 1795656523864, breakpoints: true, sql: m7 },
 ];

@@ -2,3 +2,4 @@ export * from "./accounts";
 export * from "./tasks";
 export * from "./planner";
 export * from "./attachments";
+export * from "./backup";
