@@ -247,6 +247,18 @@ export interface TaskFilter {
   dueAfter?: { date: string; instantFrom: string };
   /** Per term: the FTS phrase (or the raw term for a short one), and the ids of lists/tags whose name contains it. */
   terms?: { term: string; fts: string | null; listIds: string[]; tagIds: string[] }[];
+  /**
+   * An FTS phrase with few matches (see countFtsMatches): the query starts from its matches and
+   * sorts them, instead of walking every task of the user newest first and testing each.
+   */
+  driveBy?: string;
+}
+
+/** Rows of the trigram index matching a phrase (all users), counted up to `cap`. */
+export function countFtsMatches(db: Db, phrase: string, cap: number): number {
+  return db.sqlite
+    .query<{ n: number }, [string, number]>("SELECT count(*) AS n FROM (SELECT rowid FROM tasks_fts WHERE tasks_fts MATCH ? LIMIT ?)")
+    .get(phrase, cap)!.n;
 }
 
 /**
@@ -302,7 +314,12 @@ export function pageLiveTasks(db: Db, userId: string, f: TaskFilter, after: [str
     args.push(after[0], after[1]);
   }
   args.push(limit + 1);
-  const sql = `SELECT ${COLS} FROM tasks t INDEXED BY tasks_live_top_idx JOIN lists l ON l.id = t.list_id
+  // CROSS JOIN fixes the join order in SQLite: FTS matches first, then each task by rowid.
+  const from = f.driveBy
+    ? "(SELECT rowid AS rid FROM tasks_fts WHERE tasks_fts MATCH ?) m CROSS JOIN tasks t ON t.rowid = m.rid"
+    : "tasks t INDEXED BY tasks_live_top_idx";
+  if (f.driveBy) args.unshift(f.driveBy);
+  const sql = `SELECT ${COLS} FROM ${from} JOIN lists l ON l.id = t.list_id
     WHERE ${where.join(" AND ")} ORDER BY t.created_at DESC, t.id DESC LIMIT ?`;
   return db.sqlite.query<TaskRecord, (string | number)[]>(sql).all(...args);
 }

@@ -17,6 +17,7 @@ import { recordAudit } from "../audit/audit.repo";
 import { findInbox, findList } from "../lists/lists.repo";
 import {
   batchUpdate,
+  countFtsMatches,
   countSubtasks,
   deleteTasks,
   findSubtasks,
@@ -43,6 +44,12 @@ import { runAfterCommit, type TaskPurgeHooks } from "./tasks.purge-hooks";
 import type { Task, TaskBatch, TaskCreate, TaskPatch, TaskQuery } from "./tasks.schemas";
 import { ftsPhrase, normalizeSearch, searchTerms, taskSearchText, usesTrigramIndex } from "./tasks.search";
 import { localMidnightUtc, nextDate } from "./tasks.dates";
+
+/**
+ * Below this many index matches a search starts from the matches (sorting at most this many
+ * rows); above it, walking the user's tasks newest first finds a page of matches sooner.
+ */
+const DRIVE_CAP = 2000;
 
 /** Tasks, their tree, the trash: the rules. No HTTP here. */
 export class TasksService {
@@ -144,6 +151,14 @@ export class TasksService {
             listIds: lists.filter((l) => l.key.includes(term)).map((l) => l.id),
             tagIds: tags.filter((t) => t.key.includes(term)).map((t) => t.id),
           }));
+          // A term only the index can satisfy (no list or tag name contains it) and that few
+          // tasks contain: start from its matches. Otherwise walk newest first and stop at `limit`.
+          for (const t of f.terms) {
+            if (t.fts !== null && t.listIds.length === 0 && t.tagIds.length === 0 && countFtsMatches(this.db, t.fts, DRIVE_CAP) < DRIVE_CAP) {
+              f.driveBy = t.fts;
+              break;
+            }
+          }
         }
       }
       const rows = pageLiveTasks(this.db, user.id, f, after, q.limit);
