@@ -181,6 +181,10 @@ describe("habit logs", () => {
     const p = await alice.put(`/api/v1/habits/${h.id}/logs/2026-11-20`, { value: 2, note: "good" });
     expect(p.status).toBe(200);
     expect(p.body).toEqual({ date: "2026-11-20", value: 2, note: "good" });
+    expect((await alice.get(`/api/v1/habits/${h.id}/logs/2026-11-20`)).body).toEqual(p.body);
+    expect((await bob.get(`/api/v1/habits/${h.id}/logs/2026-11-20`)).status).toBe(404);
+    expect((await alice.get(`/api/v1/habits/${h.id}/logs/2026-11-19`)).status).toBe(404);
+    expect((await alice.get(`/api/v1/habits/${h.id}/logs/2026-11-31`)).status).toBe(422);
     const p2 = await alice.put(`/api/v1/habits/${h.id}/logs/2026-11-20`, { value: 0.5 });
     expect(p2.body).toEqual({ date: "2026-11-20", value: 0.5, note: null });
     await alice.put(`/api/v1/habits/${h.id}/logs/2026-11-21`, { value: 1 });
@@ -251,6 +255,8 @@ describe("habit pauses", () => {
     expect(p1.status).toBe(201);
     expect(p1.headers.get("location")).toBe(`/api/v1/habits/${h.id}/pauses/${p1.body.id}`);
     expect(p1.body).toEqual({ id: p1.body.id, start_date: "2026-11-01", end_date: "2026-11-05" });
+    expect((await alice.get(p1.headers.get("location")!)).body).toEqual(p1.body);
+    expect((await bob.get(p1.headers.get("location")!)).status).toBe(404);
     const open = await alice.post(`/api/v1/habits/${h.id}/pauses`, { start_date: "2026-11-20" });
     expect(open.body.end_date).toBeNull();
     for (const body of [
@@ -376,8 +382,9 @@ describe("weekly grid and stats", () => {
     const p = d.paths;
     expect(Object.keys(p["/api/v1/habits"]).sort()).toEqual(["get", "post"]);
     expect(Object.keys(p["/api/v1/habits/{habit_id}"]).sort()).toEqual(["delete", "get", "patch"]);
-    expect(Object.keys(p["/api/v1/habits/{habit_id}/logs/{date}"]).sort()).toEqual(["delete", "put"]);
-    expect(Object.keys(p["/api/v1/habits/{habit_id}/pauses/{pause_id}"]).sort()).toEqual(["delete", "patch"]);
+    expect(Object.keys(p["/api/v1/habits/{habit_id}/logs/{date}"]).sort()).toEqual(["delete", "get", "put"]);
+    expect(Object.keys(p["/api/v1/habits/{habit_id}/pauses/{pause_id}"]).sort()).toEqual(["delete", "get", "patch"]);
+    expect(p["/api/v1/habits/{habit_id}/logs/{date}"].put.parameters.find((x: { name: string }) => x.name === "date").schema.format).toBe("date");
     expect(p["/api/v1/habits/{habit_id}/pauses"].post.responses["409"]).toBeDefined();
     expect(p["/api/v1/habits/{habit_id}/purge"].delete.responses["409"]).toBeDefined();
     expect(p["/api/v1/habits/{habit_id}/stats"].get.description).toContain("times_per_week");

@@ -47,7 +47,7 @@ export function countdownsRoutes(service: CountdownsService) {
     )
     .get("/countdowns/:countdown_id", ({ params, request }) => present(service.get(principalOf(request).user, params.countdown_id)), {
       params: CountdownParams,
-      detail: doc({ summary: "One countdown (an archived one is answered too)", tags: TAGS, ok: { status: 200, schema: Countdown }, errors: ["not_found"] }),
+      detail: doc({ summary: "One countdown (an archived one is answered too)", tags: TAGS, ok: { status: 200, schema: Countdown }, errors: ["not_found", "validation_failed"] }),
     })
     .patch("/countdowns/:countdown_id", ({ params, body, request }) => present(service.update(principalOf(request).user, params.countdown_id, body)), {
       params: CountdownParams,
@@ -68,7 +68,7 @@ export function countdownsRoutes(service: CountdownsService) {
       },
       {
         params: CountdownParams,
-        detail: doc({ summary: "Archive a countdown (unpins it; idempotent)", tags: TAGS, ok: { status: 204 }, errors: ["not_found", "csrf_failed"] }),
+        detail: doc({ summary: "Archive a countdown (unpins it; idempotent)", tags: TAGS, ok: { status: 204 }, errors: ["not_found", "validation_failed", "csrf_failed"] }),
       },
     )
     .post("/countdowns/:countdown_id/restore", ({ params, request }) => present(service.restore(principalOf(request).user, params.countdown_id)), {
@@ -77,7 +77,7 @@ export function countdownsRoutes(service: CountdownsService) {
         summary: "Restore an archived countdown (an active one is answered unchanged)",
         tags: TAGS,
         ok: { status: 200, schema: Countdown },
-        errors: ["not_found", "csrf_failed"],
+        errors: ["not_found", "validation_failed", "csrf_failed"],
       }),
     })
     .delete(
@@ -88,7 +88,7 @@ export function countdownsRoutes(service: CountdownsService) {
       },
       {
         params: CountdownParams,
-        detail: doc({ summary: "Permanently delete an archived countdown", tags: TAGS, ok: { status: 204 }, errors: ["not_found", "not_archived", "csrf_failed"] }),
+        detail: doc({ summary: "Permanently delete an archived countdown", tags: TAGS, ok: { status: 204 }, errors: ["not_found", "not_archived", "validation_failed", "csrf_failed"] }),
       },
     )
     .post("/countdowns/:countdown_id/pin", ({ params, request }) => present(service.pin(principalOf(request).user, params.countdown_id)), {
@@ -98,11 +98,11 @@ export function countdownsRoutes(service: CountdownsService) {
         description: "An archived countdown cannot be pinned (`404`).",
         tags: TAGS,
         ok: { status: 200, schema: Countdown },
-        errors: ["not_found", "csrf_failed"],
+        errors: ["not_found", "validation_failed", "csrf_failed"],
       }),
     })
     .delete("/countdowns/:countdown_id/pin", ({ params, request }) => present(service.unpin(principalOf(request).user, params.countdown_id)), {
       params: CountdownParams,
-      detail: doc({ summary: "Unpin a countdown (idempotent)", tags: TAGS, ok: { status: 200, schema: Countdown }, errors: ["not_found", "csrf_failed"] }),
+      detail: doc({ summary: "Unpin a countdown (idempotent)", tags: TAGS, ok: { status: 200, schema: Countdown }, errors: ["not_found", "validation_failed", "csrf_failed"] }),
     });
 }

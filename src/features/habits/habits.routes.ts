@@ -87,7 +87,7 @@ export function habitsRoutes(service: HabitsService) {
     })
     .get("/habits/:habit_id", ({ params, request }) => presentHabit(service.get(principalOf(request).user, params.habit_id)), {
       params: HabitParams,
-      detail: doc({ summary: "One habit (an archived habit is answered too)", tags: TAGS, ok: { status: 200, schema: Habit }, errors: ["not_found"] }),
+      detail: doc({ summary: "One habit (an archived habit is answered too)", tags: TAGS, ok: { status: 200, schema: Habit }, errors: ["not_found", "validation_failed"] }),
     })
     .patch("/habits/:habit_id", ({ params, body, request }) => presentHabit(service.update(principalOf(request).user, params.habit_id, body)), {
       params: HabitParams,
@@ -108,7 +108,7 @@ export function habitsRoutes(service: HabitsService) {
       },
       {
         params: HabitParams,
-        detail: doc({ summary: "Archive a habit (idempotent)", tags: TAGS, ok: { status: 204 }, errors: ["not_found", "csrf_failed"] }),
+        detail: doc({ summary: "Archive a habit (idempotent)", tags: TAGS, ok: { status: 204 }, errors: ["not_found", "validation_failed", "csrf_failed"] }),
       },
     )
     .post("/habits/:habit_id/restore", ({ params, request }) => presentHabit(service.restore(principalOf(request).user, params.habit_id)), {
@@ -117,7 +117,7 @@ export function habitsRoutes(service: HabitsService) {
         summary: "Restore an archived habit (it goes last; an active habit is answered unchanged)",
         tags: TAGS,
         ok: { status: 200, schema: Habit },
-        errors: ["not_found", "csrf_failed"],
+        errors: ["not_found", "validation_failed", "csrf_failed"],
       }),
     })
     .delete(
@@ -132,7 +132,7 @@ export function habitsRoutes(service: HabitsService) {
           summary: "Permanently delete an archived habit with its logs and pauses",
           tags: TAGS,
           ok: { status: 204 },
-          errors: ["not_found", "not_archived", "csrf_failed"],
+          errors: ["not_found", "not_archived", "validation_failed", "csrf_failed"],
         }),
       },
     )
@@ -150,6 +150,10 @@ export function habitsRoutes(service: HabitsService) {
         }),
       },
     )
+    .get("/habits/:habit_id/logs/:date", ({ params, request }) => presentLog(service.getLog(principalOf(request).user, params.habit_id, params.date)), {
+      params: LogParams,
+      detail: doc({ summary: "The log of one day (404 when that day has none)", tags: TAGS, ok: { status: 200, schema: HabitLog }, errors: ["not_found", "validation_failed"] }),
+    })
     .put(
       "/habits/:habit_id/logs/:date",
       ({ params, body, request }) => presentLog(service.putLog(principalOf(request).user, params.habit_id, params.date, body)),
@@ -183,7 +187,7 @@ export function habitsRoutes(service: HabitsService) {
     )
     .get("/habits/:habit_id/pauses", ({ params, request }) => ({ items: service.listPauses(principalOf(request).user, params.habit_id).map(presentPause) }), {
       params: HabitParams,
-      detail: doc({ summary: "A habit's pauses by start date", tags: TAGS, ok: { status: 200, schema: HabitPauseList }, errors: ["not_found"] }),
+      detail: doc({ summary: "A habit's pauses by start date", tags: TAGS, ok: { status: 200, schema: HabitPauseList }, errors: ["not_found", "validation_failed"] }),
     })
     .post(
       "/habits/:habit_id/pauses",
@@ -204,6 +208,14 @@ export function habitsRoutes(service: HabitsService) {
           ok: { status: 201, schema: HabitPause, headers: location },
           errors: ["not_found", "state_conflict", ...WRITE],
         }),
+      },
+    )
+    .get(
+      "/habits/:habit_id/pauses/:pause_id",
+      ({ params, request }) => presentPause(service.getPause(principalOf(request).user, params.habit_id, params.pause_id)),
+      {
+        params: PauseParams,
+        detail: doc({ summary: "One pause", tags: TAGS, ok: { status: 200, schema: HabitPause }, errors: ["not_found", "validation_failed"] }),
       },
     )
     .patch(
@@ -229,11 +241,11 @@ export function habitsRoutes(service: HabitsService) {
       },
       {
         params: PauseParams,
-        detail: doc({ summary: "Remove a pause", tags: TAGS, ok: { status: 204 }, errors: ["not_found", "csrf_failed"] }),
+        detail: doc({ summary: "Remove a pause", tags: TAGS, ok: { status: 204 }, errors: ["not_found", "validation_failed", "csrf_failed"] }),
       },
     )
     .get("/habits/:habit_id/stats", ({ params, request }) => service.stats(principalOf(request).user, params.habit_id), {
       params: HabitParams,
-      detail: doc({ summary: "Streaks, total and completion rates", description: STATS_DESCRIPTION, tags: TAGS, ok: { status: 200, schema: HabitStatsSchema }, errors: ["not_found"] }),
+      detail: doc({ summary: "Streaks, total and completion rates", description: STATS_DESCRIPTION, tags: TAGS, ok: { status: 200, schema: HabitStatsSchema }, errors: ["not_found", "validation_failed"] }),
     });
 }

@@ -7,7 +7,8 @@ const noControl = (s: string) => !/[\u0000-\u001f\u007f]/.test(s);
 export const DateString = z
   .string()
   .refine(isCalendarDate, "must be a calendar date YYYY-MM-DD")
-  .refine((s) => s >= "1900-01-01" && s <= "2999-12-31", "must be between 1900-01-01 and 2999-12-31");
+  .refine((s) => s >= "1900-01-01" && s <= "2999-12-31", "must be between 1900-01-01 and 2999-12-31")
+  .meta({ format: "date" });
 
 const Name = z.string().trim().min(1, "name is required").max(200, "at most 200 characters").refine(noControl, "no control characters");
 const Icon = z.string().min(1).max(64, "at most 64 characters").nullable();

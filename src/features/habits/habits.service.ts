@@ -10,6 +10,7 @@ import {
   deleteLog,
   deletePause,
   findHabit,
+  findLog,
   findPause,
   HabitReads,
   insertHabit,
@@ -165,6 +166,15 @@ export class HabitsService {
     });
   }
 
+  getLog(user: AuthUser, id: string, date: string): HabitLogRow {
+    return readTx(this.core.db, (tx) => {
+      this.habit(tx, user, id);
+      const log = findLog(tx, id, date);
+      if (!log) throw notFound("log");
+      return log;
+    });
+  }
+
   /** One log per habit and day; a day after the user's today is refused. */
   putLog(user: AuthUser, id: string, date: string, body: LogBody): HabitLogRow {
     const today = this.today(user);
@@ -190,6 +200,15 @@ export class HabitsService {
     return readTx(this.core.db, (tx) => {
       this.habit(tx, user, id);
       return listPauses(tx, id);
+    });
+  }
+
+  getPause(user: AuthUser, id: string, pauseId: string): HabitPauseRow {
+    return readTx(this.core.db, (tx) => {
+      this.habit(tx, user, id);
+      const p = findPause(tx, id, pauseId);
+      if (!p) throw notFound("pause");
+      return p;
     });
   }
 

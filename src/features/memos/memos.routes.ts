@@ -43,7 +43,7 @@ export function memosRoutes(service: MemosService) {
         summary: "One memo (a soft-deleted memo is answered too, with its deleted_at)",
         tags: ["memos"],
         ok: { status: 200, schema: Memo },
-        errors: ["not_found"],
+        errors: ["not_found", "validation_failed"],
       }),
     })
     .patch(
@@ -74,7 +74,7 @@ export function memosRoutes(service: MemosService) {
           summary: "Soft-delete a memo (idempotent; the version grows)",
           tags: ["memos"],
           ok: { status: 204 },
-          errors: ["not_found", "csrf_failed"],
+          errors: ["not_found", "validation_failed", "csrf_failed"],
         }),
       },
     )
@@ -84,7 +84,7 @@ export function memosRoutes(service: MemosService) {
         summary: "Restore a soft-deleted memo (an active memo is answered unchanged)",
         tags: ["memos"],
         ok: { status: 200, schema: Memo },
-        errors: ["not_found", "csrf_failed"],
+        errors: ["not_found", "validation_failed", "csrf_failed"],
       }),
     })
     .delete(
@@ -99,7 +99,7 @@ export function memosRoutes(service: MemosService) {
           summary: "Permanently delete a soft-deleted memo",
           tags: ["memos"],
           ok: { status: 204 },
-          errors: ["not_found", "not_archived", "csrf_failed"],
+          errors: ["not_found", "not_archived", "validation_failed", "csrf_failed"],
         }),
       },
     );
