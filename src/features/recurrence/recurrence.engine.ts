@@ -254,8 +254,30 @@ export class Series {
     return zdt.toPlainDate().toString();
   }
 
+  /**
+   * A COUNT-bounded series is expanded from DTSTART on every query (COUNT counts from there), so
+   * it is listed once (at most MAX_COUNT occurrences) and searched; see `seriesFor` for reuse.
+   */
+  private listed: { zdts: Temporal.ZonedDateTime[]; ns: bigint[] } | null = null;
+
   private next(after: Temporal.ZonedDateTime, inclusive: boolean): Temporal.ZonedDateTime | null {
     try {
+      if (this.parsed.count !== null) {
+        if (!this.listed) {
+          const zdts = this.rule.all();
+          this.listed = { zdts, ns: zdts.map((z) => z.epochNanoseconds) };
+        }
+        const { zdts, ns } = this.listed;
+        const a = after.epochNanoseconds;
+        let lo = 0;
+        let hi = ns.length;
+        while (lo < hi) {
+          const mid = (lo + hi) >> 1;
+          if (inclusive ? ns[mid]! < a : ns[mid]! <= a) lo = mid + 1;
+          else hi = mid;
+        }
+        return zdts[lo] ?? null;
+      }
       return this.rule.next(after, inclusive);
     } catch (e) {
       throw new SeriesError(`cannot expand the rule: ${(e as Error).message}`);
@@ -318,6 +340,27 @@ export class Series {
       throw new SeriesError(`cannot expand the rule: ${(e as Error).message}`);
     }
   }
+}
+
+const seriesCache = new Map<string, Series>();
+const SERIES_CACHE_SIZE = 128;
+
+/**
+ * A series for a stored, already validated rule, shared between requests: a Series never
+ * changes, and reusing it keeps the expansion of a COUNT-bounded rule from being redone on
+ * every completion. Least recently used entries are dropped beyond a small bound.
+ */
+export function seriesFor(parsed: ParsedRule, dtstart: string, timezone: string): Series {
+  const key = `${parsed.text}\u0000${dtstart}\u0000${timezone}`;
+  let s = seriesCache.get(key);
+  if (s) {
+    seriesCache.delete(key);
+  } else {
+    s = new Series(parsed, dtstart, timezone);
+    if (seriesCache.size >= SERIES_CACHE_SIZE) seriesCache.delete(seriesCache.keys().next().value!);
+  }
+  seriesCache.set(key, s);
+  return s;
 }
 
 /** `YYYYMMDD[THHMMSSZ]` → an RFC 3339 string Temporal reads. */

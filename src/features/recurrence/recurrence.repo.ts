@@ -86,3 +86,38 @@ export function deleteExceptionsExcept(db: Db, recurrenceId: string, keep: strin
     .query("DELETE FROM recurrence_exceptions WHERE recurrence_id = ? AND date NOT IN (SELECT value FROM json_each(?))")
     .run(recurrenceId, JSON.stringify(keep));
 }
+
+// ---- writes to the recurring task ----------------------------------------------------------
+// Addressed by primary key. (The tasks repo's many-id update, `id IN json_each(?) AND user_id = ?`,
+// lets the planner walk the user's index: every task of the user, per completion.) Each change
+// grows the task's version by one, like every task write.
+
+/** Moves the recurring task to its next occurrence, not completed. */
+export function moveTaskToOccurrence(db: Db, taskId: string, dueAt: string, now: string): void {
+  db.sqlite
+    .query("UPDATE tasks SET due_at = ?, completed = 0, completed_at = NULL, version = version + 1, updated_at = ? WHERE id = ?")
+    .run(dueAt, now, taskId);
+}
+
+/** Changes only the due_at (a skip, or undoing one). */
+export function setTaskDueAt(db: Db, taskId: string, dueAt: string, now: string): void {
+  db.sqlite.query("UPDATE tasks SET due_at = ?, version = version + 1, updated_at = ? WHERE id = ?").run(dueAt, now, taskId);
+}
+
+/** Completes the task itself (the series has ended); an earlier completed_at is kept. */
+export function completeTaskItself(db: Db, taskId: string, now: string): void {
+  db.sqlite
+    .query(
+      "UPDATE tasks SET completed = 1, completed_at = CASE WHEN completed = 1 AND completed_at IS NOT NULL THEN completed_at ELSE ? END, version = version + 1, updated_at = ? WHERE id = ?",
+    )
+    .run(now, now, taskId);
+}
+
+/** The live completed subtasks of a task back to not completed (only those change version). */
+export function resetCompletedSubtasks(db: Db, parentId: string, now: string): void {
+  db.sqlite
+    .query(
+      "UPDATE tasks SET completed = 0, completed_at = NULL, version = version + 1, updated_at = ? WHERE parent_id = ? AND completed = 1 AND deleted_at IS NULL",
+    )
+    .run(now, parentId);
+}

@@ -3,11 +3,12 @@ import { readTx, writeTx } from "../../core/db";
 import type { AuthUser } from "../../core/auth/principal";
 import { invalidReference, notFound, stateConflict, validationFailed } from "../../core/errors";
 import { newId } from "../../core/ids";
-import { findSubtasks, findTagsOfTasks, findTaskWithList, insertTask, replaceTags, updateTasks, type TaskWithList } from "../tasks/tasks.repo";
+import { findSubtasks, findTagsOfTasks, findTaskWithList, insertTask, replaceTags, type TaskWithList } from "../tasks/tasks.repo";
 import { presentTasks } from "../tasks/tasks.present";
 import type { Task } from "../tasks/tasks.schemas";
-import { checkedSeries, isDateOnly, nextAfterCompletion, parseRRule, Series, SeriesError, type Unit } from "./recurrence.engine";
+import { checkedSeries, isDateOnly, nextAfterCompletion, parseRRule, seriesFor, type Series, SeriesError, type Unit } from "./recurrence.engine";
 import {
+  completeTaskItself,
   deleteException,
   deleteExceptionsExcept,
   deleteRecurrence,
@@ -16,6 +17,9 @@ import {
   insertException,
   insertRecurrence,
   listExceptions,
+  moveTaskToOccurrence,
+  resetCompletedSubtasks,
+  setTaskDueAt,
   touchRecurrence,
   updateRecurrence,
   type RecurrenceRecord,
@@ -78,7 +82,7 @@ export class RecurrenceService {
   private seriesOf(rec: RecurrenceRecord): Series {
     const parsed = parseRRule(rec.rrule ?? "", isDateOnly(rec.dtstart ?? ""));
     if (!parsed.ok || rec.dtstart === null) throw stateConflict("the stored schedule is not usable; set a new rrule");
-    return new Series(parsed.rule, rec.dtstart, rec.timezone);
+    return seriesFor(parsed.rule, rec.dtstart, rec.timezone);
   }
 
   /** A checked series for a rule about to be stored, or 422 on `rrule`. */
@@ -219,7 +223,7 @@ export class RecurrenceService {
       }
 
       if (next === null) {
-        updateTasks(this.db, user.id, [task.id], { completed: true, completedAt: task.completed === 1 && task.completed_at ? task.completed_at : now }, now);
+        completeTaskItself(this.db, task.id, now);
         deleteRecurrence(this.db, rec.id);
         return { completed: this.presentTask(user.id, task.id), next: null };
       }
@@ -259,8 +263,8 @@ export class RecurrenceService {
         });
         replaceTags(this.db, [subCopy], tags.get(s.id) ?? []);
       }
-      updateTasks(this.db, user.id, [task.id], { dueAt: next, completed: false, completedAt: null }, now);
-      this.resetSubtasks(user.id, subtasks.filter((s) => s.completed === 1).map((s) => s.id), now);
+      moveTaskToOccurrence(this.db, task.id, next, now);
+      resetCompletedSubtasks(this.db, task.id, now);
       return { completed: this.presentTask(user.id, copyId), next: this.presentTask(user.id, task.id) };
     });
   }
@@ -288,8 +292,8 @@ export class RecurrenceService {
         exceptions.add(date);
         const next = this.expand(() => series.nextAfter(task.due_at!, exceptions));
         if (next === null) throw stateConflict("this is the last occurrence of the series; complete it or delete the recurrence instead");
-        updateTasks(this.db, user.id, [task.id], { dueAt: next }, now);
-        this.resetSubtasks(user.id, findSubtasks(this.db, [task.id], false).filter((s) => s.completed === 1).map((s) => s.id), now);
+        setTaskDueAt(this.db, task.id, next, now);
+        resetCompletedSubtasks(this.db, task.id, now);
       }
       touchRecurrence(this.db, rec.id, now);
       return this.view({ ...rec, updated_at: now });
@@ -314,7 +318,7 @@ export class RecurrenceService {
           if (on.length === 0 || series.compare(on[0]!, task.due_at!) >= 0) return null;
           return series.nextAfter(on[on.length - 1]!, exceptions) === task.due_at ? on[0]! : null;
         });
-        if (back !== null) updateTasks(this.db, user.id, [task.id], { dueAt: back }, now);
+        if (back !== null) setTaskDueAt(this.db, task.id, back, now);
       }
       touchRecurrence(this.db, rec.id, now);
       return this.view({ ...rec, updated_at: now });
@@ -322,10 +326,6 @@ export class RecurrenceService {
   }
 
   // ---- helpers -----------------------------------------------------------------------------
-
-  private resetSubtasks(userId: string, ids: string[], now: string): void {
-    if (ids.length) updateTasks(this.db, userId, ids, { completed: false, completedAt: null }, now);
-  }
 
   private presentTask(userId: string, taskId: string): Task {
     return presentTasks(this.db, [findTaskWithList(this.db, userId, taskId)!])[0]!;
