@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import pkg from "../../package.json" with { type: "json" };
@@ -262,6 +262,43 @@ describe("serve", () => {
     } finally {
       expect(await t.stop()).toBe(0);
     }
+  });
+});
+
+describe("the data directory is the only place written", () => {
+  test("serving, signing in and using the API writes nothing to the working directory, HOME or TMPDIR", async () => {
+    const root = tempRoot();
+    const cwd = join(root, "cwd");
+    const home = join(root, "home");
+    const tmp = join(root, "tmp");
+    const dataDir = join(root, "data");
+    for (const d of [cwd, home, tmp]) mkdirSync(d);
+    const proc = Bun.spawn(["bun", MAIN, "--data-dir", dataDir, "--port", "0", "--log-format", "json"], {
+      cwd,
+      env: cleanEnv({ ...FAST_ENV, HOME: home, TMPDIR: tmp, BUN_RUNTIME_TRANSPILER_CACHE_PATH: "0" }),
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader();
+    let out = "";
+    while (!/listening/.test(out)) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`exited early: ${out}`);
+      out += new TextDecoder().decode(value);
+    }
+    const base = /(http:\/\/[^\s"]+)/.exec(out.split("\n").find((l) => l.includes("listening"))!)![1]!;
+    const init = await fetch(base + "/api/v1/setup/initialize", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(OWNER) });
+    expect(init.status).toBe(201);
+    const { cookie, csrf } = cookiesFrom(init);
+    expect((await fetch(base + "/api/v1/me", { headers: { cookie } })).status).toBe(200);
+    expect((await fetch(base + "/api/v1/auth/logout", { method: "POST", headers: { cookie, "x-csrf-token": csrf } })).status).toBe(204);
+    expect((await fetch(base + "/api/v1/health/ready")).status).toBe(200);
+    proc.kill("SIGTERM");
+    expect(await proc.exited).toBe(0);
+    expect(readdirSync(cwd)).toEqual([]);
+    expect(readdirSync(home)).toEqual([]);
+    expect(readdirSync(tmp)).toEqual([]);
+    expect(readdirSync(dataDir).sort()).toEqual(expect.arrayContaining(["app.db", "secret.key"]));
   });
 });
 

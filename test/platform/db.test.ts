@@ -1,0 +1,60 @@
+import { afterAll, describe, expect, test } from "bun:test";
+import { sql } from "drizzle-orm";
+import { changes, readTx, writeTx } from "../../src/core/db";
+import { makeTestApp } from "../helpers/app";
+
+// core/db.ts: one transaction per use case; a failure leaves nothing half-done.
+
+const app = makeTestApp();
+afterAll(() => app.close());
+
+const insertUser = (id: string) =>
+  sql`INSERT INTO users (id, username, username_key, display_name, timezone, is_admin, password_hash, created_at, updated_at)
+      VALUES (${id}, ${id}, ${id}, ${id}, 'UTC', 0, 'h', 't', 't')`;
+const count = () => (app.db.sqlite.query("SELECT count(*) AS n FROM users").get() as { n: number }).n;
+
+describe("writeTx / readTx", () => {
+  test("commits what the callback did and returns its value", () => {
+    const before = count();
+    expect(writeTx(app.db, (tx) => (tx.run(insertUser("w1")), 42))).toBe(42);
+    expect(count()).toBe(before + 1);
+  });
+
+  test("a throw rolls back every statement of the callback", () => {
+    const before = count();
+    expect(() =>
+      writeTx(app.db, (tx) => {
+        tx.run(insertUser("w2"));
+        tx.run(insertUser("w3"));
+        throw new Error("rule broken");
+      }),
+    ).toThrow("rule broken");
+    expect(count()).toBe(before);
+  });
+
+  test("an async callback is refused and its synchronous part rolled back", () => {
+    const before = count();
+    expect(() =>
+      // The callback's type says synchronous; this is the mistake being guarded against.
+      writeTx(app.db, (async (tx: Parameters<Parameters<typeof writeTx>[1]>[0]) => {
+        tx.run(insertUser("w4"));
+      }) as unknown as Parameters<typeof writeTx>[1]),
+    ).toThrow(/synchronous/);
+    expect(count()).toBe(before);
+  });
+
+  test("changes() counts the rows a statement touched", () => {
+    writeTx(app.db, (tx) => {
+      tx.run(insertUser("c1"));
+      tx.run(insertUser("c2"));
+    });
+    const n = writeTx(app.db, (tx) => changes(tx.run(sql`UPDATE users SET display_name = 'x' WHERE id IN ('c1', 'c2')`)));
+    expect(n).toBe(2);
+    expect(writeTx(app.db, (tx) => changes(tx.run(sql`UPDATE users SET display_name = 'x' WHERE id = 'nobody'`)))).toBe(0);
+  });
+
+  test("readTx reads inside one transaction and refuses async callbacks", () => {
+    expect(readTx(app.db, (tx) => tx.all(sql`SELECT id FROM users WHERE id = 'w1'`))).toEqual([{ id: "w1" }]);
+    expect(() => readTx(app.db, (async () => 1) as unknown as Parameters<typeof readTx>[1])).toThrow(/synchronous/);
+  });
+});
