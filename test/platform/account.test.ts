@@ -150,6 +150,9 @@ describe("/users", () => {
       { username: "frank" },
       { username: "frank", password: "password-123", is_admin: true },
       { username: "fr ank", password: "password-123" },
+      { username: "owner\u200b", password: "password-123" },
+      { username: "\u202eowner", password: "password-123" },
+      { username: "own\u00a0er", password: "password-123" },
       { username: "frank", password: "password-123", timezone: "Nowhere/Land" },
     ]) {
       expectProblem(await admin.post("/api/v1/users", body), 422, "validation_failed");

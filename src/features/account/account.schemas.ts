@@ -10,7 +10,9 @@ export const Username = z
   .min(1, "username is required")
   .max(64, "at most 64 characters")
   .refine(noControl, "no control characters")
-  .refine((s) => !/\s/.test(s), "no spaces");
+  .refine((s) => !/\s/.test(s), "no spaces")
+  // Invisible characters (zero-width space, direction marks…) would let "owner\u200b" pose as "owner".
+  .refine((s) => !/[\p{C}\p{Z}]/u.test(s), "no invisible or unassigned characters");
 export const Password = z.string().min(8, "at least 8 characters").max(1024, "at most 1024 characters");
 export const DisplayName = z.string().trim().min(1).max(100).refine(noControl, "no control characters");
 export const TimeZone = z.string().refine(isTimeZone, "not a known IANA time zone").transform(canonicalTimeZone);
