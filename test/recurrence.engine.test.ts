@@ -9,6 +9,7 @@ import {
   isDateOnly,
   nextAfterCompletion,
   parseRRule,
+  seriesFor,
   type Series,
   type Unit,
 } from "../src/features/recurrence/recurrence.engine";
@@ -360,6 +361,16 @@ function trySeries(rule: string, dtstart: string, zone: string): Series | null {
   return c.ok ? c.series : null; // e.g. FREQ=YEARLY;BYMONTHDAY=31 from a date whose month has 30 days can still match; rare misses are skipped
 }
 
+test("seriesFor shares one immutable series per rule, start and zone", () => {
+  const p = parseRRule("FREQ=DAILY;COUNT=5", true);
+  if (!p.ok) throw new Error(p.message);
+  const a = seriesFor(p.rule, "2026-11-24", "UTC");
+  expect(seriesFor(p.rule, "2026-11-24", "UTC")).toBe(a);
+  expect(seriesFor(p.rule, "2026-11-25", "UTC")).not.toBe(a);
+  expect(walk(a, 10)).toEqual(["2026-11-24", "2026-11-25", "2026-11-26", "2026-11-27", "2026-11-28"]);
+  expect(walk(seriesFor(p.rule, "2026-11-24", "UTC"), 10)).toEqual(walk(a, 10));
+});
+
 describe("properties", () => {
   test("completing N times walks exactly the rule's expansion, strictly increasing", () => {
     fc.assert(
@@ -372,6 +383,12 @@ describe("properties", () => {
         expect(walked).toEqual(expanded);
         for (let i = 1; i < walked.length; i++) expect(s.compare(walked[i - 1]!, walked[i]!)).toBeLessThan(0);
         if (expanded.length < 30) expect(s.nextAfter(expanded[expanded.length - 1]!)).toBeNull();
+        // A COUNT-bounded series is listed once and searched: it must agree with the library's
+        // own next() on the same rule without COUNT, walked as far.
+        if (/COUNT=/.test(rule)) {
+          const unbounded = trySeries(rule.replace(/;COUNT=\d+/, ""), dtstart, start.zone)!;
+          expect(walk(unbounded, expanded.length)).toEqual(expanded);
+        }
       }),
       { numRuns: 150 },
     );
