@@ -145,6 +145,13 @@ describe("countdown CRUD", () => {
     expect((await c.get(`/api/v1/countdowns/${a.id}`)).status).toBe(404);
   });
 
+  test("CSRF on writes", async () => {
+    const c = await make(alice, { date: "2027-01-01" });
+    await rejected(() => alice.post("/api/v1/countdowns", { name: "x", date: "2027-01-01" }, { csrf: false }), 403, "csrf_failed");
+    await rejected(() => alice.post(`/api/v1/countdowns/${c.id}/pin`, undefined, { csrf: false }), 403, "csrf_failed");
+    await rejected(() => alice.delete(`/api/v1/countdowns/${c.id}`, { csrf: false }), 403, "csrf_failed");
+  });
+
   test("the database refuses a second pin even if the service were bypassed", async () => {
     const c = await signedInUser(app, alice, "dbpin");
     const a = await make(c, { date: "2027-03-01" });
@@ -249,10 +256,17 @@ describe("ordering and occurrences", () => {
     }
     // Monthly on lunar day 30: months with 29 days give day 29.
     const m = await make(c, { date: origin, repeat: "monthly", calendar: "lunar" });
-    // Today 2026-11-25 is in lunar 2026/10 (30 days) → day 30 of it, unless already past.
-    const l = Lunar.fromYmd(2026, 10, 30).getSolar().toYmd();
-    const expected = l >= "2026-11-25" ? l : Lunar.fromYmd(2026, 11, Math.min(30, 30)).getSolar().toYmd();
-    expect(m.next_date).toBe(expected);
+    // Today 2026-11-25 is in lunar 2026/10 (30 days): its day 30 is still ahead.
+    const t = Solar.fromYmd(2026, 11, 25).getLunar();
+    expect([t.getYear(), t.getMonth()]).toEqual([2026, 10]);
+    expect(m.next_date).toBe(solarOf(2026, 10, 30));
+    // From the first day of lunar 2026/12, which has 29 days, the next is its day 29.
+    clock.set(`${solarOf(2026, 12, 1)}T12:00:00.000Z`);
+    try {
+      expect((await c.get(`/api/v1/countdowns/${m.id}`)).body.next_date).toBe(solarOf(2026, 12, 29));
+    } finally {
+      clock.set("2026-11-25T10:00:00.000Z");
+    }
   });
 
   test("'today' follows the user's time zone (Auckland, Kiritimati near midnight UTC)", async () => {

@@ -147,6 +147,18 @@ describe("habit CRUD", () => {
     expect(app.db.sqlite.query("SELECT count(*) AS n FROM habit_pauses WHERE habit_id = ?").get(b.id)).toEqual({ n: 0 });
   });
 
+  test("CSRF on every kind of write; bad list query", async () => {
+    const h = await habit(alice, { start_date: "2026-11-01" });
+    await rejected(() => alice.post("/api/v1/habits", { name: "x" }, { csrf: false }), 403, "csrf_failed");
+    await rejected(() => alice.patch(`/api/v1/habits/${h.id}`, { name: "x" }, { csrf: false }), 403, "csrf_failed");
+    await rejected(() => alice.put(`/api/v1/habits/${h.id}/logs/2026-11-20`, { value: 1 }, { csrf: false }), 403, "csrf_failed");
+    await rejected(() => alice.post(`/api/v1/habits/${h.id}/pauses`, { start_date: "2026-11-20" }, { csrf: false }), 403, "csrf_failed");
+    await rejected(() => alice.delete(`/api/v1/habits/${h.id}`, { csrf: false }), 403, "csrf_failed");
+    const r = await alice.get("/api/v1/habits?archived=yes");
+    expect(r.status).toBe(422);
+    expect(r.body.code).toBe("validation_failed");
+  });
+
   test("reorder takes exactly the active habits", async () => {
     const c = await fresh("reorderer");
     const [a, b, d] = [await habit(c, { name: "a" }), await habit(c, { name: "b" }), await habit(c, { name: "d" })];

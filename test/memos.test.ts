@@ -69,6 +69,12 @@ describe("memos", () => {
     expect(stale.body.errors).toEqual([{ path: "version", message: "expected 2" }]);
     const p2 = await alice.patch(`/api/v1/memos/${m.id}`, { pinned: false, version: 2 });
     expect(p2.body).toMatchObject({ content: "edited", pinned: false, version: 3 });
+    // A patch with nothing to change checks the version and changes nothing.
+    const before = dump(app.db);
+    expect((await alice.patch(`/api/v1/memos/${m.id}`, { version: 3 })).body).toEqual(p2.body);
+    expect(dump(app.db)).toEqual(before);
+    await rejected(() => alice.patch(`/api/v1/memos/${m.id}`, { version: 2 }), 409, "version_conflict");
+    await rejected(() => alice.patch(`/api/v1/memos/${m.id}`, { content: "a".repeat(100_001), version: 3 }), 422, "validation_failed");
   });
 
   test("two writers with the same version: exactly one wins", async () => {

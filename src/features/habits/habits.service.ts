@@ -178,9 +178,9 @@ export class HabitsService {
   /** One log per habit and day; a day after the user's today is refused. */
   putLog(user: AuthUser, id: string, date: string, body: LogBody): HabitLogRow {
     const today = this.today(user);
-    if (date > today) throw validationFailed([{ path: "date", message: `must not be after today (${today})` }], "a log cannot be in the future");
     return writeTx(this.core.db, (tx) => {
       this.activeHabit(tx, user, id);
+      if (date > today) throw validationFailed([{ path: "date", message: `must not be after today (${today})` }], "a log cannot be in the future");
       const now = this.now();
       upsertLog(tx, { habitId: id, userId: user.id, date, value: body.value, note: body.note ?? null, createdAt: now, updatedAt: now });
       return { habitId: id, userId: user.id, date, value: body.value, note: body.note ?? null, createdAt: now, updatedAt: now };

@@ -56,6 +56,13 @@ export class MemosService {
   /** Atomic compare-and-set on version; a soft-deleted memo must be restored before editing (404). */
   update(userId: string, id: string, patch: MemoPatch): MemoRow {
     return writeTx(this.core.db, (tx) => {
+      if (patch.content === undefined && patch.pinned === undefined) {
+        // Nothing to change: the version is still checked, and stays.
+        const current = findMemo(tx, userId, id);
+        if (!current || current.deletedAt !== null) throw notFound("memo");
+        if (current.version !== patch.version) throw versionConflict("memo", current.version, patch.version);
+        return current;
+      }
       const set: { content?: string; pinned?: boolean; updatedAt: string } = { updatedAt: this.core.clock.now().toISOString() };
       if (patch.content !== undefined) set.content = patch.content;
       if (patch.pinned !== undefined) set.pinned = patch.pinned;
