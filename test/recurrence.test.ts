@@ -201,6 +201,20 @@ describe("create and read", () => {
     expect(app.db.sqlite.query("SELECT count(*) AS n FROM recurrences WHERE id = ?").get(myRec.id)).toEqual({ n: 0 });
   });
 
+  test("a recurrence whose task's list is archived is 404 until the list is restored", async () => {
+    const list = await owner.post(`${V}/lists`, { name: "Garden" });
+    expect(list.status).toBe(201);
+    const t = await task(owner, { list_id: list.body.id, due_at: "2026-11-30" });
+    const rec = await recur(owner, { task_id: t.id, kind: "rrule", rrule: "FREQ=DAILY" });
+    expect((await owner.delete(`${V}/lists/${list.body.id}`)).status).toBe(204);
+    expect((await owner.get(`${V}/recurrences/${rec.id}`)).status).toBe(404);
+    expect((await owner.get(`${V}/tasks/${t.id}/recurrence`)).status).toBe(404);
+    await refused(() => owner.post(`${V}/recurrences/${rec.id}/complete`), 404, "not_found");
+    await refused(() => owner.post(`${V}/recurrences`, { task_id: t.id, kind: "rrule", rrule: "FREQ=WEEKLY" }), 422, "invalid_reference");
+    expect((await owner.post(`${V}/lists/${list.body.id}/restore`)).status).toBe(200);
+    expect((await owner.get(`${V}/recurrences/${rec.id}`)).status).toBe(200);
+  });
+
   test("malformed ids and dates in the URL", async () => {
     expect((await owner.get(`${V}/recurrences/${"x".repeat(65)}`)).status).toBe(422);
     const t = await task(owner, { due_at: "2026-11-30" });
