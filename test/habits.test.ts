@@ -389,6 +389,22 @@ describe("weekly grid and stats", () => {
     });
   });
 
+  test("grid and stats queries walk indexes (no table scan, no sort)", () => {
+    const plan = (sql: string) =>
+      (app.db.sqlite.query(`EXPLAIN QUERY PLAN ${sql}`).all() as { detail: string }[]).map((r) => r.detail).join(" | ");
+    const week = plan(
+      "SELECT l.habit_id, l.date, l.value FROM habits h JOIN habit_logs l ON l.habit_id = h.id AND l.date BETWEEN '2026-11-16' AND '2026-11-29' WHERE h.user_id = 'u' AND h.archived_at IS NULL",
+    );
+    expect(week).toContain("habits_user_idx");
+    expect(week).toContain("habit_id=? AND date>? AND date<?");
+    const stats = plan("SELECT date, value FROM habit_logs WHERE habit_id = 'h' AND date <= '2026-11-25'");
+    expect(stats).toContain("habit_id=? AND date<?");
+    for (const p of [week, stats]) {
+      expect(p).not.toContain("SCAN");
+      expect(p).not.toContain("TEMP B-TREE");
+    }
+  });
+
   test("openapi documents every habit operation with its errors", async () => {
     const d = (await alice.get("/api/openapi.json")).body;
     const p = d.paths;
