@@ -36,6 +36,7 @@ export function buildOpenApiDocument(app: AnyElysia, version: string): Record<st
       } else if (bodyType) {
         op.requestBody = { required: true, content: { [bodyType]: { schema: { type: "string", format: "binary" } } } };
       }
+      addImpliedProblems(op, isPublic, WRITE.has(method), bodyType === undefined && op.requestBody !== undefined);
       op.security = isPublic ? [] : WRITE.has(method) ? [{ sessionCookie: [], csrfHeader: [] }] : [{ sessionCookie: [] }];
       op.operationId = operationId(method, path);
       (paths[path] ??= {})[method] = op;
@@ -61,6 +62,36 @@ export function buildOpenApiDocument(app: AnyElysia, version: string): Record<st
       },
     },
   };
+}
+
+/**
+ * Answers the platform gives whatever the route says: a validated parameter or body can be 422, a
+ * body sent to a write 400 (unparseable, wrong Content-Type) or 413 (over the limit), a
+ * cookie-authenticated write 403 csrf_failed. Added here so no route's `doc()` can forget them.
+ */
+function addImpliedProblems(op: Record<string, unknown>, isPublic: boolean, isWrite: boolean, jsonBody: boolean): void {
+  const responses = (op.responses ??= {}) as Record<string, { description?: string; content?: unknown; headers?: unknown }>;
+  const add = (status: number, code: string) => {
+    const r = responses[String(status)];
+    if (!r) {
+      responses[String(status)] = {
+        description: `Problem: \`${code}\``,
+        content: { "application/problem+json": { schema: { $ref: "#/components/schemas/Problem" } } },
+      };
+    } else if (!(r.description ?? "").includes(`\`${code}\``)) {
+      r.description = `${r.description ?? "Problem:"}, \`${code}\``;
+    }
+  };
+  const hasParams = Array.isArray(op.parameters) && op.parameters.length > 0;
+  if (hasParams || op.requestBody !== undefined) add(422, "validation_failed");
+  // The body parser reads whatever body a write sends, schema or not.
+  if (jsonBody || isWrite) {
+    add(400, "malformed_request");
+    add(413, "payload_too_large");
+  }
+  if (isWrite && !isPublic) add(403, "csrf_failed");
+  // Keep the answers in status order, as doc() writes them.
+  op.responses = Object.fromEntries(Object.entries(responses).sort(([a], [b]) => Number(a) - Number(b)));
 }
 
 /** Stable camelCase operation ids: `get /api/v1/tasks/{task_id}` → `getTasksByTaskId`. */

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import SwaggerParser from "@apidevtools/swagger-parser";
-import { makeTestApp, setupAdmin, type TestApp, type TestClient } from "../helpers/app";
+import { ADMIN, makeTestApp, setupAdmin, type TestApp, type TestClient } from "../helpers/app";
 import { expectProblem } from "../helpers/problem";
 
 // Contract §2: /api/docs and /api/openapi.json answer 401 without a session. The document must
@@ -20,6 +20,14 @@ beforeAll(async () => {
   docBody = r.body;
 });
 afterAll(() => app.close());
+
+async function signIn(): Promise<TestClient> {
+  const c = app.client({ ip: "10.77.0.1" });
+  const r = await c.post("/api/v1/auth/login", ADMIN);
+  expect(r.status).toBe(200);
+  return c;
+}
+const setupAdminAgain = signIn;
 
 const METHODS = ["get", "post", "put", "patch", "delete"];
 
@@ -123,6 +131,54 @@ describe("the OpenAPI document", () => {
         }
       }
     }
+  });
+
+  test("validated parameters and bodies document 422; every write 400 and 413 (any body sent is parsed)", () => {
+    for (const [path, ops] of Object.entries(docBody.paths as Record<string, Record<string, Record<string, unknown>>>)) {
+      for (const [method, op] of Object.entries(ops)) {
+        const responses = op.responses as Record<string, { description: string }>;
+        const where = `${method} ${path}`;
+        const hasParams = Array.isArray(op.parameters) && op.parameters.length > 0;
+        const rb = op.requestBody as { content: Record<string, unknown> } | undefined;
+        if (hasParams || rb) expect({ where, d: responses["422"]?.description.includes("`validation_failed`") }).toEqual({ where, d: true });
+        if (rb?.content["application/json"] || method !== "get") {
+          expect({ where, d: responses["400"]?.description.includes("`malformed_request`") }).toEqual({ where, d: true });
+          expect({ where, d: responses["413"]?.description.includes("`payload_too_large`") }).toEqual({ where, d: true });
+        }
+      }
+    }
+  });
+
+  test("every status the app gives to probing requests is one the document lists for that operation", async () => {
+    let c = await setupAdminAgain();
+    const undocumented: string[] = [];
+    const SKIP = /logout|sessions\/others|change-password/;
+    for (const [path, ops] of Object.entries(docBody.paths as Record<string, Record<string, { responses: Record<string, unknown> }>>)) {
+      for (const [method, op] of Object.entries(ops)) {
+        if (SKIP.test(path)) continue;
+        const variants = [
+          path.replace(/\{[^}]+\}/g, "x".repeat(300)),
+          path.replace(/\{[^}]+\}/g, "01900000-0000-7000-8000-000000000000"),
+          path.replace(/\{[^}]+\}/g, "2026-01-01") + "?bogus=1",
+          path.replace(/\{[^}]+\}/g, "01900000-0000-7000-8000-000000000000") + "?limit=0",
+        ];
+        for (const v of variants) {
+          const write = method !== "get";
+          let r = await c.request(method.toUpperCase(), v, write ? { json: { bogus_field: 1 } } : {});
+          if (r.status === 401 && !path.includes("login")) {
+            c = await signIn();
+            r = await c.request(method.toUpperCase(), v, write ? { json: { bogus_field: 1 } } : {});
+          }
+          if (write && r.status < 300) continue;
+          if (!(String(r.status) in op.responses)) undocumented.push(`${method} ${path} (${v.slice(0, 50)}) → ${r.status} ${r.body?.code}`);
+          if (write) {
+            const m = await c.request(method.toUpperCase(), v, { body: "{", headers: { "content-type": "application/json" } });
+            if (!(String(m.status) in op.responses)) undocumented.push(`${method} ${path} malformed → ${m.status} ${m.body?.code}`);
+          }
+        }
+      }
+    }
+    expect(undocumented).toEqual([]);
   });
 
   test("paginated operations document limit (1..100) and cursor", () => {
