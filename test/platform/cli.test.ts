@@ -198,6 +198,14 @@ describe("serve", () => {
     db.close();
   });
 
+  test("SIGINT stops it cleanly too (exit 0)", async () => {
+    const s = await Server.start(["--data-dir", join(tempRoot(), "d"), "--port", "0"], FAST_ENV);
+    expect((await s.fetch("/api/v1/health/live")).status).toBe(200);
+    s.proc.kill("SIGINT");
+    expect(await s.proc.exited).toBe(0);
+    expect(s.lines.some((l) => /stopped/.test(l))).toBe(true);
+  });
+
   test("APP_* variables configure it; flags win over variables", async () => {
     const root = tempRoot();
     const envDir = join(root, "from-env");

@@ -144,6 +144,25 @@ describe("problem+json on every error", () => {
     expect(produced()).toBeLessThan(2 * 1024 * 1024);
   });
 
+  test("413 over a real socket with Content-Length", async () => {
+    const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (req, srv) => app.handle.fetch(req, srv) });
+    try {
+      const cookie = [...admin.jar].map(([k, v]) => `${k}=${v}`).join("; ");
+      const body = JSON.stringify({ display_name: "a".repeat(10 * 1024 * 1024) });
+      const res = await fetch(`http://127.0.0.1:${server.port}/api/v1/me`, {
+        method: "PATCH",
+        body,
+        headers: { "content-type": "application/json", cookie, "x-csrf-token": admin.jar.get("app_csrf")! },
+      });
+      expect(res.status).toBe(413);
+      expect(res.headers.get("content-type")).toStartWith("application/problem+json");
+      expect(res.headers.get("x-request-id")).toBeTruthy();
+      expect(((await res.json()) as { code: string }).code).toBe("payload_too_large");
+    } finally {
+      server.stop(true);
+    }
+  });
+
   test("413 over a real socket: Bun.serve with the app's fetch, chunked upload", async () => {
     const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (req, srv) => app.handle.fetch(req, srv) });
     try {
