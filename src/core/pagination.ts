@@ -1,12 +1,12 @@
 import { z } from "zod";
 
+const LIMIT_MESSAGE = "limit must be an integer from 1 to 100";
+
 /** `limit` (1..100, default 50) and `cursor` query parameters of every cursor page. */
 export const pageQueryShape = {
-  limit: z.coerce
-    .number({ error: "limit must be an integer from 1 to 100" })
-    .int("limit must be an integer from 1 to 100")
-    .min(1, "limit must be an integer from 1 to 100")
-    .max(100, "limit must be an integer from 1 to 100")
+  // Decimal digits only: z.coerce would also take "1e1", "0x10", " 7" or "+5" as numbers.
+  limit: z
+    .preprocess((v) => (typeof v === "string" && /^[0-9]{1,4}$/.test(v) ? Number(v) : v), z.number({ error: LIMIT_MESSAGE }).int(LIMIT_MESSAGE).min(1, LIMIT_MESSAGE).max(100, LIMIT_MESSAGE))
     .default(50),
   cursor: z.string().min(1).max(2048).optional(),
 };

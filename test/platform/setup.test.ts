@@ -28,7 +28,7 @@ describe("setup", () => {
       // Signed in by setup.
       const me = await c.get("/api/v1/me");
       expect(me.status).toBe(200);
-      expect(me.body).toEqual(u);
+      expect(me.body).toMatchObject(u);
 
       expect((await app.client().get("/api/v1/setup/status")).body).toEqual({ initialized: true });
 
