@@ -39,6 +39,8 @@ import { CountdownsService } from "./features/countdowns/countdowns.service";
 import { countdownsRoutes } from "./features/countdowns/countdowns.routes";
 import { RecurrenceService } from "./features/recurrence/recurrence.service";
 import { recurrenceRoutes } from "./features/recurrence/recurrence.routes";
+import { AttachmentsService } from "./features/attachments/attachments.service";
+import { attachmentsRoutes } from "./features/attachments/attachments.routes";
 
 export interface AppOptions {
   db: Db;
@@ -58,6 +60,8 @@ export interface AppHandle {
   /** The task service and its purge hooks, for features built on tasks. */
   tasks: TasksService;
   taskPurgeHooks: TaskPurgeHooks;
+  /** Attachments (main.ts sweeps orphaned files at start-up). */
+  attachments: AttachmentsService;
 }
 
 // Request ids: a random per-process prefix and a counter; unique in the logs and cheap to make.
@@ -81,6 +85,7 @@ export function createApp(opts: AppOptions): AppHandle {
   // Features that own something of a task (recurrence, attachments) register purge hooks here.
   const taskPurgeHooks = new TaskPurgeHooks();
   const tasks = new TasksService(core, taskPurgeHooks);
+  const attachments = new AttachmentsService(core, taskPurgeHooks);
 
   const ensureContext = (request: Request): RequestContext => {
     let ctx = getContext(request);
@@ -124,6 +129,7 @@ export function createApp(opts: AppOptions): AppHandle {
     .use(tasksRoutes(tasks))
     .use(trashRoutes(tasks))
     .use(recurrenceRoutes(new RecurrenceService(core)))
+    .use(attachmentsRoutes(attachments))
     .use(docsRoutes(() => root, APP_VERSION))
     .use(webRoutes(new WebService()));
 
@@ -133,6 +139,7 @@ export function createApp(opts: AppOptions): AppHandle {
     account,
     tasks,
     taskPurgeHooks,
+    attachments,
     async fetch(request, server) {
       const url = request.url;
       const ctx = new RequestContext(shortId(), request, () => server?.requestIP(request)?.address ?? null, core.config.trustProxy);

@@ -20,6 +20,8 @@ export const Config = z.object({
   loginFreeFailures: z.coerce.number().int().min(1).default(5),
   // Grace period for in-flight requests on SIGTERM.
   shutdownGraceMs: z.coerce.number().int().min(0).default(10_000),
+  // Largest attachment accepted (bytes); counted while streaming, 413 past it.
+  attachmentMaxBytes: z.coerce.number().int().min(1).default(25 * 1024 * 1024),
 });
 export type Config = z.infer<typeof Config>;
 
@@ -35,6 +37,7 @@ const ENV: Record<keyof Config, string> = {
   argon2TimeCost: "APP_ARGON2_TIME_COST",
   loginFreeFailures: "APP_LOGIN_FREE_FAILURES",
   shutdownGraceMs: "APP_SHUTDOWN_GRACE_MS",
+  attachmentMaxBytes: "APP_ATTACHMENT_MAX_BYTES",
 };
 
 export const FLAGS: Record<string, keyof Config> = {

@@ -158,6 +158,11 @@ async function main(): Promise<number> {
 
   const { db, secret } = openStore(config);
   const handle = createApp({ db, config, secret, logger });
+  // Before serving: leftovers of uploads cut short by a crash, files without rows and rows without files.
+  const swept = handle.attachments.sweepOrphans();
+  if (swept.temporaryFiles || swept.filesWithoutRow || swept.rowsWithoutFile.length) {
+    logger.warn("attachment sweep", { temporary_files: swept.temporaryFiles, files_without_row: swept.filesWithoutRow, rows_without_file: swept.rowsWithoutFile });
+  }
   const server = Bun.serve({
     hostname: config.host,
     port: config.port,

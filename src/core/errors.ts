@@ -40,6 +40,7 @@ export type ErrorCode =
   | "state_conflict"
   | "payload_too_large"
   | "unsupported_media_type"
+  | "range_not_satisfiable"
   | "validation_failed"
   | "invalid_cursor"
   | "invalid_reference"

@@ -32,6 +32,7 @@ const STATUS_OF: Record<ErrorCode, number> = {
   state_conflict: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
+  range_not_satisfiable: 416,
   validation_failed: 422,
   invalid_cursor: 422,
   invalid_reference: 422,

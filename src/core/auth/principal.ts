@@ -6,6 +6,8 @@ export interface AuthUser {
   isAdmin: boolean;
   displayName: string;
   createdAt: string;
+  /** Bytes of the user's attachments, read with the session (GET /me reports it). */
+  attachmentBytes?: number;
 }
 
 /**

@@ -28,6 +28,7 @@ interface SessionLookupRow {
   is_admin: number;
   display_name: string;
   created_at: string;
+  attachment_bytes: number;
 }
 
 /** Sessions: only the SHA-256 of a token is stored; lookups are one indexed prepared statement. */
@@ -43,7 +44,8 @@ export class SessionStore {
     private readonly lifetimes: SessionLifetimes,
   ) {
     this.lookupStmt = db.sqlite.query<SessionLookupRow, [string]>(
-      `SELECT s.id AS session_id, s.last_seen_at, s.expires_at, u.id AS user_id, u.username, u.timezone, u.is_admin, u.display_name, u.created_at
+      `SELECT s.id AS session_id, s.last_seen_at, s.expires_at, u.id AS user_id, u.username, u.timezone, u.is_admin, u.display_name, u.created_at,
+              coalesce((SELECT bytes FROM attachment_usage WHERE user_id = u.id), 0) AS attachment_bytes
          FROM sessions s JOIN users u ON u.id = s.user_id
         WHERE s.token_hash = ? AND s.revoked_at IS NULL`,
     );
@@ -101,6 +103,7 @@ export class SessionStore {
         isAdmin: row.is_admin === 1,
         displayName: row.display_name,
         createdAt: row.created_at,
+        attachmentBytes: row.attachment_bytes,
       },
     };
   }

@@ -1,6 +1,6 @@
 import type { AuthUser } from "../../core/auth/principal";
 import type { UserRow } from "./account.repo";
-import type { User } from "./account.schemas";
+import type { Me, User } from "./account.schemas";
 
 export function presentUser(u: UserRow): User {
   return {
@@ -14,7 +14,7 @@ export function presentUser(u: UserRow): User {
 }
 
 /** GET /me answers from the session lookup's own join: one query per request. */
-export function presentAuthUser(u: AuthUser): User {
+export function presentAuthUser(u: AuthUser): Me {
   return {
     id: u.id,
     username: u.username,
@@ -22,5 +22,11 @@ export function presentAuthUser(u: AuthUser): User {
     timezone: u.timezone,
     is_admin: u.isAdmin,
     created_at: u.createdAt,
+    attachment_bytes: u.attachmentBytes ?? 0,
   };
+}
+
+/** PATCH /me: the updated row, with the storage total read with the session (a PATCH never changes it). */
+export function presentMe(u: UserRow, auth: AuthUser): Me {
+  return { ...presentUser(u), attachment_bytes: auth.attachmentBytes ?? 0 };
 }

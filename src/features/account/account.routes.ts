@@ -7,8 +7,8 @@ import { getContext } from "../../core/request-context";
 import { clearedCookies, csrfTokenFor, sessionCookies } from "../../core/auth/cookies";
 import type { IssuedSession } from "../../core/auth/session-store";
 import { AccountService } from "./account.service";
-import { ChangePasswordBody, LoginBody, MePatch, NewUser, SetupStatus, User, UserEnvelope, UserList } from "./account.schemas";
-import { presentAuthUser, presentUser } from "./account.present";
+import { ChangePasswordBody, LoginBody, Me, MePatch, NewUser, SetupStatus, User, UserEnvelope, UserList } from "./account.schemas";
+import { presentAuthUser, presentMe, presentUser } from "./account.present";
 
 const cookieHeader = { "Set-Cookie": { description: "app_session (HttpOnly) and app_csrf cookies" } };
 
@@ -89,14 +89,14 @@ export function accountRoutes(core: Core, account: AccountService) {
       },
     )
     .get("/me", ({ request }) => presentAuthUser(principalOf(request).user), {
-      detail: doc({ summary: "The current user", tags: ["account"], ok: { status: 200, schema: User } }),
+      detail: doc({ summary: "The current user (with `attachment_bytes`, the storage its attachments take)", tags: ["account"], ok: { status: 200, schema: Me } }),
     })
-    .patch("/me", ({ body, request }) => presentUser(account.updateMe(principalOf(request), body)), {
+    .patch("/me", ({ body, request }) => presentMe(account.updateMe(principalOf(request), body), principalOf(request).user), {
       body: MePatch,
       detail: doc({
         summary: "Update display name or time zone",
         tags: ["account"],
-        ok: { status: 200, schema: User },
+        ok: { status: 200, schema: Me },
         errors: ["validation_failed", "csrf_failed", "malformed_request", "payload_too_large"],
       }),
     })

@@ -48,6 +48,10 @@ export const User = z
   .meta({ id: "User" });
 export type User = z.infer<typeof User>;
 
+/** GET /me: the user plus the storage its attachments take. */
+export const Me = User.extend({ attachment_bytes: z.number().int().describe("bytes of the user's attachments") }).meta({ id: "Me" });
+export type Me = z.infer<typeof Me>;
+
 export const UserEnvelope = z.object({ user: User });
 export const SetupStatus = z.object({ initialized: z.boolean() });
 export const UserList = z.object({ items: z.array(User) });

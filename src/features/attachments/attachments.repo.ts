@@ -1,0 +1,73 @@
+import { sqliteOf, type Tx } from "../../core/db";
+
+// Prepared statements on the connection behind `tx` (cached by bun:sqlite per SQL string); inside
+// a transaction they see its writes.
+
+/** An attachment row as the presenter reads it (snake_case, straight from SQLite). */
+export interface AttachmentRecord {
+  id: string;
+  user_id: string;
+  task_id: string;
+  filename: string;
+  content_type: string;
+  size: number;
+  sha256: string;
+  created_at: string;
+}
+
+const COLS = "a.id, a.user_id, a.task_id, a.filename, a.content_type, a.size, a.sha256, a.created_at";
+
+/**
+ * The user's attachment whose task is visible (live, in an active list): another user's, one of
+ * a task in the trash or of an archived list is absent, like a missing one.
+ */
+export function findVisibleAttachment(tx: Tx, userId: string, id: string): AttachmentRecord | null {
+  return sqliteOf(tx)
+    .query<AttachmentRecord, [string, string]>(
+      `SELECT ${COLS} FROM attachments a JOIN tasks t ON t.id = a.task_id JOIN lists l ON l.id = t.list_id
+        WHERE a.id = ? AND a.user_id = ? AND t.deleted_at IS NULL AND l.deleted_at IS NULL`,
+    )
+    .get(id, userId);
+}
+
+/** A task's attachments, oldest first. */
+export function listOfTask(tx: Tx, taskId: string): AttachmentRecord[] {
+  return sqliteOf(tx)
+    .query<AttachmentRecord, [string]>(`SELECT ${COLS} FROM attachments a WHERE a.task_id = ? ORDER BY a.created_at, a.id`)
+    .all(taskId);
+}
+
+export function insertAttachment(tx: Tx, r: AttachmentRecord): void {
+  sqliteOf(tx)
+    .query(
+      `INSERT INTO attachments (id, user_id, task_id, filename, content_type, size, sha256, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+    )
+    .run(r.id, r.user_id, r.task_id, r.filename, r.content_type, r.size, r.sha256, r.created_at);
+}
+
+export function deleteAttachment(tx: Tx, userId: string, id: string): boolean {
+  return sqliteOf(tx).query("DELETE FROM attachments WHERE id = ? AND user_id = ?").run(id, userId).changes > 0;
+}
+
+/** Ids of the attachments of the given tasks (the user's). */
+export function idsOfTasks(tx: Tx, userId: string, taskIds: string[]): string[] {
+  return sqliteOf(tx)
+    .query<{ id: string }, [string, string]>(
+      "SELECT id FROM attachments WHERE user_id = ? AND task_id IN (SELECT value FROM json_each(?))",
+    )
+    .all(userId, JSON.stringify(taskIds))
+    .map((r) => r.id);
+}
+
+/** Every attachment id (start-up sweep). */
+export function allIds(tx: Tx): string[] {
+  return sqliteOf(tx)
+    .query<{ id: string }, []>("SELECT id FROM attachments")
+    .all()
+    .map((r) => r.id);
+}
+
+export function deleteByIds(tx: Tx, ids: string[]): number {
+  if (ids.length === 0) return 0;
+  return sqliteOf(tx).query("DELETE FROM attachments WHERE id IN (SELECT value FROM json_each(?))").run(JSON.stringify(ids)).changes;
+}

@@ -1,0 +1,98 @@
+import { Elysia } from "elysia";
+import { doc } from "../../core/openapi";
+import { principalOf } from "../../core/http";
+import { MULTIPART_OVERHEAD, type AttachmentsService } from "./attachments.service";
+import { Attachment, AttachmentBytes, AttachmentList, AttachmentParams, TaskAttachmentsParams } from "./attachments.schemas";
+import { presentAttachment, presentDownload } from "./attachments.present";
+import { MultipartReader, boundaryOf } from "./attachments.multipart";
+
+const downloadHeaders = {
+  ETag: { description: 'strong entity tag: `"<sha256 hex>"`' },
+  "Content-Disposition": { description: "`attachment; filename*=UTF-8''…` (percent-encoded UTF-8 file name)" },
+  "Content-Length": { description: "bytes in this answer" },
+  "X-Content-Type-Options": { description: "nosniff" },
+  "Cross-Origin-Resource-Policy": { description: "same-origin" },
+  "Accept-Ranges": { description: "bytes" },
+};
+
+/** The download's extra answers (206, 304), which the one-success `doc()` cannot express. */
+function withDownloadAnswers(d: Record<string, unknown>): Record<string, unknown> {
+  const responses = d.responses as Record<string, unknown>;
+  return {
+    ...d,
+    responses: {
+      ...responses,
+      "206": {
+        description: "One byte range (`Range: bytes=…`; also `Content-Range`)",
+        headers: { ...downloadHeaders, "Content-Range": { description: "`bytes first-last/size`" } },
+        content: { "application/octet-stream": { schema: { type: "string", format: "binary" } } },
+      },
+      "304": { description: "Not modified (`If-None-Match` names the ETag)", headers: { ETag: downloadHeaders.ETag } },
+    },
+  };
+}
+
+export function attachmentsRoutes(service: AttachmentsService) {
+  return new Elysia({ name: "attachments", prefix: "/api/v1" })
+    .get("/tasks/:task_id/attachments", ({ params, request }) => ({ items: service.list(principalOf(request).user.id, params.task_id).map(presentAttachment) }), {
+      params: TaskAttachmentsParams,
+      detail: doc({
+        summary: "A task's attachments, oldest first",
+        tags: ["attachments"],
+        ok: { status: 200, schema: AttachmentList },
+        errors: ["not_found"],
+      }),
+    })
+    .post(
+      "/tasks/:task_id/attachments",
+      async ({ params, request, set }) => {
+        const body = new MultipartReader(
+          request.body ?? new ReadableStream(),
+          boundaryOf(request.headers.get("content-type")),
+          service.maxBytes + MULTIPART_OVERHEAD,
+          service.maxBytes,
+          request.headers.has("content-length") ? Number(request.headers.get("content-length")) : null,
+        );
+        const a = presentAttachment(await service.upload(principalOf(request).user.id, params.task_id, body));
+        set.status = 201;
+        set.headers["location"] = `/api/v1/attachments/${a.id}`;
+        return a;
+      },
+      {
+        params: TaskAttachmentsParams,
+        detail: doc({
+          summary: "Upload a file to a task (multipart/form-data, field `file`)",
+          description:
+            "The body is streamed to disk and hashed on the way, never held in memory. Limit: 25 MiB by default (`APP_ATTACHMENT_MAX_BYTES`), `413` as soon as it is passed. The type is decided from the content: images (png, jpeg, gif, webp), pdf, UTF-8 text (plain, markdown, csv), zip, office documents; anything else, and text that looks like HTML, SVG or XML whatever its declared type, is `415`. An empty file is `422`. `507 storage_full` when the server's disk is full (nothing is stored).",
+          tags: ["attachments"],
+          bodyContentType: "multipart/form-data",
+          ok: { status: 201, schema: Attachment, headers: { Location: { description: "URL of the file" } } },
+          errors: ["not_found", "malformed_request", "payload_too_large", "unsupported_media_type", "validation_failed", "csrf_failed", "storage_full"],
+        }),
+      },
+    )
+    .get("/attachments/:attachment_id", ({ params, request }) => presentDownload(service.get(principalOf(request).user.id, params.attachment_id), request.headers), {
+      params: AttachmentParams,
+      detail: withDownloadAnswers(
+        doc({
+          summary: "Download an attachment's bytes",
+          description:
+            "Answers with the stored Content-Type and the headers below. `If-None-Match` with the ETag answers `304`; `Range: bytes=first-last` (one range; `If-Range` honoured) answers `206`, a range starting past the end `416`.",
+          tags: ["attachments"],
+          ok: { status: 200, schema: AttachmentBytes, contentType: "application/octet-stream", headers: downloadHeaders },
+          errors: ["not_found", "range_not_satisfiable"],
+        }),
+      ),
+    })
+    .delete(
+      "/attachments/:attachment_id",
+      ({ params, request, set }) => {
+        service.remove(principalOf(request).user.id, params.attachment_id);
+        set.status = 204;
+      },
+      {
+        params: AttachmentParams,
+        detail: doc({ summary: "Delete an attachment (and its file)", tags: ["attachments"], ok: { status: 204 }, errors: ["not_found", "csrf_failed"] }),
+      },
+    );
+}

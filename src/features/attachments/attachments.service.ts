@@ -1,0 +1,221 @@
+import type { Core } from "../../core/core";
+import { readTx, writeTx, type Tx } from "../../core/db";
+import { AppError, notFound, payloadTooLarge, validationFailed } from "../../core/errors";
+import { newId } from "../../core/ids";
+import { findTaskWithList } from "../tasks/tasks.repo";
+import type { TaskPurgeHooks } from "../tasks/tasks.purge-hooks";
+import {
+  allIds,
+  deleteAttachment,
+  deleteByIds,
+  findVisibleAttachment,
+  idsOfTasks,
+  insertAttachment,
+  listOfTask,
+  type AttachmentRecord,
+} from "./attachments.repo";
+import type { MultipartReader } from "./attachments.multipart";
+import { cleanFilename } from "./attachments.names";
+import { AttachmentStorage, type TempFile } from "./attachments.storage";
+import { SNIFF_BYTES, decideType, hasBinaryControls, type TypeDecision } from "./attachments.types";
+
+type Accepted = Extract<TypeDecision, { ok: true }>;
+
+/** Bytes of multipart framing (boundaries, part headers, small extra fields) allowed beyond the file limit. */
+export const MULTIPART_OVERHEAD = 64 * 1024;
+
+/** What a download needs: the row and where its bytes are. */
+export interface StoredAttachment {
+  record: AttachmentRecord;
+  path: string;
+}
+
+export interface SweepResult {
+  temporaryFiles: number;
+  filesWithoutRow: number;
+  rowsWithoutFile: string[];
+}
+
+const unsupported = (detail: string) => new AppError("unsupported_media_type", 415, "Unsupported media type", detail, [{ path: "file", message: detail }]);
+
+/** Attachments: upload (streamed), list, download, delete; files follow their rows. No HTTP here. */
+export class AttachmentsService {
+  readonly storage: AttachmentStorage;
+
+  constructor(
+    private readonly core: Core,
+    purgeHooks: TaskPurgeHooks,
+  ) {
+    this.storage = new AttachmentStorage(core.dataDir);
+    // Purging tasks (trash, list purge) removes their rows by FK cascade; the files go after the commit.
+    purgeHooks.register((tx, userId, taskIds) => {
+      const ids = idsOfTasks(tx, userId, taskIds);
+      if (ids.length === 0) return;
+      return () => {
+        for (const id of ids) this.storage.remove(id);
+      };
+    });
+  }
+
+  get maxBytes(): number {
+    return this.core.config.attachmentMaxBytes;
+  }
+
+  /** The task named in the URL: the user's, live, in an active list; 404 otherwise. */
+  private requireVisibleTask(tx: Tx, userId: string, taskId: string): void {
+    void tx; // the task repo reads through the shared connection, which is the transaction's
+    const t = findTaskWithList(this.core.db, userId, taskId);
+    if (!t || t.deleted_at !== null || t.list_deleted_at !== null) throw notFound("task");
+  }
+
+  list(userId: string, taskId: string): AttachmentRecord[] {
+    return readTx(this.core.db, (tx) => {
+      this.requireVisibleTask(tx, userId, taskId);
+      return listOfTask(tx, taskId);
+    });
+  }
+
+  get(userId: string, id: string): StoredAttachment {
+    const record = findVisibleAttachment(this.core.db.orm, userId, id);
+    if (!record) throw notFound("attachment");
+    return { record, path: this.storage.pathOf(record.id) };
+  }
+
+  /** Deletes the row, then (after the commit) the file. */
+  remove(userId: string, id: string): void {
+    writeTx(this.core.db, (tx) => {
+      if (!findVisibleAttachment(tx, userId, id)) throw notFound("attachment");
+      deleteAttachment(tx, userId, id);
+    });
+    try {
+      this.storage.remove(id);
+    } catch (e) {
+      // The row is gone; the start-up sweep removes the file if this failed.
+      this.core.logger.warn("attachment file removal failed", { attachment_id: id, error: (e as Error).message });
+    }
+  }
+
+  /**
+   * Streams the `file` part to a temporary file (counted, hashed, type-checked on the way), then
+   * inserts the row and renames the file into place in one transaction. Whatever fails, the
+   * temporary file is removed; the row exists only if the file is in place.
+   */
+  async upload(userId: string, taskId: string, body: MultipartReader): Promise<AttachmentRecord> {
+    let temp: TempFile | null = null;
+    try {
+      readTx(this.core.db, (tx) => this.requireVisibleTask(tx, userId, taskId));
+      let part = await body.nextPart();
+      while (part && part.field !== "file") part = await body.nextPart();
+      if (!part) throw validationFailed([{ path: "file", message: "a multipart field `file` is required" }], "no file in the upload");
+      const filename = cleanFilename(part.filename);
+      const max = this.maxBytes;
+      temp = this.storage.createTemp();
+      const hasher = new Bun.CryptoHasher("sha256");
+      let size = 0;
+      let decision: Accepted | null = null;
+      let head: Uint8Array[] = [];
+      let headBytes = 0;
+      const utf8 = new TextDecoder("utf-8", { fatal: true });
+      const out = temp;
+      const store = (chunk: Uint8Array, d: Accepted) => {
+        if (d.text) {
+          let text: string;
+          try {
+            text = utf8.decode(chunk, { stream: true });
+          } catch {
+            throw unsupported("the file is neither valid UTF-8 text nor another allowed type");
+          }
+          if (hasBinaryControls(text)) throw unsupported("the file is neither text nor another allowed type");
+        }
+        out.write(chunk);
+      };
+      const decide = (): Accepted => {
+        const d = decideType(Buffer.concat(head), part!.contentType, filename);
+        if (!d.ok) throw unsupported(d.reason);
+        for (const h of head) store(h, d);
+        head = [];
+        return d;
+      };
+      for await (const chunk of body.partData()) {
+        size += chunk.byteLength;
+        if (size > max) throw payloadTooLarge(max);
+        hasher.update(chunk);
+        if (decision) {
+          store(chunk, decision);
+        } else {
+          head.push(chunk);
+          headBytes += chunk.byteLength;
+          if (headBytes >= SNIFF_BYTES) decision = decide();
+        }
+      }
+      if (size === 0) throw validationFailed([{ path: "file", message: "the file is empty" }], "the file is empty");
+      const d = decision ?? decide();
+      if (d.text) {
+        try {
+          utf8.decode();
+        } catch {
+          throw unsupported("the file is neither valid UTF-8 text nor another allowed type");
+        }
+      }
+      // The body must end with its closing boundary (a cut-off upload is not stored); other
+      // fields are read and ignored.
+      while (await body.nextPart()) {
+        for await (const _ of body.partData()) {
+          // ignored field
+        }
+      }
+      temp.finish();
+      const record: AttachmentRecord = {
+        id: newId(),
+        user_id: userId,
+        task_id: taskId,
+        filename,
+        content_type: d.contentType,
+        size,
+        sha256: hasher.digest("hex"),
+        created_at: this.core.clock.now().toISOString(),
+      };
+      const file = temp;
+      try {
+        writeTx(this.core.db, (tx) => {
+          // Checked again under the write lock: the task may have been purged during the upload.
+          this.requireVisibleTask(tx, userId, taskId);
+          insertAttachment(tx, record);
+          this.storage.commit(file, record.id);
+        });
+      } catch (e) {
+        if (file.renamed) this.storage.remove(record.id);
+        throw e;
+      }
+      this.storage.syncDir();
+      return record;
+    } catch (e) {
+      await body.cancel();
+      throw e;
+    } finally {
+      temp?.discard();
+    }
+  }
+
+  /**
+   * Start-up: temporary files of interrupted uploads, files without a row (a crash between the
+   * rename and the commit, or a delete whose file removal failed) and rows without a file (lost
+   * bytes: the row is removed so it never answers a broken download). No upload is in flight.
+   */
+  sweepOrphans(): SweepResult {
+    const temporaryFiles = this.storage.clearTemp();
+    const ids = new Set(allIds(this.core.db.orm));
+    const present = new Set<string>();
+    let filesWithoutRow = 0;
+    for (const name of this.storage.storedNames()) {
+      if (ids.has(name) && this.storage.exists(name)) present.add(name);
+      else {
+        this.storage.removeName(name);
+        filesWithoutRow++;
+      }
+    }
+    const rowsWithoutFile = [...ids].filter((id) => !present.has(id));
+    if (rowsWithoutFile.length) writeTx(this.core.db, (tx) => deleteByIds(tx, rowsWithoutFile));
+    return { temporaryFiles, filesWithoutRow, rowsWithoutFile };
+  }
+}
