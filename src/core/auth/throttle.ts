@@ -2,7 +2,7 @@ import type { Clock } from "../time";
 
 interface Entry {
   failures: number;
-  firstAt: number;
+  lastAt: number;
   blockedUntil: number;
 }
 
@@ -15,7 +15,11 @@ interface Entry {
 export class LoginThrottle {
   private readonly byIp = new Map<string, Entry>();
   private readonly byUser = new Map<string, Entry>();
-  private static readonly WINDOW_MS = 15 * 60_000;
+  // A count is forgotten after this long without a failure (measured from the last failure, so a
+  // patient attacker who keeps trying never gets the free attempts back). Longer than the largest
+  // wait, or simply waiting out the wait would reset the count.
+  private static readonly USER_QUIET_MS = 15 * 60_000;
+  private static readonly IP_QUIET_MS = 60 * 60_000;
   private static readonly USER_MAX_WAIT_MS = 60_000;
   private static readonly IP_MAX_WAIT_MS = 15 * 60_000;
 
@@ -39,8 +43,8 @@ export class LoginThrottle {
 
   recordFailure(ip: string, usernameKey: string): void {
     const now = this.clock.now().getTime();
-    this.bump(this.byIp, ip, now, this.ipFreeFailures, LoginThrottle.IP_MAX_WAIT_MS);
-    this.bump(this.byUser, usernameKey, now, this.freeFailures, LoginThrottle.USER_MAX_WAIT_MS);
+    this.bump(this.byIp, ip, now, this.ipFreeFailures, LoginThrottle.IP_MAX_WAIT_MS, LoginThrottle.IP_QUIET_MS);
+    this.bump(this.byUser, usernameKey, now, this.freeFailures, LoginThrottle.USER_MAX_WAIT_MS, LoginThrottle.USER_QUIET_MS);
     this.prune(now);
   }
 
@@ -52,13 +56,14 @@ export class LoginThrottle {
     this.byUser.delete(usernameKey);
   }
 
-  private bump(map: Map<string, Entry>, key: string, now: number, free: number, maxWait: number): void {
+  private bump(map: Map<string, Entry>, key: string, now: number, free: number, maxWait: number, quiet: number): void {
     let e = map.get(key);
-    if (!e || now - e.firstAt > LoginThrottle.WINDOW_MS) {
-      e = { failures: 0, firstAt: now, blockedUntil: 0 };
+    if (!e || now - e.lastAt > quiet) {
+      e = { failures: 0, lastAt: now, blockedUntil: 0 };
       map.set(key, e);
     }
     e.failures++;
+    e.lastAt = now;
     if (e.failures >= free) {
       const wait = Math.min(maxWait, 1000 * 2 ** (e.failures - free));
       e.blockedUntil = now + wait;
@@ -67,9 +72,12 @@ export class LoginThrottle {
 
   // Bounded memory under a storm of random usernames/addresses.
   private prune(now: number): void {
-    for (const map of [this.byIp, this.byUser]) {
+    for (const [map, quiet] of [
+      [this.byIp, LoginThrottle.IP_QUIET_MS],
+      [this.byUser, LoginThrottle.USER_QUIET_MS],
+    ] as const) {
       if (map.size < 10_000) continue;
-      for (const [k, e] of map) if (now - e.firstAt > LoginThrottle.WINDOW_MS && e.blockedUntil < now) map.delete(k);
+      for (const [k, e] of map) if (now - e.lastAt > quiet && e.blockedUntil < now) map.delete(k);
       if (map.size >= 10_000) {
         const drop = map.size - 5_000;
         let i = 0;
