@@ -141,7 +141,12 @@ export class MultipartReader {
         // skipping the rest of the current part
       }
     }
-    if (this.finished) return null;
+    if (this.finished) {
+      // The epilogue is read to the end of the body: an upload counts only once its request is
+      // complete (a client that declared more and hung up stored nothing).
+      while (await this.pull()) this.buf = Buffer.alloc(0);
+      return null;
+    }
     for (;;) {
       const end = this.buf.indexOf(HEADER_END);
       const lineEnd = this.buf.indexOf(CRLF);
