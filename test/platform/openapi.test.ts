@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import SwaggerParser from "@apidevtools/swagger-parser";
 import { ADMIN, makeTestApp, setupAdmin, type TestApp, type TestClient } from "../helpers/app";
-import { expectProblem } from "../helpers/problem";
+import { expectNoInternals, expectProblem } from "../helpers/problem";
 
 // Contract §2: /api/docs and /api/openapi.json answer 401 without a session. The document must
 // describe every operation the app serves under /api/v1, with its problem+json error answers.
@@ -170,6 +170,10 @@ describe("the OpenAPI document", () => {
             r = await c.request(method.toUpperCase(), v, write ? { json: { bogus_field: 1 } } : {});
           }
           if (write && r.status < 300) continue;
+          if (r.status >= 400) {
+            expect(r.headers.get("content-type")).toStartWith("application/problem+json");
+            expectNoInternals(r.text);
+          }
           if (!(String(r.status) in op.responses)) undocumented.push(`${method} ${path} (${v.slice(0, 50)}) → ${r.status} ${r.body?.code}`);
           if (write) {
             const m = await c.request(method.toUpperCase(), v, { body: "{", headers: { "content-type": "application/json" } });
