@@ -198,6 +198,24 @@ describe("serve", () => {
     db.close();
   });
 
+  test("an existing data directory is tightened to 0700; APP_TRUST_PROXY=true is read from the environment", async () => {
+    const dataDir = join(tempRoot(), "d");
+    mkdirSync(dataDir, { mode: 0o755 });
+    const s = await Server.start(["--data-dir", dataDir, "--port", "0"], { ...FAST_ENV, APP_TRUST_PROXY: "true" });
+    try {
+      expect(statSync(dataDir).mode & 0o777).toBe(0o700);
+      const r = await s.fetch("/api/v1/setup/initialize", {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-forwarded-proto": "https" },
+        body: JSON.stringify(OWNER),
+      });
+      expect(r.status).toBe(201);
+      for (const c of r.headers.getSetCookie()) expect(c).toContain("Secure");
+    } finally {
+      expect(await s.stop()).toBe(0);
+    }
+  });
+
   test("SIGINT stops it cleanly too (exit 0)", async () => {
     const s = await Server.start(["--data-dir", join(tempRoot(), "d"), "--port", "0"], FAST_ENV);
     expect((await s.fetch("/api/v1/health/live")).status).toBe(200);
