@@ -32,7 +32,7 @@ function cleanEnv(extra: Record<string, string> = {}): Record<string, string> {
 
 /** Runs the program to completion. */
 async function run(args: string[], o: { env?: Record<string, string>; stdin?: string; cwd?: string } = {}) {
-  const p = Bun.spawn(["bun", MAIN, ...args], {
+  const p = Bun.spawn([process.execPath, MAIN, ...args], {
     env: cleanEnv(o.env),
     cwd: o.cwd,
     stdin: o.stdin !== undefined ? new Blob([o.stdin]) : "ignore",
@@ -52,7 +52,7 @@ class Server {
   private constructor(readonly proc: ReturnType<typeof Bun.spawn>) {}
 
   static async start(args: string[], env: Record<string, string> = {}): Promise<Server> {
-    const proc = Bun.spawn(["bun", MAIN, ...args], { env: cleanEnv(env), stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+    const proc = Bun.spawn([process.execPath, MAIN, ...args], { env: cleanEnv(env), stdin: "ignore", stdout: "pipe", stderr: "pipe" });
     const s = new Server(proc);
     void s.pump(proc.stdout as ReadableStream<Uint8Array>);
     void new Response(proc.stderr as ReadableStream<Uint8Array>).text().then((t) => (s.stderrText = t));
@@ -299,7 +299,7 @@ describe("the data directory is the only place written", () => {
     const tmp = join(root, "tmp");
     const dataDir = join(root, "data");
     for (const d of [cwd, home, tmp]) mkdirSync(d);
-    const proc = Bun.spawn(["bun", MAIN, "--data-dir", dataDir, "--port", "0", "--log-format", "json"], {
+    const proc = Bun.spawn([process.execPath, MAIN, "--data-dir", dataDir, "--port", "0", "--log-format", "json"], {
       cwd,
       env: cleanEnv({ ...FAST_ENV, HOME: home, TMPDIR: tmp, BUN_RUNTIME_TRANSPILER_CACHE_PATH: "0" }),
       stdout: "pipe",
@@ -591,7 +591,7 @@ describe("request log", () => {
     const probe = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
     const port = probe.port;
     probe.stop(true);
-    const proc = Bun.spawn(["bun", MAIN, "--data-dir", join(root, "d"), "--port", String(port), "--log-format", "off"], {
+    const proc = Bun.spawn([process.execPath, MAIN, "--data-dir", join(root, "d"), "--port", String(port), "--log-format", "off"], {
       env: cleanEnv(FAST_ENV),
       stdout: "pipe",
       stderr: "pipe",
