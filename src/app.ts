@@ -41,6 +41,8 @@ import { RecurrenceService } from "./features/recurrence/recurrence.service";
 import { recurrenceRoutes } from "./features/recurrence/recurrence.routes";
 import { AttachmentsService } from "./features/attachments/attachments.service";
 import { attachmentsRoutes } from "./features/attachments/attachments.routes";
+import { BackupService } from "./features/backup/backup.service";
+import { backupRoutes } from "./features/backup/backup.routes";
 
 export interface AppOptions {
   db: Db;
@@ -85,6 +87,9 @@ export function createApp(opts: AppOptions): AppHandle {
   // Features that own something of a task (recurrence, attachments) register purge hooks here.
   const taskPurgeHooks = new TaskPurgeHooks();
   const tasks = new TasksService(core, taskPurgeHooks);
+  // Before anything touches attachment files: finish or undo restores a crash interrupted.
+  const backup = new BackupService(core);
+  backup.reconcileAtStartup();
   const attachments = new AttachmentsService(core, taskPurgeHooks);
 
   const ensureContext = (request: Request): RequestContext => {
@@ -130,6 +135,7 @@ export function createApp(opts: AppOptions): AppHandle {
     .use(trashRoutes(tasks))
     .use(recurrenceRoutes(new RecurrenceService(core)))
     .use(attachmentsRoutes(attachments))
+    .use(backupRoutes(backup))
     .use(docsRoutes(() => root, APP_VERSION))
     .use(webRoutes(new WebService()));
 

@@ -22,6 +22,15 @@ export const Config = z.object({
   shutdownGraceMs: z.coerce.number().int().min(0).default(10_000),
   // Largest attachment accepted (bytes); counted while streaming, 413 past it.
   attachmentMaxBytes: z.coerce.number().int().min(1).default(25 * 1024 * 1024),
+  // Complete backup (contract §9): preflight token life, pending preflights and staged bytes per
+  // user, largest archive accepted, entry count, per-entry compression ratio, total inflated size.
+  backupTokenSeconds: z.coerce.number().int().min(1).default(15 * 60),
+  backupPendingMax: z.coerce.number().int().min(1).default(3),
+  backupStagedMaxBytes: z.coerce.number().int().min(1).default(2 * 1024 ** 3),
+  backupArchiveMaxBytes: z.coerce.number().int().min(1).default(2 * 1024 ** 3),
+  backupMaxEntries: z.coerce.number().int().min(1).default(200_000),
+  backupMaxRatio: z.coerce.number().int().min(1).default(200),
+  backupMaxInflatedBytes: z.coerce.number().int().min(1).default(8 * 1024 ** 3),
 });
 export type Config = z.infer<typeof Config>;
 
@@ -38,6 +47,13 @@ const ENV: Record<keyof Config, string> = {
   loginFreeFailures: "APP_LOGIN_FREE_FAILURES",
   shutdownGraceMs: "APP_SHUTDOWN_GRACE_MS",
   attachmentMaxBytes: "APP_ATTACHMENT_MAX_BYTES",
+  backupTokenSeconds: "APP_BACKUP_TOKEN_SECONDS",
+  backupPendingMax: "APP_BACKUP_PENDING_MAX",
+  backupStagedMaxBytes: "APP_BACKUP_STAGED_MAX_BYTES",
+  backupArchiveMaxBytes: "APP_BACKUP_ARCHIVE_MAX_BYTES",
+  backupMaxEntries: "APP_BACKUP_MAX_ENTRIES",
+  backupMaxRatio: "APP_BACKUP_MAX_RATIO",
+  backupMaxInflatedBytes: "APP_BACKUP_MAX_INFLATED_BYTES",
 };
 
 export const FLAGS: Record<string, keyof Config> = {

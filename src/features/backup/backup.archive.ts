@@ -1,0 +1,407 @@
+import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import { Inflate } from "fflate";
+
+/**
+ * Reading an untrusted ZIP: the central directory is the only index believed; every entry's local
+ * header must agree with it, entries may not overlap, and each entry's exact byte range is
+ * inflated in small slices with the declared size, CRC-32 and a ratio cap enforced while inflating
+ * (a bomb is stopped at the first slice that passes its declared size). fflate's streaming `Unzip`
+ * is not used: it trusts local headers, finds ends by scanning for signatures and checks no CRC.
+ */
+
+export interface ZipEntry {
+  name: string;
+  method: number;
+  flags: number;
+  crc: number;
+  compressedSize: number;
+  size: number;
+  localOffset: number;
+  /** First byte of the entry's data (after the local header). */
+  dataOffset: number;
+  /** One past the last byte the entry occupies (data plus any data descriptor). */
+  end: number;
+}
+
+export interface ZipLimits {
+  maxEntries: number;
+  /** Inflated bytes per compressed byte, checked for entries past RATIO_GRACE_BYTES. */
+  maxRatio: number;
+  maxTotalBytes: number;
+}
+
+/** Small entries may compress very well (a run of zeros); the ratio cap applies past this size. */
+const RATIO_GRACE_BYTES = 1024 * 1024;
+/** Compressed bytes pushed to Inflate at a time: bounds one push's output to ~16 MiB. */
+const INFLATE_SLICE = 16 * 1024;
+const STORED_SLICE = 256 * 1024;
+
+export class ZipError extends Error {
+  constructor(
+    readonly path: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+/** Positional reads of a file (sync, so the importing transaction can use them). */
+export class ZipFile {
+  readonly size: number;
+  private constructor(
+    private readonly fd: number,
+    size: number,
+  ) {
+    this.size = size;
+  }
+
+  static open(path: string): ZipFile {
+    const fd = openSync(path, "r");
+    return new ZipFile(fd, fstatSync(fd).size);
+  }
+
+  read(offset: number, length: number): Buffer {
+    const buf = Buffer.allocUnsafe(length);
+    let got = 0;
+    while (got < length) {
+      const n = readSync(this.fd, buf, got, length - got, offset + got);
+      if (n === 0) break;
+      got += n;
+    }
+    return got === length ? buf : buf.subarray(0, got);
+  }
+
+  close(): void {
+    closeSync(this.fd);
+  }
+}
+
+/**
+ * Parses and checks the central directory. Returns the entries or throws ZipError for a problem
+ * that makes the rest unreadable; `problems` collects the per-entry ones.
+ */
+export function readCentralDirectory(zip: ZipFile, limits: ZipLimits, problems: ZipError[]): ZipEntry[] {
+  if (zip.size < 22) throw new ZipError("archive", "not a ZIP archive (too short)");
+  const tailLen = Math.min(zip.size, 22 + 0xffff);
+  const tail = zip.read(zip.size - tailLen, tailLen);
+  let eocd = -1;
+  for (let i = tail.length - 22; i >= 0; i--) {
+    if (tail.readUInt32LE(i) === 0x06054b50 && i + 22 + tail.readUInt16LE(i + 20) === tail.length) {
+      eocd = i;
+      break;
+    }
+  }
+  if (eocd < 0) throw new ZipError("archive", "not a ZIP archive (no end of central directory record), or truncated");
+  const eocdOffset = zip.size - tailLen + eocd;
+  const disk = tail.readUInt16LE(eocd + 4);
+  const cdDisk = tail.readUInt16LE(eocd + 6);
+  const countDisk = tail.readUInt16LE(eocd + 8);
+  const count = tail.readUInt16LE(eocd + 10);
+  const cdSize = tail.readUInt32LE(eocd + 12);
+  const cdOffset = tail.readUInt32LE(eocd + 16);
+  if (disk !== 0 || cdDisk !== 0 || countDisk !== count) throw new ZipError("archive", "multi-volume archives are not supported");
+  if (count === 0xffff || cdSize === 0xffffffff || cdOffset === 0xffffffff) throw new ZipError("archive", "ZIP64 archives are not supported");
+  if (count > limits.maxEntries) throw new ZipError("archive", `too many entries (${count}, at most ${limits.maxEntries})`);
+  if (cdOffset + cdSize !== eocdOffset) throw new ZipError("archive", "the central directory is not where the end record says (truncated or padded archive)");
+  const cd = zip.read(cdOffset, cdSize);
+  if (cd.length !== cdSize) throw new ZipError("archive", "truncated central directory");
+
+  const entries: ZipEntry[] = [];
+  const names = new Set<string>();
+  const nfcNames = new Set<string>();
+  let total = 0;
+  let p = 0;
+  for (let i = 0; i < count; i++) {
+    if (p + 46 > cd.length || cd.readUInt32LE(p) !== 0x02014b50) throw new ZipError("archive", "corrupt central directory");
+    const madeBy = cd.readUInt16LE(p + 4);
+    const flags = cd.readUInt16LE(p + 8);
+    const method = cd.readUInt16LE(p + 10);
+    const crc = cd.readUInt32LE(p + 16);
+    const compressedSize = cd.readUInt32LE(p + 20);
+    const size = cd.readUInt32LE(p + 24);
+    const nameLen = cd.readUInt16LE(p + 28);
+    const extraLen = cd.readUInt16LE(p + 30);
+    const commentLen = cd.readUInt16LE(p + 32);
+    const diskStart = cd.readUInt16LE(p + 34);
+    const extAttr = cd.readUInt32LE(p + 38);
+    const localOffset = cd.readUInt32LE(p + 42);
+    if (p + 46 + nameLen + extraLen + commentLen > cd.length) throw new ZipError("archive", "corrupt central directory");
+    const rawName = cd.subarray(p + 46, p + 46 + nameLen);
+    p += 46 + nameLen + extraLen + commentLen;
+
+    let name: string;
+    try {
+      name = utf8.decode(rawName);
+    } catch {
+      problems.push(new ZipError(`entry #${i}`, "the entry name is not UTF-8"));
+      continue;
+    }
+    const ascii = rawName.every((b) => b < 0x80);
+    if (!ascii && (flags & 0x800) === 0) {
+      problems.push(new ZipError(name, "the entry name is not flagged as UTF-8"));
+      continue;
+    }
+    const pathProblem = unsafePath(name);
+    if (pathProblem) {
+      problems.push(new ZipError(name, pathProblem));
+      continue;
+    }
+    if (names.has(name)) {
+      problems.push(new ZipError(name, "duplicate entry name"));
+      continue;
+    }
+    const nfc = name.normalize("NFC");
+    if (nfcNames.has(nfc)) {
+      problems.push(new ZipError(name, "duplicate entry name after Unicode normalisation"));
+      continue;
+    }
+    names.add(name);
+    nfcNames.add(nfc);
+    const unixMode = madeBy >> 8 === 3 ? extAttr >>> 16 : 0;
+    if ((unixMode & 0o170000) === 0o120000) {
+      problems.push(new ZipError(name, "symbolic links are not allowed"));
+      continue;
+    }
+    if (name.endsWith("/") || (extAttr & 0x10) !== 0 || (unixMode & 0o170000) === 0o040000) {
+      problems.push(new ZipError(name, "unexpected directory entry"));
+      continue;
+    }
+    if ((flags & 0x41) !== 0) {
+      problems.push(new ZipError(name, "encrypted entries are not allowed"));
+      continue;
+    }
+    if (method !== 0 && method !== 8) {
+      problems.push(new ZipError(name, `compression method ${method} is not supported (only stored and deflate)`));
+      continue;
+    }
+    if (diskStart !== 0) {
+      problems.push(new ZipError(name, "multi-volume entry"));
+      continue;
+    }
+    if (size === 0xffffffff || compressedSize === 0xffffffff || localOffset === 0xffffffff) {
+      problems.push(new ZipError(name, "ZIP64 entries are not supported"));
+      continue;
+    }
+    if (method === 0 && size !== compressedSize) {
+      problems.push(new ZipError(name, "a stored entry's sizes differ"));
+      continue;
+    }
+    if (size > RATIO_GRACE_BYTES && size > limits.maxRatio * Math.max(1, compressedSize)) {
+      problems.push(new ZipError(name, `compression ratio over ${limits.maxRatio}:1`));
+      continue;
+    }
+    total += size;
+
+    // The local header must agree with the central directory.
+    const lh = zip.read(localOffset, 30);
+    if (lh.length < 30 || lh.readUInt32LE(0) !== 0x04034b50) {
+      problems.push(new ZipError(name, "no local header where the central directory says (truncated or corrupt)"));
+      continue;
+    }
+    const lFlags = lh.readUInt16LE(6);
+    const lMethod = lh.readUInt16LE(8);
+    const lCrc = lh.readUInt32LE(14);
+    const lCsize = lh.readUInt32LE(18);
+    const lSize = lh.readUInt32LE(22);
+    const lNameLen = lh.readUInt16LE(26);
+    const lExtraLen = lh.readUInt16LE(28);
+    const lName = zip.read(localOffset + 30, lNameLen);
+    const descriptor = (flags & 0x08) !== 0;
+    const sizesAgree = descriptor
+      ? (lCrc === 0 || lCrc === crc) && (lCsize === 0 || lCsize === compressedSize) && (lSize === 0 || lSize === size)
+      : lCrc === crc && lCsize === compressedSize && lSize === size;
+    if (lMethod !== method || (lFlags & 0x0849) !== (flags & 0x0849) || !lName.equals(rawName) || !sizesAgree) {
+      problems.push(new ZipError(name, "the local header disagrees with the central directory"));
+      continue;
+    }
+    const dataOffset = localOffset + 30 + lNameLen + lExtraLen;
+    let end = dataOffset + compressedSize;
+    if (descriptor) {
+      const dd = zip.read(end, 16);
+      const withSig = dd.length >= 16 && dd.readUInt32LE(0) === 0x08074b50;
+      const off = withSig ? 4 : 0;
+      if (dd.length < off + 12 || dd.readUInt32LE(off) !== crc || dd.readUInt32LE(off + 4) !== compressedSize || dd.readUInt32LE(off + 8) !== size) {
+        problems.push(new ZipError(name, "the data descriptor disagrees with the central directory"));
+        continue;
+      }
+      end += off + 12;
+    }
+    if (end > cdOffset) {
+      problems.push(new ZipError(name, "the entry runs into the central directory (truncated or corrupt)"));
+      continue;
+    }
+    entries.push({ name, method, flags, crc, compressedSize, size, localOffset, dataOffset, end });
+  }
+  if (p !== cd.length) throw new ZipError("archive", "the central directory size disagrees with its entries");
+  if (total > limits.maxTotalBytes) throw new ZipError("archive", `the archive inflates to more than ${limits.maxTotalBytes} bytes`);
+  const sorted = [...entries].sort((a, b) => a.localOffset - b.localOffset);
+  for (let i = 1; i < sorted.length; i++) {
+    if (sorted[i]!.localOffset < sorted[i - 1]!.end) problems.push(new ZipError(sorted[i]!.name, `overlaps entry ${sorted[i - 1]!.name}`));
+  }
+  return entries;
+}
+
+/** Why a name is not a safe relative path, or null. */
+export function unsafePath(name: string): string | null {
+  if (name.length === 0) return "empty entry name";
+  if (name.includes("\0")) return "NUL in entry name";
+  if (name.includes("\\")) return "backslash in entry name";
+  if (name.startsWith("/")) return "absolute entry path";
+  if (/^[A-Za-z]:/.test(name)) return "drive letter in entry path";
+  if (name.split("/").some((s) => s === ".." || s === ".")) return "`.` or `..` in entry path";
+  if (/[\u0000-\u001f\u007f]/.test(name)) return "control character in entry name";
+  return null;
+}
+
+/**
+ * Streams an entry's inflated bytes to `onData`, enforcing its declared size and CRC-32 and
+ * returning the SHA-256 (hex) of the inflated bytes.
+ */
+export function inflateEntry(zip: ZipFile, e: ZipEntry, onData: (chunk: Uint8Array) => void): string {
+  const sha = new Bun.CryptoHasher("sha256");
+  let crc = 0;
+  let produced = 0;
+  const take = (chunk: Uint8Array) => {
+    produced += chunk.byteLength;
+    if (produced > e.size) throw new ZipError(e.name, "inflates past its declared size");
+    crc = Bun.hash.crc32(chunk, crc);
+    sha.update(chunk);
+    onData(chunk);
+  };
+  const end = e.dataOffset + e.compressedSize;
+  if (e.method === 0) {
+    for (let off = e.dataOffset; off < end; off += STORED_SLICE) {
+      const part = zip.read(off, Math.min(STORED_SLICE, end - off));
+      if (part.length === 0) throw new ZipError(e.name, "truncated entry");
+      take(part);
+    }
+  } else {
+    let finished = false;
+    const inflater = new Inflate((chunk, final) => {
+      if (chunk.byteLength) take(chunk);
+      if (final) finished = true;
+    });
+    try {
+      if (e.compressedSize === 0) throw new ZipError(e.name, "empty deflate stream");
+      for (let off = e.dataOffset; off < end; off += INFLATE_SLICE) {
+        const n = Math.min(INFLATE_SLICE, end - off);
+        const part = zip.read(off, n);
+        if (part.length < n) throw new ZipError(e.name, "truncated entry");
+        inflater.push(part, off + n >= end);
+      }
+    } catch (err) {
+      if (err instanceof ZipError) throw err;
+      throw new ZipError(e.name, "corrupt deflate data");
+    }
+    if (!finished) throw new ZipError(e.name, "the deflate stream does not end where the entry does");
+  }
+  if (produced !== e.size) throw new ZipError(e.name, `inflates to ${produced} bytes, declared ${e.size}`);
+  if (crc >>> 0 !== e.crc) throw new ZipError(e.name, "CRC-32 mismatch");
+  return sha.digest("hex");
+}
+
+/**
+ * Cuts a byte stream holding one JSON array into its elements without holding the whole array:
+ * each element is parsed as it completes and handed to `onRecord`. At most `maxRecordBytes` per element.
+ */
+export class JsonArraySplitter {
+  private state: "start" | "value" | "after" | "done" = "start";
+  private depth = 0;
+  private inString = false;
+  private escape = false;
+  private parts: Uint8Array[] = [];
+  private partBytes = 0;
+  private index = 0;
+  private sawComma = false;
+
+  constructor(
+    private readonly path: string,
+    private readonly onRecord: (value: unknown, index: number) => void,
+    private readonly maxRecordBytes = 4 * 1024 * 1024,
+  ) {}
+
+  push(chunk: Uint8Array): void {
+    let segStart = -1;
+    for (let i = 0; i < chunk.length; i++) {
+      const b = chunk[i]!;
+      if (this.state === "value") {
+        if (segStart < 0) segStart = i;
+        if (this.inString) {
+          if (this.escape) this.escape = false;
+          else if (b === 0x5c) this.escape = true;
+          else if (b === 0x22) this.inString = false;
+          continue;
+        }
+        if (b === 0x22) this.inString = true;
+        else if (b === 0x7b || b === 0x5b) this.depth++;
+        else if (b === 0x7d || b === 0x5d) {
+          if (this.depth === 0) {
+            // The closing bracket of the array itself.
+            this.collect(chunk.subarray(segStart, i));
+            segStart = -1;
+            this.finishValue(true);
+            continue;
+          }
+          this.depth--;
+        } else if (b === 0x2c && this.depth === 0) {
+          this.collect(chunk.subarray(segStart, i));
+          segStart = -1;
+          this.finishValue(false);
+        }
+        continue;
+      }
+      if (b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09) continue;
+      if (this.state === "start") {
+        if (b !== 0x5b) throw new ZipError(this.path, "not a JSON array");
+        this.state = "value";
+        this.sawComma = false;
+        continue;
+      }
+      throw new ZipError(this.path, "unexpected data after the JSON array");
+    }
+    if (segStart >= 0 && this.state === "value") this.collect(chunk.subarray(segStart));
+  }
+
+  private collect(bytes: Uint8Array): void {
+    if (bytes.byteLength === 0) return;
+    this.partBytes += bytes.byteLength;
+    if (this.partBytes > this.maxRecordBytes) throw new ZipError(`${this.path}[${this.index}]`, "record too large");
+    this.parts.push(bytes.slice());
+  }
+
+  private finishValue(closing: boolean): void {
+    const text = this.decode();
+    this.parts = [];
+    this.partBytes = 0;
+    this.depth = 0;
+    if (text.trim() === "") {
+      // `[]` is fine; `[1,]` and `[,` are not.
+      if (!closing || this.sawComma) throw new ZipError(this.path, "invalid JSON array");
+    } else {
+      let v: unknown;
+      try {
+        v = JSON.parse(text);
+      } catch {
+        throw new ZipError(`${this.path}[${this.index}]`, "invalid JSON");
+      }
+      this.onRecord(v, this.index++);
+    }
+    this.sawComma = !closing;
+    if (closing) this.state = "done";
+  }
+
+  private decode(): string {
+    const all = this.parts.length === 1 ? this.parts[0]! : Buffer.concat(this.parts);
+    try {
+      return utf8.decode(all);
+    } catch {
+      throw new ZipError(`${this.path}[${this.index}]`, "not UTF-8");
+    }
+  }
+
+  end(): void {
+    if (this.state !== "done") throw new ZipError(this.path, "the JSON array is not closed");
+  }
+}

@@ -1,0 +1,186 @@
+import { Database } from "bun:sqlite";
+import { Zip, ZipDeflate, ZipPassThrough } from "fflate";
+import { join } from "node:path";
+import { AppError } from "../../core/errors";
+import type { BackupFiles } from "./backup.files";
+import { attachmentBytesOf, iterateRecords, usernameOf } from "./backup.repo";
+import { ENTITIES, type Entity } from "./backup.schemas";
+
+/** fflate writes no ZIP64 records: an archive (and every offset in it) must stay under 4 GiB. */
+export const ZIP32_LIMIT = 0xffffffff;
+/** Room kept below the limit for the JSON entries, headers and central directory. */
+const HEADROOM = 256 * 1024 * 1024;
+/** JSON text is batched to about this many bytes before it is deflated. */
+const BATCH = 64 * 1024;
+
+/** Types whose bytes are already compressed: stored as they are (deflating them again only costs time). */
+function alreadyCompressed(contentType: string): boolean {
+  return /^(image\/(png|jpeg|gif|webp)|application\/(pdf|zip|x-zip-compressed|vnd\.openxmlformats-officedocument\..*|vnd\.oasis\.opendocument\..*))$/i.test(contentType);
+}
+
+export interface ExportPlan {
+  backupId: string;
+  userId: string;
+  createdAt: string;
+  appVersion: string;
+}
+
+/**
+ * The archive as a pull stream: nothing is produced until the client reads, so memory stays flat
+ * whatever the size. The snapshot is a read transaction on a connection of its own, held until
+ * the stream ends (it must outlive awaits, which the shared connection's transactions cannot);
+ * attachment files are hard-linked at the start so a purge during the download cannot take them.
+ */
+export function exportStream(dbPath: string, files: BackupFiles, plan: ExportPlan, onDone: (ok: boolean) => void): ReadableStream<Uint8Array> {
+  const conn = new Database(dbPath, { readonly: true });
+  conn.run("PRAGMA busy_timeout = 5000");
+  conn.run("BEGIN");
+  let linked: string | null = null;
+  const release = () => {
+    try {
+      conn.run("ROLLBACK");
+    } catch {
+      /* already ended */
+    }
+    conn.close(false);
+    if (linked) files.removeExport(plan.backupId);
+    linked = null;
+  };
+  let attachmentsDir: string;
+  try {
+    // The first read fixes the snapshot; everything after sees the same database.
+    if (attachmentBytesOf(conn, plan.userId) > ZIP32_LIMIT - HEADROOM) {
+      throw new AppError(
+        "state_conflict",
+        409,
+        "Archive too large",
+        "the account's attachments pass the 4 GiB a ZIP archive without ZIP64 can hold; remove some attachments or use the legacy export for the data alone",
+      );
+    }
+    const ids = [...iterateRecords(conn, "attachments", plan.userId)].map((r) => r.id as string);
+    linked = plan.backupId;
+    attachmentsDir = files.linkForExport(plan.backupId, ids);
+  } catch (e) {
+    release();
+    if (e instanceof AppError) throw e;
+    throw new AppError("internal_error", 500, "Export failed", "an attachment file is missing; try again");
+  }
+  const gen = produce(conn, attachmentsDir, plan);
+  let finished = false;
+  const end = (ok: boolean) => {
+    if (finished) return;
+    finished = true;
+    release();
+    onDone(ok);
+  };
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(ctrl) {
+        try {
+          const { value, done } = await gen.next();
+          if (done) {
+            end(true);
+            ctrl.close();
+          } else ctrl.enqueue(value);
+        } catch (e) {
+          end(false);
+          ctrl.error(e);
+        }
+      },
+      async cancel() {
+        // The client went away: stop reading, end the snapshot, remove the links.
+        await gen.return(undefined).catch(() => {});
+        end(false);
+      },
+    },
+    { highWaterMark: 0 },
+  );
+}
+
+async function* produce(conn: Database, attachmentsDir: string, plan: ExportPlan): AsyncGenerator<Uint8Array> {
+  const out: Uint8Array[] = [];
+  let failure: Error | null = null;
+  let written = 0;
+  const zip = new Zip((err, chunk) => {
+    if (err) failure = err;
+    else {
+      written += chunk.byteLength;
+      out.push(chunk);
+    }
+  });
+  const drain = function* () {
+    if (failure) throw failure;
+    if (written > ZIP32_LIMIT) throw new Error("the archive passed 4 GiB (ZIP64 is not supported)");
+    while (out.length) yield out.shift()!;
+  };
+  const mtime = new Date(plan.createdAt);
+  const entries: Record<string, { size: number; sha256: string }> = {};
+  const counts = {} as Record<Entity, number>;
+  const enc = new TextEncoder();
+
+  for (const entity of ENTITIES) {
+    const name = `data/${entity}.json`;
+    const f = new ZipDeflate(name, { level: 6 });
+    f.mtime = mtime;
+    zip.add(f);
+    const sha = new Bun.CryptoHasher("sha256");
+    let size = 0;
+    let n = 0;
+    let buf = "[";
+    const flush = (final: boolean) => {
+      const b = enc.encode(buf);
+      buf = "";
+      sha.update(b);
+      size += b.byteLength;
+      f.push(b, final);
+    };
+    for (const r of iterateRecords(conn, entity, plan.userId)) {
+      buf += (n++ === 0 ? "\n" : ",\n") + JSON.stringify(r);
+      if (buf.length >= BATCH) {
+        flush(false);
+        yield* drain();
+      }
+    }
+    buf += n === 0 ? "]\n" : "\n]\n";
+    flush(true);
+    counts[entity] = n;
+    entries[name] = { size, sha256: sha.digest("hex") };
+    yield* drain();
+  }
+
+  for (const a of iterateRecords(conn, "attachments", plan.userId)) {
+    const id = a.id as string;
+    const name = `attachments/${id}`;
+    const f = alreadyCompressed(a.content_type as string) ? new ZipPassThrough(name) : new ZipDeflate(name, { level: 6 });
+    f.mtime = mtime;
+    zip.add(f);
+    const sha = new Bun.CryptoHasher("sha256");
+    let size = 0;
+    for await (const chunk of Bun.file(join(attachmentsDir, id)).stream()) {
+      sha.update(chunk);
+      size += chunk.byteLength;
+      f.push(chunk, false);
+      yield* drain();
+    }
+    f.push(new Uint8Array(0), true);
+    entries[name] = { size, sha256: sha.digest("hex") };
+    yield* drain();
+  }
+
+  const manifest = {
+    format: "app-backup",
+    version: 2,
+    backup_id: plan.backupId,
+    created_at: plan.createdAt,
+    app_version: plan.appVersion,
+    source_user: { id: plan.userId, username: usernameOf(conn, plan.userId) },
+    counts,
+    entries,
+  };
+  const m = new ZipDeflate("manifest.json", { level: 6 });
+  m.mtime = mtime;
+  zip.add(m);
+  m.push(enc.encode(JSON.stringify(manifest, null, 1)), true);
+  zip.end();
+  yield* drain();
+}

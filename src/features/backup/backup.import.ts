@@ -1,0 +1,170 @@
+import type { Database } from "bun:sqlite";
+import { AppError, stateConflict, type FieldProblem } from "../../core/errors";
+import type { ZipEntry, ZipFile } from "./backup.archive";
+import {
+  findHabitLog,
+  findRecord,
+  findRecurrenceException,
+  hasPinnedCountdown,
+  inboxOf,
+  insertRecord,
+  ledgerLookup,
+  ledgerRecord,
+  ownerOf,
+  tagIdByName,
+} from "./backup.repo";
+import type { Entity, Mode } from "./backup.schemas";
+import { DATA_ORDER, Problems, readRecords } from "./backup.validate";
+
+type Rec = Record<string, unknown>;
+
+const MAX_CONFLICTS = 200;
+
+function digestOf(r: Rec): string {
+  return new Bun.CryptoHasher("sha256").update(JSON.stringify(r)).digest("hex");
+}
+
+/**
+ * Imports a validated archive for `userId` inside the caller's (write) transaction. Synchronous by
+ * design. Merge (contract §9): every source id maps to the ledger's target, else to itself when
+ * free; an id this user already has is skipped when its content is equal and a same-id conflict
+ * otherwise; an id of another user is a cross-user conflict. Replace: the user's data is already
+ * gone, so any id still present is another user's (refused the same way). Any conflict throws
+ * 409 merge_conflict listing each, and the transaction rolls back. The archive's inbox maps onto
+ * the user's inbox in both modes.
+ */
+export function importArchive(s: Database, zip: ZipFile, entries: Map<string, ZipEntry>, mode: Mode, userId: string): void {
+  const merge = mode === "merge";
+  const inbox = inboxOf(s, userId);
+  const maps = new Map<Entity, Map<string, string>>();
+  for (const e of DATA_ORDER) maps.set(e, new Map());
+  const conflicts: FieldProblem[] = [];
+  const problems = new Problems();
+  const conflict = (entity: Entity, key: string, message: string) => {
+    if (conflicts.length < MAX_CONFLICTS) conflicts.push({ path: `${entity}/${key}`, message });
+  };
+
+  // Tasks refer to tasks (parent_id) that may come later in the file: know the archive's task ids first.
+  const archiveTasks = new Set<string>();
+  const tasksEntry = entries.get("data/tasks.json");
+  if (tasksEntry) readRecords(zip, tasksEntry, "tasks", problems, (r) => archiveTasks.add(r.id as string));
+
+  const resolve = (entity: Entity, id: string): string => {
+    const m = maps.get(entity)!.get(id);
+    if (m !== undefined) return m;
+    if (entity === "tasks" && archiveTasks.has(id)) return id;
+    // Outside the archive: only the user's own data may be referenced (merge).
+    if (merge && ownerOf(s, entity, id) === userId) return id;
+    throw stateConflict(`the archive refers to ${entity} ${id}, which is no longer among your data; run the preflight again`);
+  };
+
+  for (const entity of DATA_ORDER) {
+    const entry = entries.get(`data/${entity}.json`);
+    if (!entry) continue;
+    const map = maps.get(entity)!;
+    readRecords(zip, entry, entity, problems, (src) => {
+      // The archive's inbox is the user's inbox; never inserted, never a conflict.
+      if (entity === "lists" && src.is_inbox === true) {
+        map.set(src.id as string, inbox);
+        return;
+      }
+      const r = mapReferences(entity, src, resolve);
+      const key = keyOf(entity, src);
+      const targetKey = keyOf(entity, r);
+      const digest = digestOf(r);
+      if (merge) {
+        const led = ledgerLookup(s, userId, entity, key);
+        if (led) {
+          map.set(key, led.target_id);
+          return;
+        }
+        if (entity === "tags") {
+          const byName = tagIdByName(s, userId, r.name as string);
+          if (byName !== null && byName !== r.id) {
+            map.set(key, byName);
+            ledgerRecord(s, userId, entity, key, byName, digest);
+            return;
+          }
+        }
+        const existing = existingOf(s, entity, r);
+        if (existing === "free") {
+          insertMerged(s, entity, userId, r);
+          map.set(key, targetKey);
+          ledgerRecord(s, userId, entity, key, targetKey, digest);
+        } else if (existing.owner === userId) {
+          if (digestOf(existing.record!) === digest) {
+            map.set(key, targetKey);
+            ledgerRecord(s, userId, entity, key, targetKey, digest);
+          } else conflict(entity, key, "you already have a record with this identifier and different content");
+        } else conflict(entity, key, "this identifier belongs to another user");
+        return;
+      }
+      const existing = existingOf(s, entity, r);
+      if (existing !== "free") {
+        conflict(entity, key, "this identifier belongs to another user");
+        return;
+      }
+      insertRecord(s, entity, userId, r);
+      map.set(key, targetKey);
+    });
+  }
+  if (problems.list.length > 0) {
+    // The file was validated at preflight and its digest checked since: this is not expected.
+    throw new AppError("internal_error", 500, "Restore failed", "the staged archive could not be read again; nothing was changed");
+  }
+  if (conflicts.length > 0) {
+    throw new AppError("merge_conflict", 409, "Merge conflict", `${conflicts.length} record(s) conflict with existing data; nothing was changed`, conflicts);
+  }
+
+  function insertMerged(db: Database, entity: Entity, uid: string, r: Rec): void {
+    // At most one pinned countdown per user: an incoming pin yields to the one the user has.
+    if (entity === "countdowns" && r.pinned === true && hasPinnedCountdown(db, uid)) r = { ...r, pinned: false };
+    insertRecord(db, entity, uid, r);
+  }
+}
+
+/** A record's identity: its id, or parent + date for the kinds without one. */
+function keyOf(entity: Entity, r: Rec): string {
+  if (entity === "habit_logs") return `${r.habit_id as string}:${r.date as string}`;
+  if (entity === "recurrence_exceptions") return `${r.recurrence_id as string}:${r.date as string}`;
+  return r.id as string;
+}
+
+function existingOf(s: Database, entity: Entity, r: Rec): "free" | { owner: string; record: Rec | null } {
+  if (entity === "habit_logs") {
+    const row = findHabitLog(s, r.habit_id as string, r.date as string);
+    return row ? { owner: ownerOf(s, "habits", r.habit_id as string) ?? "", record: row } : "free";
+  }
+  if (entity === "recurrence_exceptions") {
+    const row = findRecurrenceException(s, r.recurrence_id as string, r.date as string);
+    return row ? { owner: ownerOf(s, "recurrences", r.recurrence_id as string) ?? "", record: row } : "free";
+  }
+  const owner = ownerOf(s, entity, r.id as string);
+  if (owner === null) return "free";
+  return { owner, record: findRecord(s, entity, r.id as string) };
+}
+
+/** The record with its references mapped to their targets (key order kept: the digest depends on it). */
+function mapReferences(entity: Entity, r: Rec, resolve: (e: Entity, id: string) => string): Rec {
+  switch (entity) {
+    case "lists":
+      return r.folder_id ? { ...r, folder_id: resolve("folders", r.folder_id as string) } : r;
+    case "tasks":
+      return {
+        ...r,
+        list_id: resolve("lists", r.list_id as string),
+        parent_id: r.parent_id ? resolve("tasks", r.parent_id as string) : null,
+        tag_ids: (r.tag_ids as string[]).map((t) => resolve("tags", t)).sort(),
+      };
+    case "recurrences":
+    case "attachments":
+      return { ...r, task_id: resolve("tasks", r.task_id as string) };
+    case "recurrence_exceptions":
+      return { ...r, recurrence_id: resolve("recurrences", r.recurrence_id as string) };
+    case "habit_logs":
+    case "habit_pauses":
+      return { ...r, habit_id: resolve("habits", r.habit_id as string) };
+    default:
+      return r;
+  }
+}

@@ -1,0 +1,58 @@
+import { Elysia } from "elysia";
+import { z } from "zod";
+import { doc } from "../../core/openapi";
+import { principalOf, requestMeta } from "../../core/http";
+import type { BackupService } from "./backup.service";
+import { PreflightQuery, PreflightResult, RestoreBody, RestoreResult } from "./backup.schemas";
+
+const ZipBytes = z.string().meta({ format: "binary" }).describe("the app-backup v2 ZIP archive");
+
+export function backupRoutes(service: BackupService) {
+  return new Elysia({ name: "backup", prefix: "/api/v1" })
+    .get(
+      "/backup/export.zip",
+      ({ request }) => {
+        const { stream, filename } = service.export(principalOf(request).user.id, requestMeta(request));
+        return new Response(stream, {
+          headers: { "content-type": "application/zip", "content-disposition": `attachment; filename="${filename}"` },
+        });
+      },
+      {
+        detail: doc({
+          summary: "Export everything as an app-backup v2 ZIP archive (streamed)",
+          description:
+            "One consistent snapshot of the account (folders, lists, tags, tasks, recurrences and their exceptions, habits with logs and pauses, countdowns, memos, attachments with their bytes), streamed as it is written: memory does not grow with the archive. Layout: `manifest.json` (format, version, counts, SHA-256 and size of every other entry), `data/<entity>.json` (one JSON array per kind), `attachments/<id>`. An account whose attachments pass 4 GiB cannot be exported (`409 state_conflict`: ZIP64 is not written).",
+          tags: ["backup"],
+          ok: { status: 200, schema: ZipBytes, contentType: "application/zip" },
+          errors: ["state_conflict"],
+        }),
+      },
+    )
+    .post(
+      "/backup/preflight",
+      ({ query, request }) => service.preflight(principalOf(request).user.id, query.mode, request, requestMeta(request)),
+      {
+        query: PreflightQuery,
+        detail: doc({
+          summary: "Upload and validate an archive before restoring it (multipart/form-data, field `file`)",
+          description:
+            "The upload is streamed to a staging file (limit 2 GiB by default, `413` while reading) and checked whole: ZIP structure read from the central directory (paths, duplicates, symlinks, encryption, methods, local headers, overlaps, entry count, compression ratio, sizes, CRC-32), the manifest (format, version, counts, SHA-256 of every entry), every record's fields, the relations (one-level task tree, same-list subtasks, references inside the archive or, for `merge`, to your own data, unique tag names) and the attachment bytes against their metadata. Every problem is listed in `errors` of `422 backup_invalid`. On success a single-use token bound to you, the file's SHA-256 and the mode, valid 15 minutes. At most 3 pending preflights and 2 GiB staged per user (`429 quota_exceeded`).",
+          tags: ["backup"],
+          bodyContentType: "multipart/form-data",
+          ok: { status: 200, schema: PreflightResult },
+          errors: ["validation_failed", "backup_invalid", "payload_too_large", "quota_exceeded", "malformed_request", "csrf_failed", "storage_full"],
+        }),
+      },
+    )
+    .post("/backup/restore", ({ body, request }) => service.restore(principalOf(request).user.id, body, requestMeta(request)), {
+      body: RestoreBody,
+      detail: doc({
+        summary: "Restore a preflighted archive (merge or replace)",
+        description:
+          "`replace` replaces all your data in one transaction (attachment files through staging and a quarantine on the same file system: a failure leaves the old state or the new, never a mix). `merge` adds what you do not have; a record whose identifier you have with different content, or that belongs to another user, is a conflict: `409 merge_conflict` lists each (`path` = `<entity>/<id>`) and nothing changes. A merge records what it imported, so repeating it adds nothing. The archive's inbox is your inbox. The token is consumed by the import; if the import committed but the cleanup of old files failed, the same token retries the cleanup only and answers `cleanup: \"completed\"`.",
+        tags: ["backup"],
+        ok: { status: 200, schema: RestoreResult },
+        errors: ["validation_failed", "token_invalid", "token_consumed", "merge_conflict", "state_conflict", "malformed_request", "payload_too_large", "csrf_failed", "storage_full"],
+      }),
+    });
+}

@@ -1,0 +1,222 @@
+import { z } from "zod";
+import { isCalendarDate, isTimeZone, parseInstant } from "../../core/time";
+
+/**
+ * The app-backup v2 records (contract §9): API field names, every field present (null where
+ * empty), no user id, tasks with `tag_ids` and no `subtasks`. Derived fields (a countdown's
+ * next_date, a habit's stats) are not stored. Fields that a lossless restore needs beyond the API
+ * shape: `position` of tasks, `archived_at` of habits and countdowns (the API's `archived` flag
+ * alone loses the time), `dtstart` of recurrences.
+ */
+
+export const ENTITIES = [
+  "folders",
+  "lists",
+  "tags",
+  "tasks",
+  "recurrences",
+  "recurrence_exceptions",
+  "habits",
+  "habit_logs",
+  "habit_pauses",
+  "countdowns",
+  "memos",
+  "attachments",
+] as const;
+export type Entity = (typeof ENTITIES)[number];
+
+const Id = z.string().regex(/^[0-9a-z][0-9a-z-]{0,63}$/, "an identifier (lowercase letters, digits, hyphens; at most 64)");
+const Instant = z.string().max(40).refine((s) => parseInstant(s) !== null, "an RFC 3339 instant");
+const DateOnly = z.string().max(10).refine(isCalendarDate, "a real date YYYY-MM-DD");
+const DueAt = z.string().max(40).refine((s) => isCalendarDate(s) || parseInstant(s) !== null, "a date or an RFC 3339 instant");
+const Color = z.string().regex(/^#[0-9A-Fa-f]{6}$/, "#RRGGBB");
+const noControl = (s: string) => !/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.test(s);
+const Name = z.string().min(1).max(200).refine(noControl, "no control characters");
+const Position = z.number().int().min(-(2 ** 53)).max(2 ** 53);
+
+export const FolderRecord = z
+  .object({ id: Id, name: Name, position: Position, created_at: Instant, updated_at: Instant, deleted_at: Instant.nullable() })
+  .strict();
+export const ListRecord = z
+  .object({
+    id: Id,
+    name: Name,
+    folder_id: Id.nullable(),
+    is_inbox: z.boolean(),
+    color: Color.nullable(),
+    position: Position,
+    created_at: Instant,
+    updated_at: Instant,
+    deleted_at: Instant.nullable(),
+  })
+  .strict();
+export const TagRecord = z.object({ id: Id, name: z.string().trim().min(1).max(64).refine(noControl, "no control characters"), color: Color, created_at: Instant, updated_at: Instant }).strict();
+export const TaskRecord = z
+  .object({
+    id: Id,
+    list_id: Id,
+    parent_id: Id.nullable(),
+    title: z.string().min(1).max(500),
+    description: z.string().max(20_000),
+    completed: z.boolean(),
+    completed_at: Instant.nullable(),
+    due_at: DueAt.nullable(),
+    priority: z.number().int().min(0).max(3),
+    version: z.number().int().min(1),
+    position: Position,
+    tag_ids: z.array(Id).max(1000),
+    created_at: Instant,
+    updated_at: Instant,
+    deleted_at: Instant.nullable(),
+  })
+  .strict();
+export const RecurrenceRecord = z
+  .object({
+    id: Id,
+    task_id: Id,
+    kind: z.enum(["rrule", "after_completion"]),
+    rrule: z.string().min(1).max(1000).nullable(),
+    interval: z.number().int().min(1).max(10_000).nullable(),
+    unit: z.enum(["day", "week", "month", "year"]).nullable(),
+    timezone: z.string().max(64).refine(isTimeZone, "an IANA time zone"),
+    dtstart: DueAt.nullable(),
+    created_at: Instant,
+    updated_at: Instant,
+  })
+  .strict()
+  .refine((r) => (r.kind === "rrule" ? r.rrule !== null : r.interval !== null && r.unit !== null), {
+    message: "rrule needs `rrule`; after_completion needs `interval` and `unit`",
+  });
+export const RecurrenceExceptionRecord = z.object({ recurrence_id: Id, date: DateOnly, created_at: Instant }).strict();
+const Frequency = z.discriminatedUnion("type", [
+  z.object({ type: z.literal("daily") }).strict(),
+  z.object({ type: z.literal("weekdays"), days: z.array(z.number().int().min(1).max(7)).min(1).max(7) }).strict(),
+  z.object({ type: z.literal("times_per_week"), count: z.number().int().min(1).max(7) }).strict(),
+]);
+export const HabitRecord = z
+  .object({
+    id: Id,
+    name: Name,
+    icon: z.string().min(1).max(64).nullable(),
+    color: Color.nullable(),
+    frequency: Frequency,
+    goal: z.number().positive().max(1_000_000_000),
+    unit: z.string().min(1).max(32).nullable(),
+    start_date: DateOnly,
+    position: Position,
+    archived_at: Instant.nullable(),
+    created_at: Instant,
+    updated_at: Instant,
+  })
+  .strict();
+export const HabitLogRecord = z
+  .object({ habit_id: Id, date: DateOnly, value: z.number().min(0).max(1_000_000_000), note: z.string().max(2000).nullable(), created_at: Instant, updated_at: Instant })
+  .strict();
+export const HabitPauseRecord = z
+  .object({ id: Id, habit_id: Id, start_date: DateOnly, end_date: DateOnly.nullable(), created_at: Instant, updated_at: Instant })
+  .strict()
+  .refine((p) => p.end_date === null || p.end_date >= p.start_date, { message: "end_date is before start_date" });
+export const CountdownRecord = z
+  .object({
+    id: Id,
+    name: Name,
+    date: DateOnly,
+    type: z.enum(["countdown", "anniversary", "birthday"]),
+    repeat: z.enum(["none", "weekly", "monthly", "yearly"]),
+    icon: z.string().min(1).max(64).nullable(),
+    calendar: z.enum(["gregorian", "lunar"]),
+    lunar: z.object({ month: z.number().int().min(1).max(12), day: z.number().int().min(1).max(30), leap: z.boolean() }).strict().nullable(),
+    pinned: z.boolean(),
+    archived_at: Instant.nullable(),
+    created_at: Instant,
+    updated_at: Instant,
+  })
+  .strict()
+  .refine((c) => (c.calendar === "lunar") === (c.lunar !== null), { message: "`lunar` is set exactly for calendar lunar" });
+export const MemoRecord = z
+  .object({ id: Id, content: z.string().min(1).max(100_000), pinned: z.boolean(), version: z.number().int().min(1), created_at: Instant, updated_at: Instant, deleted_at: Instant.nullable() })
+  .strict();
+export const AttachmentRecord = z
+  .object({
+    // Becomes the stored file's name: exactly a UUID, never anything path-like.
+    id: z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/, "a UUID"),
+    task_id: Id,
+    filename: z.string().min(1).max(255).refine(noControl, "no control characters"),
+    content_type: z.string().min(1).max(255),
+    size: z.number().int().min(0),
+    sha256: z.string().regex(/^[0-9a-f]{64}$/, "lowercase hex SHA-256"),
+    created_at: Instant,
+  })
+  .strict();
+
+export const RECORD_SCHEMAS: Record<Entity, z.ZodType> = {
+  folders: FolderRecord,
+  lists: ListRecord,
+  tags: TagRecord,
+  tasks: TaskRecord,
+  recurrences: RecurrenceRecord,
+  recurrence_exceptions: RecurrenceExceptionRecord,
+  habits: HabitRecord,
+  habit_logs: HabitLogRecord,
+  habit_pauses: HabitPauseRecord,
+  countdowns: CountdownRecord,
+  memos: MemoRecord,
+  attachments: AttachmentRecord,
+};
+
+export type FolderRecord = z.infer<typeof FolderRecord>;
+export type ListRecord = z.infer<typeof ListRecord>;
+export type TagRecord = z.infer<typeof TagRecord>;
+export type TaskRecord = z.infer<typeof TaskRecord>;
+export type RecurrenceRecord = z.infer<typeof RecurrenceRecord>;
+export type RecurrenceExceptionRecord = z.infer<typeof RecurrenceExceptionRecord>;
+export type HabitRecord = z.infer<typeof HabitRecord>;
+export type HabitLogRecord = z.infer<typeof HabitLogRecord>;
+export type HabitPauseRecord = z.infer<typeof HabitPauseRecord>;
+export type CountdownRecord = z.infer<typeof CountdownRecord>;
+export type MemoRecord = z.infer<typeof MemoRecord>;
+export type AttachmentRecord = z.infer<typeof AttachmentRecord>;
+
+const Sha = z.string().regex(/^[0-9a-f]{64}$/);
+export const Manifest = z
+  .object({
+    format: z.literal("app-backup"),
+    version: z.literal(2),
+    backup_id: Id,
+    created_at: Instant,
+    app_version: z.string().max(64),
+    source_user: z.object({ id: Id, username: z.string().max(200) }).strict(),
+    counts: z.record(z.enum(ENTITIES), z.number().int().min(0)),
+    entries: z.record(z.string().max(300), z.object({ size: z.number().int().min(0), sha256: Sha }).strict()),
+  })
+  .strict();
+export type Manifest = z.infer<typeof Manifest>;
+
+// ---- HTTP shapes ----
+
+export const Mode = z.enum(["merge", "replace"]);
+export type Mode = z.infer<typeof Mode>;
+export const PreflightQuery = z.object({ mode: Mode }).strict();
+export const Counts = z.record(z.string(), z.number().int()).describe("records per entity kind").meta({ id: "BackupCounts" });
+export const PreflightResult = z
+  .object({
+    valid: z.literal(true),
+    preflight_token: z.string().describe("single use; bound to this user, the file's SHA-256 and the mode"),
+    backup_id: z.string(),
+    expires_at: z.string(),
+    summary: z.object({ format: z.string(), version: z.number().int(), created_at: z.string(), app_version: z.string() }),
+    counts: Counts,
+  })
+  .meta({ id: "BackupPreflight" });
+export type PreflightResult = z.infer<typeof PreflightResult>;
+export const RestoreBody = z.object({ preflight_token: z.string().min(1).max(200), mode: Mode }).strict();
+export type RestoreBody = z.infer<typeof RestoreBody>;
+export const RestoreResult = z
+  .object({
+    backup_id: z.string(),
+    mode: Mode,
+    counts: Counts,
+    cleanup: z.literal("completed").optional().describe("only on the repeated call that finished a failed cleanup; nothing was imported again"),
+  })
+  .meta({ id: "BackupRestore" });
+export type RestoreResult = z.infer<typeof RestoreResult>;

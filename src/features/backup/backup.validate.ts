@@ -1,0 +1,347 @@
+import type { Database } from "bun:sqlite";
+import type { FieldProblem } from "../../core/errors";
+import { tagNameKey } from "../tags/tags.repo";
+import { inflateEntry, JsonArraySplitter, readCentralDirectory, ZipError, type ZipEntry, type ZipFile, type ZipLimits } from "./backup.archive";
+import { ownIds, ownTopLevelTasks } from "./backup.repo";
+import { ENTITIES, Manifest, RECORD_SCHEMAS, type Entity, type Mode } from "./backup.schemas";
+
+/** At most this many problems are listed; past it the archive is plainly not ours. */
+const MAX_PROBLEMS = 200;
+const MANIFEST_MAX_BYTES = 64 * 1024 * 1024;
+const ATTACHMENT_ENTRY = /^attachments\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/;
+/** Data entries in dependency order (references point to earlier kinds). */
+export const DATA_ORDER: Entity[] = [...ENTITIES];
+
+export interface ValidArchive {
+  manifest: Manifest;
+  counts: Record<Entity, number>;
+  entries: Map<string, ZipEntry>;
+}
+
+export class Problems {
+  readonly list: FieldProblem[] = [];
+  add(path: string, message: string): void {
+    if (this.list.length < MAX_PROBLEMS) this.list.push({ path, message });
+  }
+  get full(): boolean {
+    return this.list.length >= MAX_PROBLEMS;
+  }
+}
+
+/**
+ * Streams each record of one data entry, schema-checked, to `onRecord`; a bad record is a problem
+ * (the rest are still read). Sync: the importing transaction uses it too.
+ */
+export function readRecords(zip: ZipFile, entry: ZipEntry, entity: Entity, problems: Problems, onRecord: (r: Record<string, unknown>, index: number) => void): string {
+  const schema = RECORD_SCHEMAS[entity];
+  const splitter = new JsonArraySplitter(entry.name, (value, index) => {
+    const parsed = schema.safeParse(value);
+    if (!parsed.success) {
+      for (const issue of parsed.error.issues.slice(0, 5)) {
+        const sub = issue.path.map(String).join(".");
+        problems.add(`${entry.name}[${index}]${sub ? `.${sub}` : ""}`, issue.code === "unrecognized_keys" ? `unknown field(s) ${(issue as { keys?: string[] }).keys?.join(", ")}` : issue.message);
+      }
+      return;
+    }
+    onRecord(parsed.data as Record<string, unknown>, index);
+  });
+  const sha = inflateEntry(zip, entry, (chunk) => splitter.push(chunk));
+  splitter.end();
+  return sha;
+}
+
+/** What the business rules need of the records, kept compact (ids and references only). */
+class Topology {
+  folders = new Set<string>();
+  lists = new Set<string>();
+  inboxes: string[] = [];
+  tags = new Set<string>();
+  tagKeys = new Map<string, string>();
+  tasks = new Map<string, { list: string; parent: string | null; tags: string[] }>();
+  recurrences = new Map<string, string>();
+  recurrenceTasks = new Set<string>();
+  exceptions = new Set<string>();
+  habits = new Set<string>();
+  habitLogs = new Set<string>();
+  pauses = new Set<string>();
+  countdowns = new Set<string>();
+  pinned = 0;
+  memos = new Set<string>();
+  attachments = new Map<string, { size: number; sha256: string; task: string }>();
+  listFolder: { id: string; folder: string; path: string }[] = [];
+  recurrenceOf: { id: string; task: string; path: string }[] = [];
+  exceptionOf: { rec: string; path: string }[] = [];
+  logOf: { habit: string; path: string }[] = [];
+}
+
+/**
+ * The whole preflight check of a staged archive: ZIP structure, manifest, checksums, every
+ * record's schema, the business rules and the attachment bytes. Every problem is listed.
+ */
+export async function validateArchive(
+  zip: ZipFile,
+  limits: ZipLimits,
+  mode: Mode,
+  userId: string,
+  sqlite: Database,
+): Promise<{ ok: true; archive: ValidArchive } | { ok: false; problems: FieldProblem[] }> {
+  const problems = new Problems();
+  const zipProblems: ZipError[] = [];
+  let entriesList: ZipEntry[];
+  try {
+    entriesList = readCentralDirectory(zip, limits, zipProblems);
+  } catch (e) {
+    if (e instanceof ZipError) return { ok: false, problems: [{ path: e.path, message: e.message }] };
+    throw e;
+  }
+  for (const p of zipProblems) problems.add(p.path, p.message);
+  const entries = new Map(entriesList.map((e) => [e.name, e]));
+
+  // No unexpected entries.
+  for (const name of entries.keys()) {
+    if (name === "manifest.json") continue;
+    if (name.startsWith("data/") && (ENTITIES as readonly string[]).includes(name.slice(5, -5)) && name.endsWith(".json")) continue;
+    if (ATTACHMENT_ENTRY.test(name)) continue;
+    problems.add(name, "unexpected entry");
+  }
+
+  // The manifest.
+  const me = entries.get("manifest.json");
+  if (!me) {
+    problems.add("manifest.json", "missing");
+    return { ok: false, problems: problems.list };
+  }
+  let manifest: Manifest;
+  try {
+    if (me.size > MANIFEST_MAX_BYTES) throw new ZipError("manifest.json", "too large");
+    const parts: Uint8Array[] = [];
+    inflateEntry(zip, me, (c) => parts.push(c.slice()));
+    let raw: unknown;
+    try {
+      raw = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(Buffer.concat(parts)));
+    } catch {
+      throw new ZipError("manifest.json", "not valid UTF-8 JSON");
+    }
+    const r = raw as { format?: unknown; version?: unknown } | null;
+    if (!r || typeof r !== "object" || r.format !== "app-backup") throw new ZipError("manifest.json.format", "not an app-backup archive");
+    if (r.version !== 2) {
+      throw new ZipError(
+        "manifest.json.version",
+        typeof r.version === "number" && r.version > 2 ? `format version ${r.version} is newer than this server reads (2)` : `unsupported format version ${String(r.version)}`,
+      );
+    }
+    const parsed = Manifest.safeParse(raw);
+    if (!parsed.success) {
+      for (const issue of parsed.error.issues.slice(0, 20)) problems.add(`manifest.json.${issue.path.map(String).join(".")}`, issue.message);
+      return { ok: false, problems: problems.list };
+    }
+    manifest = parsed.data;
+  } catch (e) {
+    if (e instanceof ZipError) {
+      problems.add(e.path, e.message);
+      return { ok: false, problems: problems.list };
+    }
+    throw e;
+  }
+
+  // Manifest entries ↔ archive entries.
+  for (const [path, declared] of Object.entries(manifest.entries)) {
+    const e = entries.get(path);
+    if (!e) problems.add(path, "listed in the manifest but missing from the archive");
+    else if (e.size !== declared.size) problems.add(path, `size ${e.size} differs from the manifest's ${declared.size}`);
+  }
+  for (const name of entries.keys()) {
+    if (name !== "manifest.json" && !(name in manifest.entries)) problems.add(name, "not listed in the manifest");
+  }
+
+  const checkSha = (name: string, sha: string) => {
+    const declared = manifest.entries[name];
+    if (declared && declared.sha256 !== sha) problems.add(name, "SHA-256 differs from the manifest");
+  };
+
+  // Data entries: schema of every record, ids unique, counts.
+  const topo = new Topology();
+  const counts = {} as Record<Entity, number>;
+  for (const entity of DATA_ORDER) {
+    const name = `data/${entity}.json`;
+    const e = entries.get(name);
+    counts[entity] = 0;
+    if (!e) {
+      if (entity !== "tags") problems.add(name, "missing");
+      continue;
+    }
+    try {
+      const sha = readRecords(zip, e, entity, problems, (r, i) => {
+        counts[entity]++;
+        collect(topo, entity, r, `${name}[${i}]`, problems);
+      });
+      checkSha(name, sha);
+    } catch (err) {
+      if (!(err instanceof ZipError)) throw err;
+      problems.add(err.path, err.message);
+    }
+    await Bun.sleep(0);
+    if (problems.full) return { ok: false, problems: problems.list };
+  }
+  for (const entity of ENTITIES) {
+    const declared = manifest.counts[entity] ?? 0;
+    if (declared !== counts[entity]) problems.add(`manifest.json.counts.${entity}`, `declares ${declared}, the archive holds ${counts[entity]}`);
+  }
+
+  // Attachment bytes: checksums, and they match their metadata.
+  for (const [name, e] of entries) {
+    const m = ATTACHMENT_ENTRY.exec(name);
+    if (!m) continue;
+    const meta = topo.attachments.get(m[1]!);
+    if (!meta) problems.add(name, "bytes without attachment metadata");
+    try {
+      const sha = inflateEntry(zip, e, () => {});
+      checkSha(name, sha);
+      if (meta && meta.size !== e.size) problems.add(name, `size ${e.size} differs from the attachment's ${meta.size}`);
+      if (meta && meta.sha256 !== sha) problems.add(name, "SHA-256 differs from the attachment's");
+    } catch (err) {
+      if (!(err instanceof ZipError)) throw err;
+      problems.add(err.path, err.message);
+    }
+    await Bun.sleep(0);
+    if (problems.full) return { ok: false, problems: problems.list };
+  }
+  for (const id of topo.attachments.keys()) {
+    if (!entries.has(`attachments/${id}`)) problems.add(`attachments/${id}`, "attachment metadata without its bytes");
+  }
+
+  checkRelations(topo, mode, userId, sqlite, problems);
+  if (problems.list.length > 0) return { ok: false, problems: problems.list };
+  return { ok: true, archive: { manifest, counts, entries } };
+}
+
+function collect(t: Topology, entity: Entity, r: Record<string, unknown>, path: string, problems: Problems): void {
+  const id = r.id as string;
+  const dup = (set: { has(k: string): boolean }, key: string) => {
+    if (set.has(key)) {
+      problems.add(path, `duplicate ${entity} identifier ${key}`);
+      return true;
+    }
+    return false;
+  };
+  switch (entity) {
+    case "folders":
+      if (!dup(t.folders, id)) t.folders.add(id);
+      return;
+    case "lists":
+      if (dup(t.lists, id)) return;
+      t.lists.add(id);
+      if (r.is_inbox) t.inboxes.push(id);
+      if (r.folder_id) t.listFolder.push({ id, folder: r.folder_id as string, path: `${path}.folder_id` });
+      return;
+    case "tags": {
+      if (dup(t.tags, id)) return;
+      t.tags.add(id);
+      const key = tagNameKey(r.name as string);
+      if (t.tagKeys.has(key)) problems.add(`${path}.name`, "tag names must be unique (case-insensitive)");
+      t.tagKeys.set(key, id);
+      return;
+    }
+    case "tasks": {
+      if (dup(t.tasks, id)) return;
+      const tags = r.tag_ids as string[];
+      if (new Set(tags).size !== tags.length) problems.add(`${path}.tag_ids`, "duplicate tag id");
+      t.tasks.set(id, { list: r.list_id as string, parent: r.parent_id as string | null, tags });
+      if (r.completed === false && r.completed_at !== null) problems.add(`${path}.completed_at`, "set on a task that is not completed");
+      return;
+    }
+    case "recurrences":
+      if (dup(t.recurrences, id)) return;
+      t.recurrences.set(id, r.task_id as string);
+      t.recurrenceOf.push({ id, task: r.task_id as string, path: `${path}.task_id` });
+      return;
+    case "recurrence_exceptions": {
+      const key = `${r.recurrence_id as string}:${r.date as string}`;
+      if (!dup(t.exceptions, key)) t.exceptions.add(key);
+      t.exceptionOf.push({ rec: r.recurrence_id as string, path: `${path}.recurrence_id` });
+      return;
+    }
+    case "habits":
+      if (!dup(t.habits, id)) t.habits.add(id);
+      return;
+    case "habit_logs": {
+      const key = `${r.habit_id as string}:${r.date as string}`;
+      if (!dup(t.habitLogs, key)) t.habitLogs.add(key);
+      t.logOf.push({ habit: r.habit_id as string, path: `${path}.habit_id` });
+      return;
+    }
+    case "habit_pauses":
+      if (!dup(t.pauses, id)) t.pauses.add(id);
+      t.logOf.push({ habit: r.habit_id as string, path: `${path}.habit_id` });
+      return;
+    case "countdowns":
+      if (dup(t.countdowns, id)) return;
+      t.countdowns.add(id);
+      if (r.pinned) {
+        t.pinned++;
+        if (t.pinned > 1) problems.add(`${path}.pinned`, "at most one countdown may be pinned");
+      }
+      return;
+    case "memos":
+      if (!dup(t.memos, id)) t.memos.add(id);
+      return;
+    case "attachments":
+      if (dup(t.attachments, id)) return;
+      t.attachments.set(id, { size: r.size as number, sha256: r.sha256 as string, task: r.task_id as string });
+      return;
+  }
+}
+
+/** References resolve inside the archive (or, for merge, to the user's own data); the one-level task tree. */
+function checkRelations(t: Topology, mode: Mode, userId: string, sqlite: Database, problems: Problems): void {
+  const merge = mode === "merge";
+  const own = <T extends "folders" | "lists" | "tasks" | "tags" | "habits" | "recurrences">(table: T) => {
+    let cache: Set<string> | null = null;
+    return (id: string) => merge && (cache ??= ownIds(sqlite, table, userId)).has(id);
+  };
+  const ownFolder = own("folders");
+  const ownList = own("lists");
+  const ownTag = own("tags");
+  const ownHabit = own("habits");
+  const ownRecurrence = own("recurrences");
+  let ownTasks: Map<string, { listId: string; parentId: string | null }> | null = null;
+  const ownTask = (id: string) => (merge ? (ownTasks ??= ownTopLevelTasks(sqlite, userId)).get(id) : undefined);
+
+  if (t.inboxes.length > 1) problems.add("data/lists.json", "more than one system inbox");
+  for (const l of t.listFolder) if (!t.folders.has(l.folder) && !ownFolder(l.folder)) problems.add(l.path, `folder ${l.folder} does not exist`);
+
+  const hasChildren = new Set<string>();
+  for (const task of t.tasks.values()) if (task.parent) hasChildren.add(task.parent);
+  let i = 0;
+  for (const [id, task] of t.tasks) {
+    const path = `data/tasks.json#${id}`;
+    if (!t.lists.has(task.list) && !ownList(task.list)) problems.add(`${path}.list_id`, `list ${task.list} does not exist`);
+    for (const tag of task.tags) if (!t.tags.has(tag) && !ownTag(tag)) problems.add(`${path}.tag_ids`, `tag ${tag} does not exist`);
+    if (task.parent) {
+      const parent = t.tasks.get(task.parent);
+      const p = parent ? { list: parent.list, parent: parent.parent } : (() => {
+        const o = ownTask(task.parent);
+        return o ? { list: o.listId, parent: o.parentId } : null;
+      })();
+      if (!p) problems.add(`${path}.parent_id`, `task ${task.parent} does not exist`);
+      else if (task.parent === id) problems.add(`${path}.parent_id`, "a task cannot be its own parent");
+      else if (p.parent !== null) problems.add(`${path}.parent_id`, "subtasks nest one level only (the parent is itself a subtask)");
+      else if (p.list !== task.list) problems.add(`${path}.parent_id`, "a subtask must be in its parent's list");
+      if (hasChildren.has(id)) problems.add(`${path}.parent_id`, "a task with subtasks cannot be a subtask");
+    }
+    if (++i % 1024 === 0 && problems.full) return;
+  }
+  for (const r of t.recurrenceOf) {
+    const task = t.tasks.get(r.task);
+    const o = task ? null : ownTask(r.task);
+    if (!task && !o) problems.add(r.path, `task ${r.task} does not exist`);
+    else if ((task && task.parent !== null) || (o && o.parentId !== null)) problems.add(r.path, "only top-level tasks recur");
+    if (t.recurrenceTasks.has(r.task)) problems.add(r.path, "one recurrence per task");
+    t.recurrenceTasks.add(r.task);
+  }
+  for (const e of t.exceptionOf) if (!t.recurrences.has(e.rec) && !ownRecurrence(e.rec)) problems.add(e.path, `recurrence ${e.rec} does not exist`);
+  for (const l of t.logOf) if (!t.habits.has(l.habit) && !ownHabit(l.habit)) problems.add(l.path, `habit ${l.habit} does not exist`);
+  for (const [id, a] of t.attachments) {
+    if (!t.tasks.has(a.task) && !ownTask(a.task)) problems.add(`data/attachments.json#${id}.task_id`, `task ${a.task} does not exist`);
+  }
+}

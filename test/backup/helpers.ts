@@ -1,0 +1,88 @@
+import { zipSync, unzipSync, strToU8 } from "fflate";
+import type { TestClient, TestApp } from "../helpers/app";
+
+/** Sends a ZIP (or any bytes) to the preflight as multipart field `file`. */
+export function preflight(c: TestClient, bytes: Uint8Array, mode: "merge" | "replace" = "replace", field = "file") {
+  const fd = new FormData();
+  fd.append(field, new Blob([bytes as Uint8Array<ArrayBuffer>], { type: "application/zip" }), "backup.zip");
+  return c.request("POST", `/api/v1/backup/preflight?mode=${mode}`, { body: fd });
+}
+
+export async function exportZip(c: TestClient): Promise<Uint8Array> {
+  const r = await c.request("GET", "/api/v1/backup/export.zip");
+  if (r.status !== 200) throw new Error(`export failed ${r.status} ${r.text}`);
+  return new Uint8Array(Buffer.from(r.text, "latin1"));
+}
+
+/** The export's bytes, read raw (TestClient decodes text). */
+export async function exportBytes(app: TestApp, c: TestClient): Promise<Uint8Array> {
+  const headers: Record<string, string> = { cookie: [...c.jar].map(([k, v]) => `${k}=${v}`).join("; ") };
+  const res = await app.handle.fetch(new Request("http://localhost/api/v1/backup/export.zip", { headers }), { requestIP: () => ({ address: "127.0.0.1" }) });
+  if (res.status !== 200) throw new Error(`export failed ${res.status} ${await res.text()}`);
+  return new Uint8Array(await res.arrayBuffer());
+}
+
+export const sha256 = (b: Uint8Array | string) => new Bun.CryptoHasher("sha256").update(b).digest("hex");
+
+/** The archive's entries as a plain map (for building variants). */
+export function entriesOf(zip: Uint8Array): Record<string, Uint8Array> {
+  return unzipSync(zip);
+}
+
+/** Rebuilds an archive from entries with a manifest whose sizes and digests match them. */
+export function rebuild(entries: Record<string, Uint8Array>, manifestPatch: (m: Record<string, unknown>) => void = () => {}, fixManifest = true): Uint8Array {
+  const out = { ...entries };
+  if (fixManifest && out["manifest.json"]) {
+    const m = JSON.parse(new TextDecoder().decode(out["manifest.json"])) as Record<string, unknown>;
+    const e: Record<string, { size: number; sha256: string }> = {};
+    const counts: Record<string, number> = {};
+    for (const [name, bytes] of Object.entries(out)) {
+      if (name === "manifest.json") continue;
+      e[name] = { size: bytes.byteLength, sha256: sha256(bytes) };
+      if (name.startsWith("data/")) {
+        try {
+          counts[name.slice(5, -5)] = (JSON.parse(new TextDecoder().decode(bytes)) as unknown[]).length;
+        } catch {
+          /* a test's broken JSON */
+        }
+      }
+    }
+    m.entries = e;
+    m.counts = { ...(m.counts as object), ...counts };
+    manifestPatch(m);
+    out["manifest.json"] = strToU8(JSON.stringify(m));
+  }
+  return zipSync(out);
+}
+
+export function readJson<T = unknown>(entries: Record<string, Uint8Array>, name: string): T {
+  return JSON.parse(new TextDecoder().decode(entries[name]!)) as T;
+}
+
+export function writeJson(entries: Record<string, Uint8Array>, name: string, v: unknown): void {
+  entries[name] = strToU8(JSON.stringify(v));
+}
+
+/** Some data of every kind for `c`. */
+export async function seed(c: TestClient, label = "a"): Promise<Record<string, string>> {
+  const ok = (r: { status: number; text: string }, s = 201) => {
+    if (r.status !== s) throw new Error(`seed: ${r.status} ${r.text}`);
+    return r;
+  };
+  const folder = ok(await c.post("/api/v1/folders", { name: `Folder ${label}` })).body;
+  const list = ok(await c.post("/api/v1/lists", { name: `List ${label}`, folder_id: folder.id })).body;
+  const tag = ok(await c.post("/api/v1/tags", { name: `tag-${label}`, color: "#112233" })).body;
+  const task = ok(await c.post("/api/v1/tasks", { title: `Task ${label}`, list_id: list.id, tag_ids: [tag.id], due_at: "2026-12-01" })).body;
+  const sub = ok(await c.post("/api/v1/tasks", { title: `Sub ${label}`, parent_id: task.id })).body;
+  const inboxTask = ok(await c.post("/api/v1/tasks", { title: `Inbox ${label}` })).body;
+  const rec = ok(await c.post(`/api/v1/recurrences`, { task_id: task.id, kind: "rrule", rrule: "FREQ=WEEKLY" }));
+  const habit = ok(await c.post("/api/v1/habits", { name: `Habit ${label}`, frequency: { type: "daily" } })).body;
+  ok(await c.put(`/api/v1/habits/${habit.id}/logs/2025-01-01`, { value: 1 }), 200);
+  const pause = ok(await c.post(`/api/v1/habits/${habit.id}/pauses`, { start_date: "2025-02-01" }));
+  const countdown = ok(await c.post("/api/v1/countdowns", { name: `Cd ${label}`, date: "2027-01-01", type: "countdown", repeat: "none" })).body;
+  const memo = ok(await c.post("/api/v1/memos", { content: `Memo ${label}` })).body;
+  const fd = new FormData();
+  fd.append("file", new Blob([`hello ${label}\n`], { type: "text/plain" }), `note-${label}.txt`);
+  const att = ok(await c.request("POST", `/api/v1/tasks/${task.id}/attachments`, { body: fd })).body;
+  return { folder: folder.id, list: list.id, tag: tag.id, task: task.id, sub: sub.id, inboxTask: inboxTask.id, recurrence: rec.body?.id, habit: habit.id, pause: pause.body?.id, countdown: countdown.id, memo: memo.id, attachment: att.id };
+}
