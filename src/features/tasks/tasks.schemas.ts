@@ -117,7 +117,9 @@ const TaskFields = {
   deleted_at: z.string().nullable(),
 };
 
-export const Subtask = z.object({ ...TaskFields, subtasks: z.array(z.never()).describe("always empty") }).meta({ id: "Subtask" });
+export const Subtask = z
+  .object({ ...TaskFields, subtasks: z.array(z.object({}).strict()).max(0).describe("always empty: nesting is one level deep") })
+  .meta({ id: "Subtask" });
 export type Subtask = z.infer<typeof Subtask>;
 export const Task = z.object({ ...TaskFields, subtasks: z.array(Subtask) }).meta({ id: "Task" });
 export type Task = z.infer<typeof Task>;
