@@ -41,7 +41,8 @@ export function rebuild(entries: Record<string, Uint8Array>, manifestPatch: (m: 
       e[name] = { size: bytes.byteLength, sha256: sha256(bytes) };
       if (name.startsWith("data/")) {
         try {
-          counts[name.slice(5, -5)] = (JSON.parse(new TextDecoder().decode(bytes)) as unknown[]).length;
+          const v = JSON.parse(new TextDecoder().decode(bytes)) as unknown;
+          if (Array.isArray(v)) counts[name.slice(5, -5)] = v.length;
         } catch {
           /* a test's broken JSON */
         }
