@@ -8,6 +8,7 @@ import m4 from "./0004_modern_ricochet.sql" with { type: "text" };
 import m5 from "./0005_closed_orphan.sql" with { type: "text" };
 import m6 from "./0006_attachment_usage_triggers.sql" with { type: "text" };
 import m7 from "./0007_medical_xorn.sql" with { type: "text" };
+import m8 from "./0008_conscious_gamma_corps.sql" with { type: "text" };
 
 export interface EmbeddedMigration { tag: string; when: number; breakpoints: boolean; sql: string }
 
@@ -20,4 +21,5 @@ export const embeddedMigrations: EmbeddedMigration[] = [
   { tag: "0005_closed_orphan", when: 1795656388357, breakpoints: true, sql: m5 },
   { tag: "0006_attachment_usage_triggers", when: 1795656389978, breakpoints: true, sql: m6 },
   { tag: "0007_medical_xorn", when: 1795656523864, breakpoints: true, sql: m7 },
+  { tag: "0008_conscious_gamma_corps", when: 1795657120523, breakpoints: true, sql: m8 },
 ];

@@ -99,8 +99,11 @@ export const tasks = sqliteTable(
       .where(sql`parent_id IS NULL AND deleted_at IS NOT NULL`),
     index("tasks_parent_idx").on(t.parentId).where(sql`parent_id IS NOT NULL`),
     index("tasks_list_idx").on(t.listId),
-    // Per-user lookups by id set (batch, trash), and list views of one list.
-    index("tasks_user_list_idx").on(t.userId, t.listId),
+    // A list's page (GET /tasks?list_id=): its live top-level tasks, newest first, without
+    // walking every task of the user.
+    index("tasks_live_list_idx")
+      .on(t.listId, t.createdAt, t.id)
+      .where(sql`parent_id IS NULL AND deleted_at IS NULL`),
   ],
 );
 
