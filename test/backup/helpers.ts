@@ -77,6 +77,7 @@ export async function seed(c: TestClient, label = "a"): Promise<Record<string, s
   const sub = ok(await c.post("/api/v1/tasks", { title: `Sub ${label}`, parent_id: task.id })).body;
   const inboxTask = ok(await c.post("/api/v1/tasks", { title: `Inbox ${label}` })).body;
   const rec = ok(await c.post(`/api/v1/recurrences`, { task_id: task.id, kind: "rrule", rrule: "FREQ=WEEKLY" }));
+  ok(await c.post(`/api/v1/recurrences/${rec.body.id}/exceptions`, { date: "2026-12-15" }), 200);
   const habit = ok(await c.post("/api/v1/habits", { name: `Habit ${label}`, frequency: { type: "daily" } })).body;
   ok(await c.put(`/api/v1/habits/${habit.id}/logs/2025-01-01`, { value: 1 }), 200);
   const pause = ok(await c.post(`/api/v1/habits/${habit.id}/pauses`, { start_date: "2025-02-01" }));
@@ -86,4 +87,45 @@ export async function seed(c: TestClient, label = "a"): Promise<Record<string, s
   fd.append("file", new Blob([`hello ${label}\n`], { type: "text/plain" }), `note-${label}.txt`);
   const att = ok(await c.request("POST", `/api/v1/tasks/${task.id}/attachments`, { body: fd })).body;
   return { folder: folder.id, list: list.id, tag: tag.id, task: task.id, sub: sub.id, inboxTask: inboxTask.id, recurrence: rec.body?.id, habit: habit.id, pause: pause.body?.id, countdown: countdown.id, memo: memo.id, attachment: att.id };
+}
+
+const UUID_RE = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
+
+/** The same archive with every identifier in the data replaced by a fresh one (consistently). */
+export function withFreshIds(entries: Record<string, Uint8Array>): Record<string, Uint8Array> {
+  const map = new Map<string, string>();
+  const fresh = (id: string) => {
+    let n = map.get(id);
+    if (!n) map.set(id, (n = Bun.randomUUIDv7()));
+    return n;
+  };
+  const out: Record<string, Uint8Array> = {};
+  for (const [name, bytes] of Object.entries(entries)) {
+    if (name.startsWith("data/")) out[name] = new TextEncoder().encode(new TextDecoder().decode(bytes).replace(UUID_RE, fresh));
+    else if (name.startsWith("attachments/")) out[`attachments/${fresh(name.slice(12))}`] = bytes;
+    else out[name] = bytes;
+  }
+  return out;
+}
+
+export const BACKUP_TABLES = ["audit_logs", "sessions", "__drizzle_migrations", "backup_preflights", "backup_restores", "backup_ledger"];
+
+/** The rows of one user's business data (for before/after comparisons across restores). */
+export function userData(db: { sqlite: import("bun:sqlite").Database }, userId: string): Record<string, unknown[]> {
+  const q = (sql: string) => (db.sqlite.query(sql).all(userId) as unknown[]).map((r) => JSON.stringify(r)).sort();
+  return {
+    folders: q("SELECT * FROM folders WHERE user_id = ?"),
+    lists: q("SELECT * FROM lists WHERE user_id = ?"),
+    tags: q("SELECT * FROM tags WHERE user_id = ?"),
+    tasks: q("SELECT * FROM tasks WHERE user_id = ?"),
+    task_tags: q("SELECT tt.* FROM task_tags tt JOIN tasks t ON t.id = tt.task_id WHERE t.user_id = ?"),
+    recurrences: q("SELECT * FROM recurrences WHERE user_id = ?"),
+    recurrence_exceptions: q("SELECT e.* FROM recurrence_exceptions e JOIN recurrences r ON r.id = e.recurrence_id WHERE r.user_id = ?"),
+    habits: q("SELECT * FROM habits WHERE user_id = ?"),
+    habit_logs: q("SELECT * FROM habit_logs WHERE user_id = ?"),
+    habit_pauses: q("SELECT * FROM habit_pauses WHERE user_id = ?"),
+    countdowns: q("SELECT * FROM countdowns WHERE user_id = ?"),
+    memos: q("SELECT * FROM memos WHERE user_id = ?"),
+    attachments: q("SELECT * FROM attachments WHERE user_id = ?"),
+  };
 }

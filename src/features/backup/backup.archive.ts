@@ -279,21 +279,29 @@ export function inflateEntry(zip: ZipFile, e: ZipEntry, onData: (chunk: Uint8Arr
     }
   } else {
     let finished = false;
+    // Errors of the consumer (a bad record, SQLite) pass through as they are; only fflate's own
+    // errors mean corrupt data.
+    let consumerError: unknown = null;
     const inflater = new Inflate((chunk, final) => {
-      if (chunk.byteLength) take(chunk);
+      if (consumerError !== null) return;
+      try {
+        if (chunk.byteLength) take(chunk);
+      } catch (err) {
+        consumerError = err;
+      }
       if (final) finished = true;
     });
-    try {
-      if (e.compressedSize === 0) throw new ZipError(e.name, "empty deflate stream");
-      for (let off = e.dataOffset; off < end; off += INFLATE_SLICE) {
-        const n = Math.min(INFLATE_SLICE, end - off);
-        const part = zip.read(off, n);
-        if (part.length < n) throw new ZipError(e.name, "truncated entry");
+    if (e.compressedSize === 0) throw new ZipError(e.name, "empty deflate stream");
+    for (let off = e.dataOffset; off < end; off += INFLATE_SLICE) {
+      const n = Math.min(INFLATE_SLICE, end - off);
+      const part = zip.read(off, n);
+      if (part.length < n) throw new ZipError(e.name, "truncated entry");
+      try {
         inflater.push(part, off + n >= end);
+      } catch {
+        if (consumerError === null) throw new ZipError(e.name, "corrupt deflate data");
       }
-    } catch (err) {
-      if (err instanceof ZipError) throw err;
-      throw new ZipError(e.name, "corrupt deflate data");
+      if (consumerError !== null) throw consumerError;
     }
     if (!finished) throw new ZipError(e.name, "the deflate stream does not end where the entry does");
   }

@@ -41,6 +41,8 @@ export function importArchive(s: Database, zip: ZipFile, entries: Map<string, Zi
   const conflicts: FieldProblem[] = [];
   const problems = new Problems();
   const conflict = (entity: Entity, key: string, message: string) => {
+    // Still mapped, so that records referring to it are checked too (the whole import rolls back).
+    maps.get(entity)!.set(key, key);
     if (conflicts.length < MAX_CONFLICTS) conflicts.push({ path: `${entity}/${key}`, message });
   };
 
