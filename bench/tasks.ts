@@ -131,6 +131,27 @@ try {
     console.log(`  ${label.padEnd(30)} median ${fmt(r.med)} ms  p99 ${fmt(r.p99)} ms`);
   }
 
+  console.log("\nGET /tasks with filters, limit=50, one connection, 200 sequential requests each:");
+  const lists = (await (await fetch(`${app.base}/api/v1/lists`, { headers: auth.headers })).json()) as { items: { id: string }[] };
+  const tagList = (await (await fetch(`${app.base}/api/v1/tags`, { headers: auth.headers })).json()) as { items: { id: string }[] };
+  // A rare tag (a handful of tasks) beside the seeded common ones.
+  const rareTag = (await (
+    await fetch(`${app.base}/api/v1/tags`, { method: "POST", headers: auth.headers, body: JSON.stringify({ name: "rare-bench-tag", color: "#000000" }) })
+  ).json()) as { id: string };
+  const sample = (await (await fetch(`${app.base}/api/v1/tasks?limit=5`, { headers: auth.headers })).json()) as { items: { id: string }[] };
+  await fetch(`${app.base}/api/v1/tasks/batch`, { method: "POST", headers: auth.headers, body: JSON.stringify({ task_ids: sample.items.map((t) => t.id), tag_ids: [rareTag.id] }) });
+  const filters: [string, string][] = [
+    ["list_id (one of 50 lists)", `list_id=${lists.items[7]!.id}`],
+    ["tag_id (common: ~5,000 tasks)", `tag_id=${tagList.items[3]!.id}`],
+    ["tag_id (rare: 5 tasks)", `tag_id=${rareTag.id}`],
+    ["completed=false + due_before", "completed=false&due_before=2026-06-30"],
+    ["list_id + q=report", `list_id=${lists.items[7]!.id}&q=report`],
+  ];
+  for (const [label, q] of filters) {
+    const r = await sequential(200, () => fetch(`${app.base}/api/v1/tasks?limit=50&${q}`, { headers: auth.headers }));
+    console.log(`  ${label.padEnd(30)} median ${fmt(r.med)} ms  p99 ${fmt(r.p99)} ms`);
+  }
+
   // Ids for writes, read from the database (read-only connection).
   const ro = new Database(join(dir, "app.db"), { readonly: true });
   const live = ro

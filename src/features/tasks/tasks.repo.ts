@@ -252,6 +252,15 @@ export interface TaskFilter {
    * sorts them, instead of walking every task of the user newest first and testing each.
    */
   driveBy?: string;
+  /** The tag filter names a tag on few tasks: start from its links (see countTagLinks). */
+  driveByTag?: boolean;
+}
+
+/** Tasks carrying a tag, counted up to `cap`. */
+export function countTagLinks(db: Db, tagId: string, cap: number): number {
+  return db.sqlite
+    .query<{ n: number }, [string, number]>("SELECT count(*) AS n FROM (SELECT 1 FROM task_tags WHERE tag_id = ? LIMIT ?)")
+    .get(tagId, cap)!.n;
 }
 
 /** Rows of the trigram index matching a phrase (all users), counted up to `cap`. */
@@ -314,11 +323,23 @@ export function pageLiveTasks(db: Db, userId: string, f: TaskFilter, after: [str
     args.push(after[0], after[1]);
   }
   args.push(limit + 1);
-  // CROSS JOIN fixes the join order in SQLite: FTS matches first, then each task by rowid.
-  const from = f.driveBy
-    ? "(SELECT rowid AS rid FROM tasks_fts WHERE tasks_fts MATCH ?) m CROSS JOIN tasks t ON t.rowid = m.rid"
-    : "tasks t INDEXED BY tasks_live_top_idx";
-  if (f.driveBy) args.unshift(f.driveBy);
+  // Where the walk starts. CROSS JOIN fixes the join order in SQLite: a small set of candidates
+  // first (the matches of a rare term, the links of a rare tag), then each task by key, then a
+  // sort of at most that many rows. Otherwise an index is walked newest first: the list's own
+  // when filtering by list, else all the user's live top-level tasks.
+  let from: string;
+  if (f.driveBy) {
+    from = "(SELECT rowid AS rid FROM tasks_fts WHERE tasks_fts MATCH ?) m CROSS JOIN tasks t ON t.rowid = m.rid";
+    args.unshift(f.driveBy);
+  } else if (f.driveByTag && f.tagId !== undefined) {
+    from = "task_tags d CROSS JOIN tasks t ON t.id = d.task_id";
+    where.push("d.tag_id = ?");
+    args.splice(args.length - 1, 0, f.tagId);
+  } else if (f.listId !== undefined) {
+    from = "tasks t INDEXED BY tasks_live_list_idx";
+  } else {
+    from = "tasks t INDEXED BY tasks_live_top_idx";
+  }
   const sql = `SELECT ${COLS} FROM ${from} JOIN lists l ON l.id = t.list_id
     WHERE ${where.join(" AND ")} ORDER BY t.created_at DESC, t.id DESC LIMIT ?`;
   return db.sqlite.query<TaskRecord, (string | number)[]>(sql).all(...args);

@@ -19,6 +19,7 @@ import {
   batchUpdate,
   countFtsMatches,
   countSubtasks,
+  countTagLinks,
   deleteTasks,
   findSubtasks,
   findTaskWithList,
@@ -161,6 +162,7 @@ export class TasksService {
           }
         }
       }
+      if (!f.driveBy && f.tagId !== undefined && countTagLinks(this.db, f.tagId, DRIVE_CAP) < DRIVE_CAP) f.driveByTag = true;
       const rows = pageLiveTasks(this.db, user.id, f, after, q.limit);
       return this.toPage(TasksService.PAGE_ENDPOINT, user.id, rows, q.limit, (r) => [r.created_at, r.id], false);
     });
