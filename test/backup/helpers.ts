@@ -1,5 +1,5 @@
 import { zipSync, unzipSync, strToU8 } from "fflate";
-import type { TestClient, TestApp } from "../helpers/app";
+import type { TestClient, TestApp, TestResponse } from "../helpers/app";
 
 /** Sends a ZIP (or any bytes) to the preflight as multipart field `file`. */
 export function preflight(c: TestClient, bytes: Uint8Array, mode: "merge" | "replace" = "replace", field = "file") {
@@ -65,8 +65,23 @@ export function writeJson(entries: Record<string, Uint8Array>, name: string, v: 
 }
 
 /** Some data of every kind for `c`. */
-export async function seed(c: TestClient, label = "a"): Promise<Record<string, string>> {
-  const ok = (r: { status: number; text: string }, s = 201) => {
+export interface Seeded {
+  folder: string;
+  list: string;
+  tag: string;
+  task: string;
+  sub: string;
+  inboxTask: string;
+  recurrence: string;
+  habit: string;
+  pause: string;
+  countdown: string;
+  memo: string;
+  attachment: string;
+}
+
+export async function seed(c: TestClient, label = "a"): Promise<Seeded> {
+  const ok = (r: TestResponse, s = 201) => {
     if (r.status !== s) throw new Error(`seed: ${r.status} ${r.text}`);
     return r;
   };
@@ -111,7 +126,9 @@ export function withFreshIds(entries: Record<string, Uint8Array>): Record<string
 export const BACKUP_TABLES = ["audit_logs", "sessions", "__drizzle_migrations", "backup_preflights", "backup_restores", "backup_ledger"];
 
 /** The rows of one user's business data (for before/after comparisons across restores). */
-export function userData(db: { sqlite: import("bun:sqlite").Database }, userId: string): Record<string, unknown[]> {
+export type UserData = Record<"folders" | "lists" | "tags" | "tasks" | "task_tags" | "recurrences" | "recurrence_exceptions" | "habits" | "habit_logs" | "habit_pauses" | "countdowns" | "memos" | "attachments", unknown[]>;
+
+export function userData(db: { sqlite: import("bun:sqlite").Database }, userId: string): UserData {
   const q = (sql: string) => (db.sqlite.query(sql).all(userId) as unknown[]).map((r) => JSON.stringify(r)).sort();
   return {
     folders: q("SELECT * FROM folders WHERE user_id = ?"),

@@ -1,0 +1,158 @@
+import { describe, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { AppHandle } from "../../src/app";
+import { TestClient } from "../helpers/app";
+import { exportBytes, preflight, seed, sha256, userData, type UserData } from "./helpers";
+
+/**
+ * kill -9 of the real server (`bun src/main.ts`) at each step of a replace restore, by failpoint.
+ * After a restart the account must equal exactly the state before or the backup (rows and every
+ * attachment's SHA-256), the database must pass integrity_check, and the token must be consumed
+ * only if the import committed.
+ */
+
+interface Server {
+  proc: ReturnType<typeof Bun.spawn>;
+  base: string;
+}
+
+async function start(dir: string, failpoint?: string): Promise<Server> {
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const port = 20000 + Math.floor(Math.random() * 30000);
+    const proc = Bun.spawn(["bun", "src/main.ts", "--data-dir", dir, "--port", String(port), "--log-format", "off"], {
+      env: { ...process.env, APP_ARGON2_MEMORY_KIB: "1024", APP_ARGON2_TIME_COST: "1", APP_FAILPOINT: failpoint ?? "" },
+      stdout: "ignore",
+      stderr: "ignore",
+    });
+    const base = `http://127.0.0.1:${port}`;
+    for (let i = 0; i < 100; i++) {
+      if (proc.exitCode !== null) break;
+      try {
+        if ((await fetch(`${base}/api/v1/health/live`)).ok) return { proc, base };
+      } catch {
+        /* not listening yet */
+      }
+      await Bun.sleep(50);
+    }
+    proc.kill("SIGKILL");
+    await proc.exited;
+  }
+  throw new Error("server did not start");
+}
+
+async function stop(s: Server): Promise<void> {
+  s.proc.kill("SIGTERM");
+  await s.proc.exited;
+}
+
+/** A TestClient (cookie jar, CSRF) that talks to a real server over HTTP. */
+function clientOf(getBase: () => string): TestClient {
+  const handle = {
+    fetch: (req: Request) => {
+      const url = req.url.replace("http://localhost", getBase());
+      return fetch(new Request(url, req));
+    },
+  } as unknown as AppHandle;
+  return new TestClient(handle, "127.0.0.1");
+}
+
+interface State {
+  data: UserData;
+  files: Record<string, string>;
+}
+
+function stateOf(dir: string, userId: string): State {
+  const db = new Database(join(dir, "app.db"), { readonly: true });
+  try {
+    const data = userData({ sqlite: db }, userId);
+    const ids = (db.query("SELECT id FROM attachments WHERE user_id = ?").all(userId) as { id: string }[]).map((r) => r.id);
+    const files: Record<string, string> = {};
+    for (const n of readdirSync(join(dir, "attachments"))) files[n] = sha256(readFileSync(join(dir, "attachments", n)));
+    // Every row has its file.
+    for (const id of ids) expect(files[id]).toBeDefined();
+    return { data, files };
+  } finally {
+    db.close();
+  }
+}
+
+function integrity(dir: string): string {
+  const db = new Database(join(dir, "app.db"));
+  try {
+    return (db.query("PRAGMA integrity_check").get() as { integrity_check: string }).integrity_check;
+  } finally {
+    db.close();
+  }
+}
+
+const STEPS = [
+  ["restore.after_staging", "old"],
+  ["restore.after_quarantine", "old"],
+  ["restore.after_commit", "new"],
+  ["restore.during_cleanup", "new"],
+] as const;
+
+describe("kill -9 during a replace restore", () => {
+  for (const [failpoint, expected] of STEPS) {
+    test(`at ${failpoint}: after restart the account is the ${expected} state`, async () => {
+      const dir = mkdtempSync(join(tmpdir(), "app-crash-"));
+      let server: Server | null = null;
+      try {
+        server = await start(dir);
+        const c = clientOf(() => server!.base);
+        const setup = await c.post("/api/v1/setup/initialize", { username: "owner", password: "correct horse battery" });
+        expect(setup.status).toBe(201);
+        const userId = setup.body.user.id as string;
+        const ids = await seed(c);
+        const zip = await exportBytes({ handle: { fetch: (r: Request) => fetch(new Request(r.url.replace("http://localhost", server!.base), r)) } } as never, c);
+        const backupState = stateOf(dir, userId);
+        // Change things after the export: the "old" state differs from the backup in rows and files.
+        await c.post("/api/v1/memos", { content: "after the export" });
+        await c.delete(`/api/v1/memos/${ids.memo}`);
+        const fd = new FormData();
+        fd.append("file", new Blob(["second file\n"], { type: "text/plain" }), "second.txt");
+        expect((await c.request("POST", `/api/v1/tasks/${ids.task}/attachments`, { body: fd })).status).toBe(201);
+        const oldState = stateOf(dir, userId);
+        expect(oldState).not.toEqual(backupState);
+        const pf = await preflight(c, zip, "replace");
+        expect(pf.status).toBe(200);
+        const token = pf.body.preflight_token as string;
+        await stop(server);
+
+        server = await start(dir, failpoint);
+        await c.post("/api/v1/backup/restore", { preflight_token: token, mode: "replace" }).catch(() => null);
+        await server.proc.exited;
+        expect(server.proc.signalCode).toBe("SIGKILL");
+
+        server = await start(dir);
+        const want = expected === "old" ? oldState : backupState;
+        expect(stateOf(dir, userId)).toEqual(want);
+        expect(readdirSync(join(dir, "backup", "restores"))).toEqual([]);
+        const again = await c.post("/api/v1/backup/restore", { preflight_token: token, mode: "replace" });
+        if (expected === "new") {
+          // Committed: the token is consumed (the cleanup was finished at start-up).
+          expect(again.status).toBe(409);
+          expect(again.body.code).toBe("token_consumed");
+          expect(readdirSync(join(dir, "backup", "staging"))).toEqual([]);
+        } else {
+          // Not committed: the token still works, and gives the backup.
+          expect(again.status).toBe(200);
+          expect(stateOf(dir, userId)).toEqual(backupState);
+        }
+        expect((await c.get(`/api/v1/attachments/${ids.attachment}`)).text).toBe("hello a\n");
+        await stop(server);
+        server = null;
+        expect(integrity(dir)).toBe("ok");
+      } finally {
+        if (server) {
+          server.proc.kill("SIGKILL");
+          await server.proc.exited;
+        }
+        rmSync(dir, { recursive: true, force: true });
+      }
+    }, 60_000);
+  }
+});
