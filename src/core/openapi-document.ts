@@ -6,7 +6,8 @@ import { Problem, WRITE, jsonSchema, namedSchemas } from "./openapi";
 /** The whole document, generated from the routes' own schemas and tidied for linters and client generators. */
 export function buildOpenApiDocument(app: AnyElysia, version: string): Record<string, unknown> {
   const mapper = (s: z.ZodType) => jsonSchema(s, "input");
-  const generated = toOpenAPISchema(app, { staticFile: true }, undefined, { zod: mapper }, "3.1.1") as unknown as {
+  // staticFile: false, or paths with a dot (/backup/export.zip, /export.csv) would be left out as static files.
+  const generated = toOpenAPISchema(app, { staticFile: false }, undefined, { zod: mapper }, "3.1.1") as unknown as {
     paths: Record<string, Record<string, Record<string, unknown>>>;
   };
   // Our body parser is a function (it counts bytes), so the generator leaves request bodies
