@@ -41,6 +41,8 @@ import { RecurrenceService } from "./features/recurrence/recurrence.service";
 import { recurrenceRoutes } from "./features/recurrence/recurrence.routes";
 import { AttachmentsService } from "./features/attachments/attachments.service";
 import { attachmentsRoutes } from "./features/attachments/attachments.routes";
+import { LegacyService } from "./features/legacy/legacy.service";
+import { legacyRoutes } from "./features/legacy/legacy.routes";
 import { BackupService } from "./features/backup/backup.service";
 import { backupRoutes } from "./features/backup/backup.routes";
 
@@ -135,6 +137,7 @@ export function createApp(opts: AppOptions): AppHandle {
     .use(trashRoutes(tasks))
     .use(recurrenceRoutes(new RecurrenceService(core)))
     .use(attachmentsRoutes(attachments))
+    .use(legacyRoutes(new LegacyService(core, taskPurgeHooks), core.clock))
     .use(backupRoutes(backup))
     .use(docsRoutes(() => root, APP_VERSION))
     .use(webRoutes(new WebService()));

@@ -32,6 +32,12 @@ function withDownloadAnswers(d: Record<string, unknown>): Record<string, unknown
   };
 }
 
+/** The multipart body, documented (the route reads the stream itself, so no validating schema). */
+function withUploadBody(d: Record<string, unknown>): Record<string, unknown> {
+  const schema = { type: "object", properties: { file: { type: "string", format: "binary", description: "the file" } }, required: ["file"] };
+  return { ...d, requestBody: { required: true, content: { "multipart/form-data": { schema } } } };
+}
+
 export function attachmentsRoutes(service: AttachmentsService) {
   return new Elysia({ name: "attachments", prefix: "/api/v1" })
     .get("/tasks/:task_id/attachments", ({ params, request }) => ({ items: service.list(principalOf(request).user.id, params.task_id).map(presentAttachment) }), {
@@ -60,7 +66,7 @@ export function attachmentsRoutes(service: AttachmentsService) {
       },
       {
         params: TaskAttachmentsParams,
-        detail: doc({
+        detail: withUploadBody(doc({
           summary: "Upload a file to a task (multipart/form-data, field `file`)",
           description:
             "The body is streamed to disk and hashed on the way, never held in memory. Limit: 25 MiB by default (`APP_ATTACHMENT_MAX_BYTES`), `413` as soon as it is passed. The type is decided from the content: images (png, jpeg, gif, webp), pdf, UTF-8 text (plain, markdown, csv), zip, office documents; anything else, and text that looks like HTML, SVG or XML whatever its declared type, is `415`. An empty file is `422`. `507 storage_full` when the server's disk is full (nothing is stored).",
@@ -68,7 +74,7 @@ export function attachmentsRoutes(service: AttachmentsService) {
           bodyContentType: "multipart/form-data",
           ok: { status: 201, schema: Attachment, headers: { Location: { description: "URL of the file" } } },
           errors: ["not_found", "malformed_request", "payload_too_large", "unsupported_media_type", "validation_failed", "csrf_failed", "storage_full"],
-        }),
+        })),
       },
     )
     .get("/attachments/:attachment_id", ({ params, request }) => presentDownload(service.get(principalOf(request).user.id, params.attachment_id), request.headers), {

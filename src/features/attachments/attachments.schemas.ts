@@ -18,8 +18,5 @@ export type Attachment = z.infer<typeof Attachment>;
 
 export const AttachmentList = z.object({ items: z.array(Attachment) });
 
-/** The multipart body of an upload, for the OpenAPI document (the route reads the stream itself). */
-export const AttachmentUpload = z.object({ file: z.string().describe("the file (binary)") });
-
 /** Bytes of a download. */
 export const AttachmentBytes = z.string().describe("the file's bytes");

@@ -1,0 +1,91 @@
+import { Elysia } from "elysia";
+import { LEGACY_BODY_LIMIT, STREAMED_BODY } from "../../core/body";
+import { malformed } from "../../core/errors";
+import { doc, jsonSchema } from "../../core/openapi";
+import { principalOf, requestMeta } from "../../core/http";
+import { MultipartReader, boundaryOf } from "../attachments/attachments.multipart";
+import type { LegacyService } from "./legacy.service";
+import { LegacyCsv, LegacyExport, RestoreQuery, RestoreResult } from "./legacy.schemas";
+import { presentExportFile } from "./legacy.present";
+
+const RESTORE_ERRORS = ["validation_failed", "invalid_reference", "invalid_parent", "malformed_request", "payload_too_large", "csrf_failed"] as const;
+
+/** The CSV of a restore.csv request: the text body, or a stream over the multipart body (field `file`). */
+function csvSource(body: unknown, request: Request): string | MultipartReader {
+  if (typeof body === "string") return body;
+  if (body === STREAMED_BODY) {
+    const declared = request.headers.get("content-length");
+    return new MultipartReader(
+      request.body ?? new ReadableStream(),
+      boundaryOf(request.headers.get("content-type")),
+      LEGACY_BODY_LIMIT + 64 * 1024,
+      LEGACY_BODY_LIMIT,
+      declared === null ? null : Number(declared),
+    );
+  }
+  throw malformed("send the CSV as text/csv, or as the field `file` of multipart/form-data");
+}
+
+/** Documents a request body the route reads itself (no validating schema in the route options). */
+function withBody(d: Record<string, unknown>, contentType: string, schema: Record<string, unknown>): Record<string, unknown> {
+  return { ...d, requestBody: { required: true, content: { [contentType]: { schema } } } };
+}
+
+const today = (d: Date) => d.toISOString().slice(0, 10);
+
+export function legacyRoutes(service: LegacyService, clock: { now(): Date }) {
+  return new Elysia({ name: "legacy", prefix: "/api/v1" })
+    .get("/export", ({ request }) => presentExportFile(service.exportJson(principalOf(request).user.id, requestMeta(request)), "json", today(clock.now())), {
+      detail: doc({
+        summary: "Legacy JSON v1 export (lightweight; not a full backup)",
+        description:
+          "Folders (live), lists, tasks (flat: subtasks carry `parent_id`; `tags` holds tag names), recurrences (without exceptions), habits (without logs and pauses), countdowns and memos. No attachments. Audited (`legacy_exported`).",
+        tags: ["legacy"],
+        ok: { status: 200, schema: LegacyExport, headers: { "Content-Disposition": { description: "attachment; filename=app-legacy-YYYY-MM-DD.json" } } },
+      }),
+    })
+    .get("/export.csv", ({ request }) => presentExportFile(service.exportCsv(principalOf(request).user.id, requestMeta(request)), "csv", today(clock.now())), {
+      detail: doc({
+        summary: "Legacy CSV v1 export",
+        description:
+          "UTF-8 with a BOM, RFC 4180 quoting, one header row and one row per record; the `kind` column is folder, list, task, recurrence, habit, countdown or memo (a recurrence's own kind is in `recurrence_kind`). Booleans are true/false, empty cells are null, tags/frequency/lunar are JSON. A cell starting with `=`, `+`, `-`, `@`, tab, CR or `'` is written with a leading `'` (spreadsheets never run it); restore removes it.",
+        tags: ["legacy"],
+        ok: { status: 200, schema: LegacyCsv, contentType: "text/csv", headers: { "Content-Disposition": { description: "attachment; filename=app-legacy-YYYY-MM-DD.csv" } } },
+      }),
+    })
+    .post("/restore", ({ body, query, request }) => service.restoreJson(principalOf(request).user.id, body, query.mode, requestMeta(request)), {
+      query: RestoreQuery,
+      detail: withBody(
+        doc({
+          summary: "Restore a legacy JSON v1 export",
+          description:
+            "The whole file is validated before anything is written (one transaction): a problem names its path (`tasks.3.due_at`) and nothing changes. A record keeps its id where it is free and gets a new one otherwise (references follow); the file's inbox is the user's inbox. `merge` skips records whose id this user already has; `replace` first removes the account's folders, lists, tasks (and their attachment files), tags, habits, countdowns and memos. Body limit 64 MiB. Audited (`legacy_restored`).",
+          tags: ["legacy"],
+          ok: { status: 200, schema: RestoreResult },
+          errors: [...RESTORE_ERRORS],
+        }),
+        "application/json",
+        jsonSchema(LegacyExport, "input"),
+      ),
+    })
+    .post(
+      "/restore.csv",
+      async ({ body, query, request }) => service.restoreCsv(principalOf(request).user.id, csvSource(body, request), query.mode, requestMeta(request)),
+      {
+        query: RestoreQuery,
+        detail: withBody(
+          doc({
+            summary: "Restore a legacy CSV v1 export",
+            description:
+              "The CSV as the body (`text/csv`), or as the field `file` of `multipart/form-data`. Validated whole before any write; a problem names its line and column (`line 7, column 16 (due_at)`). Same rules as the JSON restore. A body that is not UTF-8 is `400`. Body limit 64 MiB.",
+            tags: ["legacy"],
+            ok: { status: 200, schema: RestoreResult },
+            errors: [...RESTORE_ERRORS],
+            bodyContentType: "text/csv",
+          }),
+          "text/csv",
+          { type: "string" },
+        ),
+      },
+    );
+}

@@ -1,0 +1,557 @@
+import type { Core } from "../../core/core";
+import { readTx, writeTx, type Tx } from "../../core/db";
+import { dayNumber } from "../../core/days";
+import { AppError, malformed, payloadTooLarge, type FieldProblem } from "../../core/errors";
+import type { RequestMeta } from "../../core/http";
+import { LEGACY_BODY_LIMIT, STREAMED_BODY } from "../../core/body";
+import { newId } from "../../core/ids";
+import { recordAudit } from "../audit/audit.repo";
+import { tagNameKey } from "../tags/tags.repo";
+import { runAfterCommit, type TaskPurgeHooks } from "../tasks/tasks.purge-hooks";
+import { DueAt } from "../tasks/tasks.schemas";
+import { checkedSeries, isDateOnly, parseRRule } from "../recurrence/recurrence.engine";
+import { inLunarRange, LUNAR_MAX_YEAR, LUNAR_MIN_YEAR, toLunar } from "../countdowns/lunar-calendar";
+import type { MultipartReader } from "../attachments/attachments.multipart";
+import { CsvSyntaxError, decodeCell, parseCsv } from "./legacy.csv";
+import {
+  LegacyInserts,
+  allTaskIds,
+  deleteAccountContent,
+  existingTasks,
+  exportCountdowns,
+  exportFolders,
+  exportHabits,
+  exportLists,
+  exportMemos,
+  exportRecurrences,
+  exportTasks,
+  hasPinnedCountdown,
+  inboxId,
+  owners,
+  tagsByKey,
+  updateInbox,
+} from "./legacy.repo";
+import { CSV_COLUMNS, CSV_FIELDS, CSV_KIND, CsvWriter, cellValue, columnOf, toRecord, type LegacyRecord } from "./legacy.present";
+import { KINDS, RECORD_SCHEMAS, type Counts, type Kind, type LegacyRecords, type RestoreMode, type RestoreResult } from "./legacy.schemas";
+
+/** Colour of a tag that a restore creates (tags travel by name only). */
+const NEW_TAG_COLOR = "#808080";
+/** At most this many problems are listed in one answer. */
+const MAX_PROBLEMS = 100;
+
+type Severity = "validation_failed" | "invalid_parent" | "invalid_reference";
+interface Problem extends FieldProblem {
+  code: Severity;
+}
+
+/** Where a record (and one of its fields) sits in the file, for error paths. */
+type Locate = (kind: Kind, index: number, field?: string) => string;
+
+const zeroCounts = (): Counts => ({ folders: 0, lists: 0, tasks: 0, recurrences: 0, habits: 0, countdowns: 0, memos: 0 });
+
+function rejectWith(problems: Problem[]): never {
+  const code: Severity = problems.some((p) => p.code === "validation_failed")
+    ? "validation_failed"
+    : problems.some((p) => p.code === "invalid_parent")
+      ? "invalid_parent"
+      : "invalid_reference";
+  const title = { validation_failed: "Validation failed", invalid_parent: "Invalid parent", invalid_reference: "Invalid reference" }[code];
+  const listed = problems.slice(0, MAX_PROBLEMS).map(({ path, message }) => ({ path, message }));
+  const more = problems.length > MAX_PROBLEMS ? ` (first ${MAX_PROBLEMS} of ${problems.length} listed)` : "";
+  throw new AppError(code, 422, title, `the file was not restored: ${problems.length} problem(s)${more}; first: ${listed[0]!.path}: ${listed[0]!.message}`, listed);
+}
+
+/** Legacy v1 export and restore (JSON and CSV). No HTTP here. */
+export class LegacyService {
+  constructor(
+    private readonly core: Core,
+    private readonly purgeHooks: TaskPurgeHooks,
+  ) {}
+
+  // ---- export ------------------------------------------------------------------------------
+
+  /** Reads every kind in one snapshot and hands each record to `emit`; returns the counts. */
+  private walk(userId: string, emit: (kind: Kind, record: LegacyRecord) => void): Counts {
+    const counts = zeroCounts();
+    readTx(this.core.db, (tx) => {
+      const each = <R>(kind: Kind, rows: IterableIterator<R>, map: (r: R) => LegacyRecord) => {
+        for (const r of rows) {
+          emit(kind, map(r));
+          counts[kind]++;
+        }
+      };
+      each("folders", exportFolders(tx, userId), toRecord.folders);
+      each("lists", exportLists(tx, userId), toRecord.lists);
+      each("tasks", exportTasks(tx, userId), toRecord.tasks);
+      each("recurrences", exportRecurrences(tx, userId), toRecord.recurrences);
+      each("habits", exportHabits(tx, userId), toRecord.habits);
+      each("countdowns", exportCountdowns(tx, userId), toRecord.countdowns);
+      each("memos", exportMemos(tx, userId), toRecord.memos);
+    });
+    return counts;
+  }
+
+  private audited(userId: string, meta: RequestMeta, format: "json" | "csv", counts: Counts): void {
+    writeTx(this.core.db, (tx) =>
+      recordAudit(tx, { userId, action: "legacy_exported", at: this.core.clock.now(), ip: meta.ip, userAgent: meta.userAgent, detail: { format, counts } }),
+    );
+  }
+
+  /** The JSON export as text (records serialised one by one; no intermediate object tree). */
+  exportJson(userId: string, meta: RequestMeta): string {
+    const exportedAt = this.core.clock.now().toISOString();
+    const parts: string[] = [`{"format":"app-legacy","version":1,"exported_at":${JSON.stringify(exportedAt)}`];
+    let current: Kind | null = null;
+    let first = true;
+    const counts = this.walk(userId, (kind, record) => {
+      if (kind !== current) {
+        if (current !== null) parts.push("]");
+        parts.push(`,${JSON.stringify(kind)}:[`);
+        current = kind;
+        first = true;
+      }
+      parts.push((first ? "" : ",") + JSON.stringify(record));
+      first = false;
+    });
+    if (current !== null) parts.push("]");
+    // Kinds without records still appear, as empty arrays.
+    const body = parts.join("");
+    const missing = KINDS.filter((k) => counts[k] === 0).map((k) => `,${JSON.stringify(k)}:[]`).join("");
+    this.audited(userId, meta, "json", counts);
+    return `${body}${missing}}`;
+  }
+
+  /** The CSV export: UTF-8 with a BOM, header row, one row per record. */
+  exportCsv(userId: string, meta: RequestMeta): string {
+    const w = new CsvWriter();
+    const counts = this.walk(userId, (kind, record) => w.add(kind, record));
+    this.audited(userId, meta, "csv", counts);
+    return w.parts.join("");
+  }
+
+  // ---- restore -----------------------------------------------------------------------------
+
+  /** POST /restore: the parsed JSON body. */
+  restoreJson(userId: string, body: unknown, mode: RestoreMode, meta: RequestMeta): RestoreResult {
+    const raw = readJsonFile(body);
+    const locate: Locate = (kind, index, field) => `${kind}.${index}${field ? `.${field}` : ""}`;
+    return this.restore(userId, raw, locate, mode, meta, "json");
+  }
+
+  /** POST /restore.csv: the CSV as text, or a multipart body whose field `file` holds it. */
+  async restoreCsv(userId: string, source: string | MultipartReader, mode: RestoreMode, meta: RequestMeta): Promise<RestoreResult> {
+    const text = typeof source === "string" ? source : await readCsvPart(source);
+    const { raw, locate } = readCsvFile(text);
+    return this.restore(userId, raw, locate, mode, meta, "csv");
+  }
+
+  private restore(userId: string, raw: Record<Kind, unknown[]>, locate: Locate, mode: RestoreMode, meta: RequestMeta, format: "json" | "csv"): RestoreResult {
+    const file = validateRecords(raw, locate);
+    const checked = checkReferences(file, locate);
+    const result = writeTx(this.core.db, (tx) => {
+      let after: (() => void)[] = [];
+      if (mode === "replace") {
+        after = this.purgeHooks.beforePurge(tx, userId, allTaskIds(tx, userId));
+        deleteAccountContent(tx, userId);
+      }
+      const out = this.write(tx, userId, file, checked, mode, locate);
+      recordAudit(tx, {
+        userId,
+        action: "legacy_restored",
+        at: this.core.clock.now(),
+        ip: meta.ip,
+        userAgent: meta.userAgent,
+        detail: { format, mode, counts: out.counts, skipped: out.skipped },
+      });
+      return { out, after };
+    });
+    runAfterCommit(result.after, (e) => this.core.logger.error("after-restore file cleanup failed", { error: String(e) }));
+    return { mode, counts: result.out.counts, skipped: result.out.skipped };
+  }
+
+  /** Maps identifiers (kept where free), checks what depends on the account, inserts. */
+  private write(tx: Tx, userId: string, f: LegacyRecords, c: CheckedFile, mode: RestoreMode, locate: Locate): { counts: Counts; skipped: Counts } {
+    const counts = zeroCounts();
+    const skipped = zeroCounts();
+    const now = this.core.clock.now().toISOString();
+    const ins = new LegacyInserts(tx);
+    // Per kind: file id → target id, and which records are skipped (merge: the user already has them).
+    const maps = {} as Record<Kind, Map<string, string>>;
+    const skip = {} as Record<Kind, Set<string>>;
+    for (const kind of KINDS) {
+      const ids = (f[kind] as { id: string }[]).map((r) => r.id);
+      const owner = owners(tx, kind, ids);
+      const map = new Map<string, string>();
+      const sk = new Set<string>();
+      for (const id of ids) {
+        const o = owner.get(id);
+        if (o === undefined) map.set(id, id);
+        else if (o === userId && mode === "merge") {
+          map.set(id, id);
+          sk.add(id);
+        } else map.set(id, newId());
+      }
+      maps[kind] = map;
+      skip[kind] = sk;
+    }
+    const inbox = inboxId(tx, userId);
+    const problems: Problem[] = [];
+
+    for (const r of f.folders) {
+      if (skip.folders.has(r.id)) {
+        skipped.folders++;
+        continue;
+      }
+      ins.folder(maps.folders.get(r.id)!, userId, r);
+      counts.folders++;
+    }
+    f.lists.forEach((r) => {
+      if (r.is_inbox) {
+        // The file's inbox is the user's inbox: its tasks go there; replace takes its colour and place.
+        maps.lists.set(r.id, inbox);
+        if (mode === "replace") updateInbox(tx, inbox, r.color, r.position, r.updated_at);
+        return;
+      }
+      if (skip.lists.has(r.id)) {
+        skipped.lists++;
+        return;
+      }
+      ins.list(maps.lists.get(r.id)!, userId, r.folder_id === null ? null : maps.folders.get(r.folder_id)!, r);
+      counts.lists++;
+    });
+
+    // Merge: a subtask whose parent the user already has must still obey the one-level rule there.
+    const existing = mode === "merge" ? existingTasks(tx, userId, [...skip.tasks]) : new Map();
+    const tagIds = tagsByKey(tx, userId);
+    const tagOf = (name: string): string => {
+      const key = tagNameKey(name);
+      let id = tagIds.get(key);
+      if (!id) {
+        id = newId();
+        ins.tag(id, userId, name, key, NEW_TAG_COLOR, now);
+        tagIds.set(key, id);
+      }
+      return id;
+    };
+    const insertTask = (r: LegacyRecords["tasks"][number], i: number) => {
+      if (skip.tasks.has(r.id)) {
+        skipped.tasks++;
+        return;
+      }
+      const listId = maps.lists.get(r.list_id)!;
+      let parentId: string | null = null;
+      if (r.parent_id !== null) {
+        parentId = maps.tasks.get(r.parent_id)!;
+        const p = existing.get(parentId);
+        if (p && (p.parent_id !== null || p.list_id !== listId)) {
+          problems.push({ code: "invalid_parent", path: locate("tasks", i, "parent_id"), message: `task ${r.parent_id} already exists here as a subtask or in another list` });
+          return;
+        }
+      }
+      const id = maps.tasks.get(r.id)!;
+      ins.task(id, userId, listId, parentId, r);
+      for (const name of r.tags) ins.taskTag(id, tagOf(name));
+      counts.tasks++;
+    };
+    // Parents before their subtasks (the foreign key is checked row by row).
+    f.tasks.forEach((r, i) => r.parent_id === null && insertTask(r, i));
+    f.tasks.forEach((r, i) => r.parent_id !== null && insertTask(r, i));
+    if (problems.length) rejectWith(problems);
+
+    f.recurrences.forEach((r, i) => {
+      if (skip.recurrences.has(r.id)) {
+        skipped.recurrences++;
+        return;
+      }
+      const taskId = maps.tasks.get(r.task_id)!;
+      if (existing.get(taskId)?.has_recurrence) {
+        problems.push({ code: "validation_failed", path: locate("recurrences", i, "task_id"), message: `task ${r.task_id} already has a recurrence here` });
+        return;
+      }
+      ins.recurrence(maps.recurrences.get(r.id)!, userId, taskId, { ...r, dtstart: c.dtstart.get(r.id) ?? null });
+      counts.recurrences++;
+    });
+    for (const r of f.habits) {
+      if (skip.habits.has(r.id)) {
+        skipped.habits++;
+        continue;
+      }
+      ins.habit(maps.habits.get(r.id)!, userId, { ...r, frequency: JSON.stringify(r.frequency), archived_at: r.archived ? r.updated_at : null });
+      counts.habits++;
+    }
+    // One pinned countdown per user: a merge keeps the pin the user already has.
+    let pinTaken = mode === "merge" && hasPinnedCountdown(tx, userId);
+    for (const r of f.countdowns) {
+      if (skip.countdowns.has(r.id)) {
+        skipped.countdowns++;
+        continue;
+      }
+      const lunar = c.lunar.get(r.id) ?? null;
+      const pinned = r.pinned && !r.archived && !pinTaken;
+      if (pinned) pinTaken = true;
+      ins.countdown(maps.countdowns.get(r.id)!, userId, {
+        ...r,
+        pinned,
+        lunar_month: lunar?.month ?? null,
+        lunar_day: lunar?.day ?? null,
+        lunar_leap: lunar ? lunar.leap : null,
+        archived_at: r.archived ? r.updated_at : null,
+      });
+      counts.countdowns++;
+    }
+    for (const r of f.memos) {
+      if (skip.memos.has(r.id)) {
+        skipped.memos++;
+        continue;
+      }
+      ins.memo(maps.memos.get(r.id)!, userId, r);
+      counts.memos++;
+    }
+    if (problems.length) rejectWith(problems);
+    return { counts, skipped };
+  }
+}
+
+// ---- reading the two file forms ------------------------------------------------------------
+
+function readJsonFile(body: unknown): Record<Kind, unknown[]> {
+  if (body === STREAMED_BODY || typeof body === "string") throw malformed("send the legacy JSON export as application/json");
+  if (body === null || typeof body !== "object" || Array.isArray(body)) {
+    rejectWith([{ code: "validation_failed", path: "body", message: "a legacy export (JSON object) is required" }]);
+  }
+  const o = body as Record<string, unknown>;
+  if (o.format !== "app-legacy") rejectWith([{ code: "validation_failed", path: "format", message: 'not a legacy export: format must be "app-legacy"' }]);
+  if (o.version !== 1) rejectWith([{ code: "validation_failed", path: "version", message: `unsupported version ${JSON.stringify(o.version ?? null)}; this server reads version 1` }]);
+  const problems: Problem[] = [];
+  for (const k of Object.keys(o)) {
+    if (!["format", "version", "exported_at", ...KINDS].includes(k)) problems.push({ code: "validation_failed", path: k, message: "unknown field" });
+  }
+  const raw = {} as Record<Kind, unknown[]>;
+  for (const kind of KINDS) {
+    const v = o[kind];
+    if (v === undefined) raw[kind] = [];
+    else if (Array.isArray(v)) raw[kind] = v;
+    else {
+      problems.push({ code: "validation_failed", path: kind, message: "must be an array" });
+      raw[kind] = [];
+    }
+  }
+  if (problems.length) rejectWith(problems);
+  return raw;
+}
+
+const KIND_OF_CSV = new Map(KINDS.map((k) => [CSV_KIND[k], k]));
+
+function readCsvFile(text: string): { raw: Record<Kind, unknown[]>; locate: Locate } {
+  let rows;
+  try {
+    rows = parseCsv(text);
+  } catch (e) {
+    if (e instanceof CsvSyntaxError) rejectWith([{ code: "validation_failed", path: `line ${e.line}, column ${e.column}`, message: e.message }]);
+    throw e;
+  }
+  if (rows.length === 0) rejectWith([{ code: "validation_failed", path: "line 1", message: "the CSV is empty; a header row is required" }]);
+  const header = rows[0]!.cells;
+  const problems: Problem[] = [];
+  const col = new Map<string, number>();
+  header.forEach((h, i) => {
+    if (!CSV_COLUMNS.includes(h)) problems.push({ code: "validation_failed", path: `line 1, column ${i + 1}`, message: `unknown column ${JSON.stringify(h)}` });
+    else if (col.has(h)) problems.push({ code: "validation_failed", path: `line 1, column ${i + 1}`, message: `column ${h} appears twice` });
+    else col.set(h, i);
+  });
+  for (const c of CSV_COLUMNS) if (!col.has(c)) problems.push({ code: "validation_failed", path: "line 1", message: `missing column ${c}` });
+  if (problems.length) rejectWith(problems);
+
+  const raw = Object.fromEntries(KINDS.map((k) => [k, [] as unknown[]])) as Record<Kind, unknown[]>;
+  const lines = Object.fromEntries(KINDS.map((k) => [k, [] as number[]])) as Record<Kind, number[]>;
+  const kindCol = col.get("kind")!;
+  for (const row of rows.slice(1)) {
+    if (row.cells.length === 1 && row.cells[0] === "") continue; // a blank line
+    const at = (c: string) => `line ${row.line}, column ${col.get(c)! + 1} (${c})`;
+    if (row.cells.length !== header.length) {
+      problems.push({ code: "validation_failed", path: `line ${row.line}`, message: `${row.cells.length} cells; the header has ${header.length}` });
+      continue;
+    }
+    const kindText = decodeCell(row.cells[kindCol]!);
+    const kind = KIND_OF_CSV.get(kindText);
+    if (!kind) {
+      problems.push({ code: "validation_failed", path: at("kind"), message: `unknown kind ${JSON.stringify(kindText)} (folder, list, task, recurrence, habit, countdown, memo)` });
+      continue;
+    }
+    const fields = CSV_FIELDS[kind];
+    const record: Record<string, unknown> = {};
+    const used = new Set(["kind"]);
+    for (const [field, type] of Object.entries(fields)) {
+      const c = columnOf(kind, field);
+      used.add(c);
+      const v = cellValue(type, decodeCell(row.cells[col.get(c)!]!));
+      // An empty optional JSON cell (lunar) is simply absent.
+      if (!(v === null && type === "json" && field === "lunar")) record[field] = v;
+    }
+    for (const c of CSV_COLUMNS) {
+      if (!used.has(c) && row.cells[col.get(c)!] !== "") problems.push({ code: "validation_failed", path: at(c), message: `not a field of kind ${kindText}` });
+    }
+    raw[kind].push(record);
+    lines[kind].push(row.line);
+  }
+  if (problems.length) rejectWith(problems);
+  const locate: Locate = (kind, index, field) => {
+    const line = lines[kind][index];
+    if (field === undefined) return `line ${line}`;
+    const c = columnOf(kind, field);
+    return `line ${line}, column ${col.get(c)! + 1} (${c})`;
+  };
+  return { raw, locate };
+}
+
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+/** The `file` field of a multipart restore.csv, whole (a CSV must be read entirely to be validated). */
+async function readCsvPart(body: MultipartReader): Promise<string> {
+  let part = await body.nextPart();
+  while (part && part.field !== "file") part = await body.nextPart();
+  if (!part) rejectWith([{ code: "validation_failed", path: "file", message: "a multipart field `file` with the CSV is required" }]);
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const c of body.partData()) {
+    size += c.byteLength;
+    if (size > LEGACY_BODY_LIMIT) throw payloadTooLarge(LEGACY_BODY_LIMIT);
+    chunks.push(c);
+  }
+  while (await body.nextPart()) {
+    for await (const _ of body.partData()) {
+      // other fields are ignored
+    }
+  }
+  try {
+    return utf8.decode(Buffer.concat(chunks));
+  } catch {
+    throw malformed("the CSV is not valid UTF-8");
+  }
+}
+
+// ---- validation (before any write) ---------------------------------------------------------
+
+function validateRecords(raw: Record<Kind, unknown[]>, locate: Locate): LegacyRecords {
+  const problems: Problem[] = [];
+  const out = {} as Record<Kind, unknown[]>;
+  for (const kind of KINDS) {
+    const schema = RECORD_SCHEMAS[kind];
+    out[kind] = raw[kind].map((r, i) => {
+      const res = schema.safeParse(r);
+      if (res.success) return res.data;
+      for (const issue of res.error.issues) {
+        if (problems.length > MAX_PROBLEMS) break;
+        if (issue.code === "unrecognized_keys") {
+          for (const k of issue.keys) problems.push({ code: "validation_failed", path: locate(kind, i, k), message: "unknown field" });
+          continue;
+        }
+        const field = issue.path.length ? String(issue.path[0]) : undefined;
+        const rest = issue.path.slice(1).map(String).join(".");
+        problems.push({ code: "validation_failed", path: locate(kind, i, field) + (rest ? ` ${rest}` : ""), message: issue.message });
+      }
+      return null;
+    });
+  }
+  if (problems.length) rejectWith(problems);
+  return out as unknown as LegacyRecords;
+}
+
+interface CheckedFile {
+  /** Recurrence id → its DTSTART (kind rrule). */
+  dtstart: Map<string, string>;
+  /** Countdown id → lunar month/day (lunar calendar). */
+  lunar: Map<string, { month: number; day: number; leap: boolean }>;
+}
+
+/** Everything that can be checked within the file: duplicates, references, the task tree, schedules. */
+function checkReferences(f: LegacyRecords, locate: Locate): CheckedFile {
+  const problems: Problem[] = [];
+  const idsOf = new Map<Kind, Map<string, number>>();
+  for (const kind of KINDS) {
+    const seen = new Map<string, number>();
+    (f[kind] as { id: string }[]).forEach((r, i) => {
+      if (seen.has(r.id)) problems.push({ code: "validation_failed", path: locate(kind, i, "id"), message: `id ${r.id} appears twice` });
+      else seen.set(r.id, i);
+    });
+    idsOf.set(kind, seen);
+  }
+  const folders = idsOf.get("folders")!;
+  const lists = idsOf.get("lists")!;
+  const tasks = idsOf.get("tasks")!;
+  let inboxes = 0;
+  f.lists.forEach((l, i) => {
+    if (l.is_inbox) {
+      inboxes++;
+      if (inboxes > 1) problems.push({ code: "validation_failed", path: locate("lists", i, "is_inbox"), message: "only one list can be the inbox" });
+      if (l.deleted_at !== null) problems.push({ code: "validation_failed", path: locate("lists", i, "deleted_at"), message: "the inbox cannot be archived" });
+    }
+    if (l.folder_id !== null && !folders.has(l.folder_id)) {
+      problems.push({ code: "invalid_reference", path: locate("lists", i, "folder_id"), message: `no folder ${l.folder_id} in the file` });
+    }
+  });
+  f.tasks.forEach((t, i) => {
+    if (!lists.has(t.list_id)) problems.push({ code: "invalid_reference", path: locate("tasks", i, "list_id"), message: `no list ${t.list_id} in the file` });
+    if (t.parent_id === null) return;
+    const pi = tasks.get(t.parent_id);
+    if (pi === undefined) {
+      problems.push({ code: "invalid_reference", path: locate("tasks", i, "parent_id"), message: `no task ${t.parent_id} in the file` });
+      return;
+    }
+    const p = f.tasks[pi]!;
+    if (p.parent_id !== null) problems.push({ code: "invalid_parent", path: locate("tasks", i, "parent_id"), message: `task ${t.parent_id} is itself a subtask; nesting is one level deep` });
+    else if (p.list_id !== t.list_id) problems.push({ code: "invalid_parent", path: locate("tasks", i, "parent_id"), message: `task ${t.parent_id} is in another list` });
+  });
+  const dtstart = new Map<string, string>();
+  const recurring = new Set<string>();
+  f.recurrences.forEach((r, i) => {
+    const ti = tasks.get(r.task_id);
+    if (ti === undefined) {
+      problems.push({ code: "invalid_reference", path: locate("recurrences", i, "task_id"), message: `no task ${r.task_id} in the file` });
+      return;
+    }
+    const task = f.tasks[ti]!;
+    if (task.parent_id !== null) problems.push({ code: "validation_failed", path: locate("recurrences", i, "task_id"), message: "a subtask cannot recur" });
+    if (recurring.has(r.task_id)) problems.push({ code: "validation_failed", path: locate("recurrences", i, "task_id"), message: `task ${r.task_id} has two recurrences` });
+    recurring.add(r.task_id);
+    if (r.kind !== "rrule") return;
+    let start: string | null = task.due_at;
+    if (r.dtstart !== null) {
+      const d = DueAt.safeParse(r.dtstart);
+      if (!d.success || d.data === null) {
+        problems.push({ code: "validation_failed", path: locate("recurrences", i, "dtstart"), message: "a date YYYY-MM-DD or an RFC 3339 date-time" });
+        return;
+      }
+      start = d.data;
+    }
+    if (start === null) {
+      problems.push({ code: "validation_failed", path: locate("recurrences", i, "dtstart"), message: "an rrule recurrence needs a first occurrence (dtstart or the task's due_at)" });
+      return;
+    }
+    const parsed = parseRRule(r.rrule!, isDateOnly(start));
+    if (!parsed.ok) {
+      problems.push({ code: "validation_failed", path: locate("recurrences", i, "rrule"), message: parsed.message });
+      return;
+    }
+    const series = checkedSeries(parsed.rule, start, r.timezone);
+    if (!series.ok) {
+      problems.push({ code: "validation_failed", path: locate("recurrences", i, "rrule"), message: series.message });
+      return;
+    }
+    dtstart.set(r.id, start);
+  });
+  const lunar = new Map<string, { month: number; day: number; leap: boolean }>();
+  let pinned = 0;
+  f.countdowns.forEach((c, i) => {
+    if (c.pinned && ++pinned > 1) problems.push({ code: "validation_failed", path: locate("countdowns", i, "pinned"), message: "only one countdown can be pinned" });
+    if (c.calendar !== "lunar") return;
+    const l = toLunar(dayNumber(c.date), Number(c.date.slice(0, 4)));
+    if (!inLunarRange(l)) {
+      problems.push({ code: "validation_failed", path: locate("countdowns", i, "date"), message: `a lunar countdown needs a date in the lunar years ${LUNAR_MIN_YEAR} to ${LUNAR_MAX_YEAR}` });
+      return;
+    }
+    lunar.set(c.id, { month: l.month, day: l.day, leap: l.leap });
+  });
+  if (problems.length) rejectWith(problems);
+  return { dtstart, lunar };
+}
