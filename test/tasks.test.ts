@@ -118,6 +118,8 @@ describe("create and read", () => {
     const t = await mkTask(a, { title: "secret" });
     expect((await b.get(`/api/v1/tasks/${t.id}`)).status).toBe(404);
     expect((await b.get(`/api/v1/tasks/nope`)).status).toBe(404);
+    expect((await b.get(`/api/v1/tasks/${"x".repeat(300)}`)).body.code).toBe("not_found");
+    for (const path of ["lists", "folders", "tags"]) expect((await b.get(`/api/v1/${path}/${"x".repeat(300)}`)).status).toBe(404);
     await rejected(app, () => b.patch(`/api/v1/tasks/${t.id}`, { version: 1, title: "x" }), 404, "not_found");
     await rejected(app, () => b.delete(`/api/v1/tasks/${t.id}`), 404, "not_found");
     await rejected(app, () => b.post(`/api/v1/tasks/${t.id}/restore`), 404, "not_found");

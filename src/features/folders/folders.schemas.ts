@@ -25,4 +25,4 @@ export const ReorderBody = z.object({ ids: z.array(z.string().max(64)).max(10_00
 export type ReorderBody = z.infer<typeof ReorderBody>;
 
 export const FolderList = z.object({ items: z.array(Folder) });
-export const FolderParams = z.object({ folder_id: z.string().max(64) });
+export const FolderParams = z.object({ folder_id: z.string() });

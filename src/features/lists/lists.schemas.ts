@@ -46,4 +46,4 @@ export const ListsQuery = z
   .strict();
 
 export const ListList = z.object({ items: z.array(List) });
-export const ListParams = z.object({ list_id: z.string().max(64) });
+export const ListParams = z.object({ list_id: z.string() });

@@ -20,4 +20,4 @@ export const TagPatch = z.object({ name: TagName.optional(), color: Color.option
 export type TagPatch = z.infer<typeof TagPatch>;
 
 export const TagList = z.object({ items: z.array(Tag) });
-export const TagParams = z.object({ tag_id: z.string().max(64) });
+export const TagParams = z.object({ tag_id: z.string() });

@@ -126,5 +126,6 @@ export type Task = z.infer<typeof Task>;
 
 export const TaskPage = z.object({ items: z.array(Task), next_cursor: z.string().nullable() }).meta({ id: "TaskPage" });
 export const BatchResult = z.object({ updated: z.number().int() });
-export const TaskParams = z.object({ task_id: Id });
+// Any id in the URL that names nothing of the user is 404, whatever its length.
+export const TaskParams = z.object({ task_id: z.string() });
 export const TrashQuery = z.object(pageQueryShape).strict();

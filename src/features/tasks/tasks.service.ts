@@ -47,10 +47,12 @@ import { ftsPhrase, normalizeSearch, searchTerms, taskSearchText, usesTrigramInd
 import { localMidnightUtc, nextDate } from "./tasks.dates";
 
 /**
- * Below this many index matches a search starts from the matches (sorting at most this many
- * rows); above it, walking the user's tasks newest first finds a page of matches sooner.
+ * Below this many index matches (or tag links) a page starts from them, fetching and sorting at
+ * most this many rows (~3 µs each); above it, walking the user's tasks newest first finds a page
+ * of matches sooner. Measured on 100k tasks: 1,271 matches walk in 1.8 ms and drive in 3.9 ms;
+ * 20 matches drive in 0.25 ms and walk in 6.6 ms.
  */
-const DRIVE_CAP = 2000;
+const DRIVE_CAP = 500;
 
 /** Tasks, their tree, the trash: the rules. No HTTP here. */
 export class TasksService {
