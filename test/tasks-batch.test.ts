@@ -156,11 +156,11 @@ describe("a batch racing a PATCH", () => {
         fc.nat(4),
         fc.record({ title: fc.constantFrom("p1", "p2"), completed: fc.option(fc.boolean(), { nil: undefined }) }),
         async (n, picks, op, patchAt, patch) => {
-          const tasks = [];
+          const tasks: { id: string; title: string }[] = [];
           for (let i = 0; i < n; i++) tasks.push(await mkTask(c, { title: `t${i}` }));
           let chosen = tasks.filter((_, i) => picks[i]).map((t) => t.id);
-          if (chosen.length === 0) chosen = [tasks[0].id];
-          const target = tasks[patchAt % n];
+          if (chosen.length === 0) chosen = [tasks[0]!.id];
+          const target = tasks[patchAt % n]!;
           const patchBody: Record<string, unknown> = { version: 1, title: patch.title };
           if (patch.completed !== undefined) patchBody.completed = patch.completed;
 
