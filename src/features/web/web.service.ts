@@ -1,0 +1,53 @@
+import type { WebAsset, WebBundle } from "../../../web/build-web";
+import { embeddedWeb } from "./web-assets.generated";
+
+export interface ServedAsset {
+  type: string;
+  body: Uint8Array;
+  /** gzip-compressed body, when the client accepts it and compression pays. */
+  gzip: Uint8Array | null;
+}
+
+/**
+ * The web app's files: embedded in dist/app by build.ts, or (running from source) bundled from web/
+ * on first use. Bodies are encoded and gzipped once and kept: the whole app is a few dozen KiB.
+ */
+export class WebService {
+  private bundle: Promise<WebBundle> | null = null;
+  private readonly encoded = new Map<string, ServedAsset>();
+
+  constructor(private readonly source: WebBundle | null = embeddedWeb) {}
+
+  private load(): Promise<WebBundle> {
+    this.bundle ??= this.source
+      ? Promise.resolve(this.source)
+      : import("../../../web/build-web").then((m) => m.buildWeb()).catch((e) => {
+          this.bundle = null; // let a later request try again
+          throw e;
+        });
+    return this.bundle;
+  }
+
+  async index(): Promise<ServedAsset> {
+    const b = await this.load();
+    return this.encode("index.html", { type: "text/html; charset=utf-8", body: b.indexHtml });
+  }
+
+  /** A hashed asset by file name, or null. */
+  async asset(name: string): Promise<ServedAsset | null> {
+    const b = await this.load();
+    const a = Object.hasOwn(b.assets, name) ? b.assets[name] : undefined;
+    return a ? this.encode(name, a) : null;
+  }
+
+  private encode(name: string, a: WebAsset): ServedAsset {
+    let e = this.encoded.get(name);
+    if (!e) {
+      const body = new TextEncoder().encode(a.body);
+      const gz = body.length > 1024 ? Bun.gzipSync(body, { level: 9 }) : null;
+      e = { type: a.type, body, gzip: gz && gz.length < body.length ? gz : null };
+      this.encoded.set(name, e);
+    }
+    return e;
+  }
+}

@@ -1,0 +1,107 @@
+// The one way the web app talks to /api/v1: same origin, session cookie, CSRF double-submit header,
+// problem+json errors turned into ApiError.
+const BASE = "/api/v1";
+
+export interface FieldProblem {
+  path: string;
+  message: string;
+}
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    readonly detail: string,
+    readonly errors: FieldProblem[] = [],
+  ) {
+    super(detail || code);
+  }
+  /** The server has no such endpoint (a feature not in this version): not the same as a missing item. */
+  get missingEndpoint(): boolean {
+    return this.status === 404 && this.detail === "no such endpoint";
+  }
+}
+
+type Listener = () => void;
+const unauthenticatedListeners = new Set<Listener>();
+/** Called when any request answers 401: the session ended (logout elsewhere, expiry). */
+export function onUnauthenticated(f: Listener): () => void {
+  unauthenticatedListeners.add(f);
+  return () => unauthenticatedListeners.delete(f);
+}
+
+export function csrfToken(): string {
+  const m = document.cookie.match(/(?:^|;\s*)app_csrf=([^;]*)/);
+  return m ? decodeURIComponent(m[1]!) : "";
+}
+
+async function problemOf(res: Response): Promise<ApiError> {
+  let body: { code?: string; detail?: string; title?: string; errors?: FieldProblem[] } = {};
+  try {
+    body = await res.json();
+  } catch {
+    // not problem+json (a proxy's error page): keep the status
+  }
+  return new ApiError(res.status, body.code ?? `http_${res.status}`, body.detail ?? body.title ?? res.statusText, body.errors ?? []);
+}
+
+export type Query = Record<string, string | number | boolean | null | undefined>;
+
+export function url(path: string, query?: Query): string {
+  const qs = new URLSearchParams();
+  for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined && v !== null && v !== "") qs.set(k, String(v));
+  const s = qs.toString();
+  return `${BASE}${path}${s ? `?${s}` : ""}`;
+}
+
+export async function request<T>(method: string, path: string, opts: { json?: unknown; body?: BodyInit; query?: Query; headers?: Record<string, string> } = {}): Promise<T> {
+  const headers: Record<string, string> = { accept: "application/json", ...opts.headers };
+  if (method !== "GET" && method !== "HEAD") headers["x-csrf-token"] = csrfToken();
+  let body = opts.body;
+  if (opts.json !== undefined) {
+    headers["content-type"] = "application/json";
+    body = JSON.stringify(opts.json);
+  }
+  const res = await fetch(url(path, opts.query), { method, headers, body, credentials: "same-origin" });
+  if (!res.ok) {
+    const e = await problemOf(res);
+    if (res.status === 401 && e.code === "unauthenticated") for (const f of unauthenticatedListeners) f();
+    throw e;
+  }
+  if (res.status === 204) return undefined as T;
+  const type = res.headers.get("content-type") ?? "";
+  return (type.includes("json") ? await res.json() : await res.text()) as T;
+}
+
+export const api = {
+  get: <T>(path: string, query?: Query) => request<T>("GET", path, { query }),
+  post: <T>(path: string, json?: unknown, query?: Query) => request<T>("POST", path, { json: json ?? {}, query }),
+  patch: <T>(path: string, json: unknown) => request<T>("PATCH", path, { json }),
+  put: <T>(path: string, json: unknown) => request<T>("PUT", path, { json }),
+  del: (path: string) => request<void>("DELETE", path),
+};
+
+/** multipart upload with progress (fetch has no upload progress): field `file`. */
+export function upload<T>(path: string, file: File, onProgress: (fraction: number) => void, query?: Query): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const xhr = new XMLHttpRequest();
+    xhr.open("POST", url(path, query));
+    xhr.setRequestHeader("x-csrf-token", csrfToken());
+    xhr.setRequestHeader("accept", "application/json");
+    xhr.upload.onprogress = (e) => e.lengthComputable && onProgress(e.loaded / e.total);
+    xhr.onerror = () => reject(new ApiError(0, "network_error", "network error"));
+    xhr.onload = () => {
+      let body: { code?: string; detail?: string; errors?: FieldProblem[] } = {};
+      try {
+        body = JSON.parse(xhr.responseText || "{}");
+      } catch {
+        // keep the status
+      }
+      if (xhr.status >= 200 && xhr.status < 300) resolve(body as T);
+      else reject(new ApiError(xhr.status, body.code ?? `http_${xhr.status}`, body.detail ?? xhr.statusText, body.errors ?? []));
+    };
+    const form = new FormData();
+    form.append("file", file, file.name);
+    xhr.send(form);
+  });
+}

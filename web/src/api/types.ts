@@ -1,0 +1,51 @@
+// The API's shapes, taken from the server's own zod schemas (type-only imports: nothing of the server
+// is bundled), so the client cannot drift from what the server validates and answers.
+import type { z } from "zod";
+import type { User, MePatch, ChangePasswordBody } from "../../../src/features/account/account.schemas";
+import type { Session } from "../../../src/features/sessions/sessions.schemas";
+import type { Folder } from "../../../src/features/folders/folders.schemas";
+import type { List } from "../../../src/features/lists/lists.schemas";
+import type { Tag } from "../../../src/features/tags/tags.schemas";
+import type { Task, TaskCreate, TaskPatch, TaskBatch } from "../../../src/features/tasks/tasks.schemas";
+import type { Recurrence, RecurrenceCreate, CompleteResult } from "../../../src/features/recurrence/recurrence.schemas";
+import type { Habit, HabitCreate, HabitWeek, HabitStatsSchema, HabitLog, HabitPause } from "../../../src/features/habits/habits.schemas";
+import type { Countdown, CountdownCreate } from "../../../src/features/countdowns/countdowns.schemas";
+import type { Memo } from "../../../src/features/memos/memos.schemas";
+
+export type { User, Folder, List, Tag, Task, Recurrence, Habit, HabitWeek, HabitLog, HabitPause, Countdown, Memo };
+export type SessionInfo = z.output<typeof Session>;
+export type MeUpdate = z.input<typeof MePatch>;
+export type PasswordChange = z.input<typeof ChangePasswordBody>;
+export type NewTask = z.input<typeof TaskCreate>;
+export type TaskUpdate = z.input<typeof TaskPatch>;
+export type BatchUpdate = z.input<typeof TaskBatch>;
+export type NewRecurrence = z.input<typeof RecurrenceCreate>;
+export type RecurrenceCompletion = CompleteResult;
+export type NewHabit = z.input<typeof HabitCreate>;
+export type HabitStats = z.output<typeof HabitStatsSchema>;
+export type NewCountdown = z.input<typeof CountdownCreate>;
+export interface Page<T> {
+  items: T[];
+  next_cursor: string | null;
+}
+
+// Attachments and backups have no server schemas in this tree yet (contract §8, §9): their shapes are
+// written from the contract until those features land, then they should be imported like the rest.
+export interface Attachment {
+  id: string;
+  task_id: string;
+  filename: string;
+  content_type: string;
+  size: number;
+  sha256: string;
+  created_at: string;
+}
+export interface Preflight {
+  valid: boolean;
+  preflight_token: string;
+  backup_id: string;
+  expires_at: string;
+  summary: { format: string; version: number; created_at: string; app_version: string };
+  counts: Record<string, number>;
+  warnings?: string[];
+}

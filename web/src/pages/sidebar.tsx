@@ -1,0 +1,226 @@
+// The task sidebar: inbox first, lists grouped by folder, archived lists; drag a list to reorder it
+// or onto a folder to move it; drop tasks on a list to move them there.
+import { useState } from "preact/hooks";
+import { api } from "../api/client";
+import type { Folder, List } from "../api/types";
+import { t } from "../i18n";
+import { navigate } from "../router";
+import { Modal, toastError } from "../ui";
+
+export interface SidebarProps {
+  lists: List[];
+  folders: Folder[];
+  archived: List[];
+  current: string | null;
+  reload: () => void;
+  onDropTasks: (listId: string, taskIds: string[]) => void;
+  onNavigate?: () => void;
+}
+
+const DRAG_LIST = "application/x-app-list";
+export const DRAG_TASKS = "application/x-app-tasks";
+
+export function Sidebar(p: SidebarProps) {
+  const [editing, setEditing] = useState<{ kind: "list" | "folder"; item?: List | Folder } | null>(null);
+  const [showArchived, setShowArchived] = useState(false);
+  const inbox = p.lists.find((l) => l.is_inbox);
+  const others = p.lists.filter((l) => !l.is_inbox);
+  const go = (id: string | null) => {
+    navigate(id ? `/tasks?list=${id}` : "/tasks");
+    p.onNavigate?.();
+  };
+
+  const reorder = async (dragged: string, before: string) => {
+    const ids = others.map((l) => l.id).filter((id) => id !== dragged);
+    const at = ids.indexOf(before);
+    ids.splice(at < 0 ? ids.length : at, 0, dragged);
+    try {
+      await api.post("/lists/reorder", { ids });
+    } catch (e) {
+      toastError(e);
+    }
+    p.reload();
+  };
+  const moveToFolder = async (listId: string, folderId: string | null) => {
+    try {
+      await api.post(`/lists/${listId}/move`, { folder_id: folderId });
+    } catch (e) {
+      toastError(e);
+    }
+    p.reload();
+  };
+  const archive = async (l: List) => {
+    try {
+      await api.del(`/lists/${l.id}`);
+      if (p.current === l.id) go(null);
+    } catch (e) {
+      toastError(e);
+    }
+    p.reload();
+  };
+  const restore = async (l: List) => {
+    try {
+      await api.post(`/lists/${l.id}/restore`);
+    } catch (e) {
+      toastError(e);
+    }
+    p.reload();
+  };
+  const purge = async (l: List) => {
+    if (!confirm(t.confirmDelete)) return;
+    try {
+      await api.del(`/lists/${l.id}/purge`);
+    } catch (e) {
+      toastError(e);
+    }
+    p.reload();
+  };
+  const deleteFolder = async (f: Folder) => {
+    try {
+      await api.del(`/folders/${f.id}`);
+    } catch (e) {
+      toastError(e);
+    }
+    p.reload();
+  };
+
+  const dropProps = (target: { listId?: string; folderId?: string | null }) => ({
+    onDragOver: (e: DragEvent) => {
+      const types = e.dataTransfer?.types ?? [];
+      if (types.includes(DRAG_LIST) || (target.listId && types.includes(DRAG_TASKS))) {
+        e.preventDefault();
+        (e.currentTarget as HTMLElement).classList.add("drop");
+      }
+    },
+    onDragLeave: (e: DragEvent) => (e.currentTarget as HTMLElement).classList.remove("drop"),
+    onDrop: (e: DragEvent) => {
+      (e.currentTarget as HTMLElement).classList.remove("drop");
+      const dt = e.dataTransfer;
+      if (!dt) return;
+      e.preventDefault();
+      const tasks = dt.getData(DRAG_TASKS);
+      const list = dt.getData(DRAG_LIST);
+      if (tasks && target.listId) p.onDropTasks(target.listId, JSON.parse(tasks) as string[]);
+      else if (list && target.folderId !== undefined) void moveToFolder(list, target.folderId);
+      else if (list && target.listId && list !== target.listId) void reorder(list, target.listId);
+    },
+  });
+
+  const listItem = (l: List) => (
+    <li key={l.id} class={p.current === l.id || (!p.current && l.is_inbox) ? "current" : ""} {...dropProps({ listId: l.id })}>
+      <a
+        href={l.is_inbox ? "/tasks" : `/tasks?list=${l.id}`}
+        draggable={!l.is_inbox}
+        onDragStart={(e) => e.dataTransfer?.setData(DRAG_LIST, l.id)}
+        onClick={() => p.onNavigate?.()}
+        data-list={l.name}
+      >
+        <span class="dot" style={l.color ? { background: l.color } : undefined} />
+        {l.is_inbox ? t.tasks.inbox : l.name}
+      </a>
+      {!l.is_inbox && (
+        <span class="row-actions">
+          <button class="icon small" title={t.edit} aria-label={`${t.edit} ${l.name}`} onClick={() => setEditing({ kind: "list", item: l })}>✎</button>
+          <button class="icon small" title={t.archive} aria-label={`${t.archive} ${l.name}`} onClick={() => archive(l)}>▣</button>
+        </span>
+      )}
+    </li>
+  );
+
+  const rootLists = others.filter((l) => !l.folder_id || !p.folders.some((f) => f.id === l.folder_id));
+  return (
+    <aside class="sidebar" aria-label={t.tasks.lists}>
+      <ul class="lists">{inbox && listItem(inbox)}</ul>
+      <ul class="lists" {...dropProps({ folderId: null })}>{rootLists.map(listItem)}</ul>
+      {p.folders.map((f) => (
+        <div class="folder" key={f.id}>
+          <div class="folder-name" {...dropProps({ folderId: f.id })}>
+            <span>▾ {f.name}</span>
+            <span class="row-actions">
+              <button class="icon small" aria-label={`${t.rename} ${f.name}`} onClick={() => setEditing({ kind: "folder", item: f })}>✎</button>
+              <button class="icon small" aria-label={`${t.delete} ${f.name}`} onClick={() => deleteFolder(f)}>✕</button>
+            </span>
+          </div>
+          <ul class="lists">{others.filter((l) => l.folder_id === f.id).map(listItem)}</ul>
+        </div>
+      ))}
+      <div class="sidebar-actions">
+        <button class="link" onClick={() => setEditing({ kind: "list" })}>+ {t.tasks.newList}</button>
+        <button class="link" onClick={() => setEditing({ kind: "folder" })}>+ {t.tasks.newFolder}</button>
+      </div>
+      <ul class="lists">
+        <li class={location.pathname === "/trash" ? "current" : ""}>
+          <a href="/trash" onClick={() => p.onNavigate?.()}>⌫ {t.nav.trash}</a>
+        </li>
+      </ul>
+      {p.archived.length > 0 && (
+        <div class="archived">
+          <button class="link" onClick={() => setShowArchived(!showArchived)} aria-expanded={showArchived}>
+            {t.tasks.archivedLists} ({p.archived.length})
+          </button>
+          {showArchived && (
+            <ul class="lists">
+              {p.archived.map((l) => (
+                <li key={l.id}>
+                  <span class="muted">{l.name}</span>
+                  <span class="row-actions visible">
+                    <button class="small" onClick={() => restore(l)}>{t.restore}</button>
+                    <button class="small danger" onClick={() => purge(l)}>{t.deleteForever}</button>
+                  </span>
+                </li>
+              ))}
+            </ul>
+          )}
+        </div>
+      )}
+      {editing && <EditDialog {...editing} folders={p.folders} onClose={() => setEditing(null)} onSaved={() => { setEditing(null); p.reload(); }} />}
+    </aside>
+  );
+}
+
+function EditDialog(p: { kind: "list" | "folder"; item?: List | Folder; folders: Folder[]; onClose: () => void; onSaved: () => void }) {
+  const isList = p.kind === "list";
+  const list = isList ? (p.item as List | undefined) : undefined;
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    const f = new FormData(e.currentTarget as HTMLFormElement);
+    const name = String(f.get("name") ?? "").trim();
+    try {
+      if (isList) {
+        const folder = String(f.get("folder") ?? "") || null;
+        if (list) {
+          await api.patch(`/lists/${list.id}`, { name });
+          if ((list.folder_id ?? null) !== folder) await api.post(`/lists/${list.id}/move`, { folder_id: folder });
+        } else {
+          await api.post("/lists", folder ? { name, folder_id: folder } : { name });
+        }
+      } else if (p.item) await api.patch(`/folders/${p.item.id}`, { name });
+      else await api.post("/folders", { name });
+      p.onSaved();
+    } catch (e) {
+      toastError(e);
+    }
+  };
+  const title = p.item ? t.rename : isList ? t.tasks.newList : t.tasks.newFolder;
+  return (
+    <Modal title={title} onClose={p.onClose}>
+      <form onSubmit={submit} class="stack">
+        <label>{t.fields.name}<input name="name" required maxLength={200} defaultValue={p.item?.name ?? ""} autoFocus /></label>
+        {isList && (
+          <label>
+            {t.fields.folder}
+            <select name="folder" defaultValue={list?.folder_id ?? ""}>
+              <option value="">{t.tasks.noFolder}</option>
+              {p.folders.map((f) => <option key={f.id} value={f.id}>{f.name}</option>)}
+            </select>
+          </label>
+        )}
+        <div class="buttons">
+          <button type="button" onClick={p.onClose}>{t.cancel}</button>
+          <button class="primary">{t.save}</button>
+        </div>
+      </form>
+    </Modal>
+  );
+}
+

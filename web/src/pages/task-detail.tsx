@@ -1,0 +1,412 @@
+import { useEffect, useRef, useState } from "preact/hooks";
+import { api, ApiError, upload } from "../api/client";
+import type { Attachment, Recurrence, Tag, Task } from "../api/types";
+import { t } from "../i18n";
+import { dueFromParts, dueParts, ErrorBox, formatDue, formatSize, Modal, NotAvailable, toast, toastError, useLoad } from "../ui";
+import { completeTask, type TaskContext } from "./tasks";
+
+interface Draft {
+  title: string;
+  description: string;
+  date: string;
+  time: string;
+  priority: number;
+  tag_ids: string[];
+  list_id: string;
+}
+const draftOf = (x: Task): Draft => ({ title: x.title, description: x.description, ...dueParts(x.due_at), priority: x.priority, tag_ids: x.tags.map((g) => g.id), list_id: x.list_id });
+
+/** The fields of the draft that differ from the task, as a PATCH body. */
+function changes(d: Draft, x: Task): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const base = draftOf(x);
+  if (d.title !== base.title) out.title = d.title;
+  if (d.description !== base.description) out.description = d.description;
+  if (d.date !== base.date || d.time !== base.time) out.due_at = dueFromParts(d.date, d.time);
+  if (d.priority !== base.priority) out.priority = d.priority;
+  if ([...d.tag_ids].sort().join() !== [...base.tag_ids].sort().join()) out.tag_ids = d.tag_ids;
+  if (d.list_id !== base.list_id) out.list_id = d.list_id;
+  return out;
+}
+
+export function TaskDetail(p: { task: Task; ctx: TaskContext; onChange: (x: Task) => void; onDeleted: () => void; onClose: () => void }) {
+  const [task, setTask] = useState(p.task);
+  const [draft, setDraft] = useState<Draft>(() => draftOf(p.task));
+  const [conflict, setConflict] = useState<Task | null>(null);
+  const [busy, setBusy] = useState(false);
+  const set = (patch: Partial<Draft>) => setDraft((d) => ({ ...d, ...patch }));
+  const dirty = Object.keys(changes(draft, task)).length > 0;
+
+  const commit = (x: Task) => {
+    setTask(x);
+    p.onChange(x);
+  };
+  /** PATCH with the version the draft is based on; true when saved. */
+  const save = async (base: Task = task): Promise<boolean> => {
+    const body = changes(draft, base);
+    if (!Object.keys(body).length) return true;
+    setBusy(true);
+    try {
+      const x = await api.patch<Task>(`/tasks/${task.id}`, { ...body, version: base.version });
+      commit(x);
+      setDraft(draftOf(x));
+      setConflict(null);
+      return true;
+    } catch (e) {
+      if (e instanceof ApiError && e.code === "version_conflict") {
+        try {
+          setConflict(await api.get<Task>(`/tasks/${task.id}`));
+        } catch (e2) {
+          toastError(e2);
+        }
+      } else toastError(e);
+      return false;
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const refresh = async () => {
+    try {
+      const x = await api.get<Task>(`/tasks/${task.id}`);
+      commit(x);
+    } catch (e) {
+      toastError(e);
+    }
+  };
+
+  const toggleTag = (id: string) => set({ tag_ids: draft.tag_ids.includes(id) ? draft.tag_ids.filter((x) => x !== id) : [...draft.tag_ids, id] });
+  const newTag = async () => {
+    const name = prompt(t.tasks.newTag)?.trim();
+    if (!name) return;
+    try {
+      const tag = await api.post<Tag>("/tags", { name, color: "#4f7cff" });
+      p.ctx.reloadTags();
+      set({ tag_ids: [...draft.tag_ids, tag.id] });
+    } catch (e) {
+      toastError(e);
+    }
+  };
+
+  return (
+    <Modal title={t.tasks.details} onClose={() => (dirty ? void save().then((ok) => ok && p.onClose()) : p.onClose())}>
+      <form
+        class="stack task-form"
+        onSubmit={(e) => {
+          e.preventDefault();
+          void save();
+        }}
+      >
+        <label>{t.fields.title}<input name="title" value={draft.title} maxLength={500} required onInput={(e) => set({ title: (e.currentTarget as HTMLInputElement).value })} /></label>
+        <label>{t.fields.description}<textarea name="description" rows={4} value={draft.description} onInput={(e) => set({ description: (e.currentTarget as HTMLTextAreaElement).value })} /></label>
+        <div class="row">
+          <label>{t.fields.due}<input type="date" name="due_date" value={draft.date} onInput={(e) => set({ date: (e.currentTarget as HTMLInputElement).value })} /></label>
+          <label>{t.fields.dueTime}<input type="time" name="due_time" value={draft.time} disabled={!draft.date} onInput={(e) => set({ time: (e.currentTarget as HTMLInputElement).value })} /></label>
+          <label>
+            {t.fields.priority}
+            <select name="priority" value={String(draft.priority)} onChange={(e) => set({ priority: Number((e.currentTarget as HTMLSelectElement).value) })}>
+              {t.priorities.map((label, i) => <option key={i} value={String(i)}>{label}</option>)}
+            </select>
+          </label>
+          {!task.parent_id && (
+            <label>
+              {t.fields.list}
+              <select name="list" value={draft.list_id} onChange={(e) => set({ list_id: (e.currentTarget as HTMLSelectElement).value })}>
+                {p.ctx.lists.map((l) => <option key={l.id} value={l.id}>{l.is_inbox ? t.tasks.inbox : l.name}</option>)}
+              </select>
+            </label>
+          )}
+        </div>
+        <fieldset class="tags">
+          <legend>{t.fields.tags}</legend>
+          {p.ctx.tags.map((tag) => (
+            <button type="button" key={tag.id} class={`chip ${draft.tag_ids.includes(tag.id) ? "on" : ""}`} aria-pressed={draft.tag_ids.includes(tag.id)} style={{ borderColor: tag.color }} onClick={() => toggleTag(tag.id)}>
+              {tag.name}
+            </button>
+          ))}
+          <button type="button" class="chip" onClick={newTag}>+ {t.tasks.newTag}</button>
+        </fieldset>
+        <div class="buttons">
+          <button type="button" class="danger" onClick={p.onDeleted}>{t.tasks.deleteTask}</button>
+          <span class="spacer" />
+          <button class="primary" disabled={!dirty || busy}>{t.save}</button>
+        </div>
+      </form>
+      {!task.parent_id && <Subtasks task={task} onChange={refresh} />}
+      {!task.parent_id && <RecurrenceEditor task={task} onTask={commit} />}
+      <Attachments taskId={task.id} />
+      {conflict && (
+        <ConflictDialog
+          mine={draft}
+          theirs={conflict}
+          onMine={() => {
+            setTask(conflict);
+            void save(conflict);
+          }}
+          onTheirs={() => {
+            commit(conflict);
+            setDraft(draftOf(conflict));
+            setConflict(null);
+          }}
+        />
+      )}
+    </Modal>
+  );
+}
+
+function ConflictDialog(p: { mine: Draft; theirs: Task; onMine: () => void; onTheirs: () => void }) {
+  const theirs = draftOf(p.theirs);
+  const rows: [string, string, string][] = [
+    [t.fields.title, p.mine.title, theirs.title],
+    [t.fields.description, p.mine.description, theirs.description],
+    [t.fields.due, `${p.mine.date} ${p.mine.time}`.trim(), `${theirs.date} ${theirs.time}`.trim()],
+    [t.fields.priority, t.priorities[p.mine.priority] ?? "", t.priorities[theirs.priority] ?? ""],
+  ];
+  return (
+    <Modal title={t.tasks.conflictTitle} onClose={p.onTheirs}>
+      <p>{t.tasks.conflictText}</p>
+      <table class="conflict">
+        <thead><tr><th /><th>{t.tasks.yours}</th><th>{t.tasks.theirs}</th></tr></thead>
+        <tbody>
+          {rows.map(([label, a, b]) => (
+            <tr key={label} class={a !== b ? "differs" : ""}><th>{label}</th><td>{a}</td><td>{b}</td></tr>
+          ))}
+        </tbody>
+      </table>
+      <div class="buttons">
+        <button onClick={p.onTheirs}>{t.tasks.conflictTheirs}</button>
+        <button class="primary" onClick={p.onMine}>{t.tasks.conflictMine}</button>
+      </div>
+    </Modal>
+  );
+}
+
+function Subtasks({ task, onChange }: { task: Task; onChange: () => void }) {
+  const add = async (e: KeyboardEvent) => {
+    if (e.key !== "Enter" || e.isComposing) return;
+    e.preventDefault();
+    const input = e.currentTarget as HTMLInputElement;
+    const title = input.value.trim();
+    if (!title) return;
+    input.value = "";
+    try {
+      await api.post("/tasks", { title, parent_id: task.id });
+      onChange();
+    } catch (err) {
+      toastError(err);
+    }
+  };
+  const toggle = async (s: Task["subtasks"][number]) => {
+    try {
+      await api.patch(`/tasks/${s.id}`, { completed: !s.completed, version: s.version });
+      onChange();
+    } catch (e) {
+      toastError(e);
+    }
+  };
+  const del = async (id: string) => {
+    try {
+      await api.del(`/tasks/${id}`);
+      onChange();
+    } catch (e) {
+      toastError(e);
+    }
+  };
+  return (
+    <section class="subtasks">
+      <h3>{t.tasks.subtasks}</h3>
+      <ul>
+        {task.subtasks.map((s) => (
+          <li key={s.id} class={s.completed ? "completed" : ""}>
+            <label>
+              <input type="checkbox" checked={s.completed} onChange={() => toggle(s)} aria-label={`${t.tasks.complete}: ${s.title}`} />
+              <span class="title">{s.title}</span>
+            </label>
+            <button class="icon small" aria-label={`${t.delete} ${s.title}`} onClick={() => del(s.id)}>✕</button>
+          </li>
+        ))}
+      </ul>
+      <input class="add-subtask" placeholder={t.tasks.addSubtask} aria-label={t.tasks.addSubtask} maxLength={500} onKeyDown={add} />
+    </section>
+  );
+}
+
+const BYDAY = ["SU", "MO", "TU", "WE", "TH", "FR", "SA"];
+type Preset = "none" | "daily" | "weekdays" | "weekly" | "monthly" | "yearly" | "after" | "custom";
+
+function presetRule(preset: Preset, due: string): string | null {
+  const d = new Date(`${due.slice(0, 10)}T12:00:00`);
+  switch (preset) {
+    case "daily": return "FREQ=DAILY";
+    case "weekdays": return "FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR";
+    case "weekly": return `FREQ=WEEKLY;BYDAY=${BYDAY[d.getDay()]}`;
+    case "monthly": return `FREQ=MONTHLY;BYMONTHDAY=${d.getDate()}`;
+    case "yearly": return "FREQ=YEARLY";
+    default: return null;
+  }
+}
+function presetOf(r: Recurrence | null, due: string | null): Preset {
+  if (!r) return "none";
+  if (r.kind === "after_completion") return "after";
+  for (const p of ["daily", "weekdays", "weekly", "monthly", "yearly"] as Preset[]) if (due && presetRule(p, due) === r.rrule) return p;
+  return "custom";
+}
+
+function RecurrenceEditor({ task, onTask }: { task: Task; onTask: (x: Task) => void }) {
+  const rec = useLoad(async () => {
+    try {
+      return await api.get<Recurrence>(`/tasks/${task.id}/recurrence`);
+    } catch (e) {
+      if (e instanceof ApiError && e.status === 404 && !e.missingEndpoint) return null;
+      throw e;
+    }
+  }, [task.id]);
+  const [preset, setPreset] = useState<Preset>("none");
+  const [rrule, setRrule] = useState("");
+  const [interval, setInterval] = useState(1);
+  const [unit, setUnit] = useState("week");
+  useEffect(() => {
+    if (rec.data === undefined) return;
+    setPreset(presetOf(rec.data, task.due_at));
+    setRrule(rec.data?.rrule ?? "");
+    setInterval(rec.data?.interval ?? 1);
+    setUnit(rec.data?.unit ?? "week");
+  }, [rec.data]);
+  if (rec.error) return <section class="recurrence"><h3>{t.recurrence.title}</h3><ErrorBox error={rec.error} /></section>;
+  if (rec.loading && rec.data === undefined) return null;
+  const current = rec.data ?? null;
+
+  const apply = async () => {
+    try {
+      if (preset === "none") {
+        if (current) await api.del(`/recurrences/${current.id}`);
+        rec.set(null);
+        return;
+      }
+      const body =
+        preset === "after"
+          ? { kind: "after_completion", interval, unit, rrule: null }
+          : { kind: "rrule", rrule: preset === "custom" ? rrule.trim() : presetRule(preset, task.due_at ?? ""), interval: null, unit: null };
+      const r = current ? await api.patch<Recurrence>(`/recurrences/${current.id}`, body) : await api.post<Recurrence>("/recurrences", { task_id: task.id, ...body });
+      rec.set(r);
+      toast(t.settings.saved);
+    } catch (e) {
+      toastError(e);
+    }
+  };
+  const completeNow = async () => {
+    try {
+      const r = await completeTask(task);
+      onTask(r.updated);
+    } catch (e) {
+      toastError(e);
+    }
+  };
+  const needsDue = preset !== "none" && preset !== "after" && !task.due_at;
+  return (
+    <section class="recurrence">
+      <h3>{t.recurrence.title}</h3>
+      <div class="row">
+        <select aria-label={t.recurrence.title} value={preset} onChange={(e) => setPreset((e.currentTarget as HTMLSelectElement).value as Preset)}>
+          <option value="none">{t.recurrence.none}</option>
+          <option value="daily">{t.recurrence.daily}</option>
+          <option value="weekdays">{t.recurrence.weekdays}</option>
+          <option value="weekly">{t.recurrence.weekly}</option>
+          <option value="monthly">{t.recurrence.monthly}</option>
+          <option value="yearly">{t.recurrence.yearly}</option>
+          <option value="after">{t.recurrence.afterCompletion}</option>
+          <option value="custom">{t.recurrence.custom}</option>
+        </select>
+        {preset === "after" && (
+          <>
+            <label class="inline">{t.recurrence.every}<input type="number" min={1} max={1000} value={interval} onInput={(e) => setInterval(Number((e.currentTarget as HTMLInputElement).value))} /></label>
+            <select aria-label={t.fields.unit} value={unit} onChange={(e) => setUnit((e.currentTarget as HTMLSelectElement).value)}>
+              {Object.entries(t.recurrence.units).map(([k, v]) => <option key={k} value={k}>{v}</option>)}
+            </select>
+          </>
+        )}
+        {preset === "custom" && <input aria-label={t.recurrence.rrule} placeholder="FREQ=WEEKLY;BYDAY=MO,WE" value={rrule} onInput={(e) => setRrule((e.currentTarget as HTMLInputElement).value)} />}
+        <button onClick={apply} disabled={needsDue}>{t.save}</button>
+      </div>
+      {needsDue && <p class="muted">{t.recurrence.needsDue}</p>}
+      {current && (
+        <p class="muted">
+          {t.recurrence.repeats}: {current.kind === "rrule" ? current.rrule : `${t.recurrence.every} ${current.interval} ${t.recurrence.units[current.unit ?? "day"]}`}
+          {task.due_at && ` · ${formatDue(task.due_at)}`}{" "}
+          {!task.completed && <button class="small" onClick={completeNow}>{t.tasks.complete}</button>}
+        </p>
+      )}
+    </section>
+  );
+}
+
+function Attachments({ taskId }: { taskId: string }) {
+  const list = useLoad(() => api.get<{ items: Attachment[] }>(`/tasks/${taskId}/attachments`), [taskId]);
+  const [progress, setProgress] = useState<{ name: string; fraction: number } | null>(null);
+  const [over, setOver] = useState(false);
+  const picker = useRef<HTMLInputElement>(null);
+  if (list.error instanceof ApiError && list.error.missingEndpoint) {
+    return <section class="attachments"><h3>{t.attachments.title}</h3><NotAvailable /></section>;
+  }
+  const send = async (files: FileList | File[]) => {
+    for (const file of [...files]) {
+      setProgress({ name: file.name, fraction: 0 });
+      try {
+        await upload<Attachment>(`/tasks/${taskId}/attachments`, file, (fraction) => setProgress({ name: file.name, fraction }));
+      } catch (e) {
+        if (e instanceof ApiError && e.status === 413) toast(t.attachments.tooLarge);
+        else if (e instanceof ApiError && e.status === 415) toast(t.attachments.badType);
+        else toastError(e);
+      }
+    }
+    setProgress(null);
+    list.reload();
+  };
+  const del = async (a: Attachment) => {
+    try {
+      await api.del(`/attachments/${a.id}`);
+      list.reload();
+    } catch (e) {
+      toastError(e);
+    }
+  };
+  return (
+    <section
+      class={`attachments ${over ? "drop" : ""}`}
+      onDragOver={(e) => {
+        if (e.dataTransfer?.types.includes("Files")) {
+          e.preventDefault();
+          setOver(true);
+        }
+      }}
+      onDragLeave={() => setOver(false)}
+      onDrop={(e) => {
+        setOver(false);
+        if (e.dataTransfer?.files.length) {
+          e.preventDefault();
+          void send(e.dataTransfer.files);
+        }
+      }}
+    >
+      <h3>{t.attachments.title}</h3>
+      {list.error !== undefined && <ErrorBox error={list.error} retry={list.reload} />}
+      <ul>
+        {(list.data?.items ?? []).map((a) => (
+          <li key={a.id}>
+            <a href={`/api/v1/attachments/${a.id}`} download={a.filename}>{a.filename}</a>
+            <span class="muted"> {formatSize(a.size)}</span>
+            <button class="icon small" aria-label={`${t.delete} ${a.filename}`} onClick={() => del(a)}>✕</button>
+          </li>
+        ))}
+      </ul>
+      {progress && (
+        <div class="progress">
+          <span>{t.attachments.uploading(progress.name)}</span>
+          <progress max={1} value={progress.fraction} />
+        </div>
+      )}
+      <input ref={picker} type="file" multiple hidden aria-label={t.attachments.pick} onChange={(e) => { const f = (e.currentTarget as HTMLInputElement).files; if (f) void send(f); (e.currentTarget as HTMLInputElement).value = ""; }} />
+      <button onClick={() => picker.current?.click()}>{t.attachments.pick}</button> <span class="muted">{t.attachments.drop}</span>
+    </section>
+  );
+}
