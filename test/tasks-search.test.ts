@@ -107,5 +107,11 @@ describe("q", () => {
     expect(seen).toEqual(made.reverse());
     const long = await c.get(`/api/v1/tasks?q=${"x".repeat(501)}`);
     expect(long.status).toBe(422);
+    // Every term counts: 32 distinct terms are searched, 33 are refused rather than cut.
+    const terms = (n: number) => Array.from({ length: n }, (_, i) => `pager${i}`).join(" ");
+    expect((await c.get(`/api/v1/tasks?q=${encodeURIComponent(terms(32))}`)).body.items).toEqual([]);
+    const tooMany = await c.get(`/api/v1/tasks?q=${encodeURIComponent(terms(33))}`);
+    expect([tooMany.status, tooMany.body.code]).toEqual([422, "validation_failed"]);
+    expect((await c.get(`/api/v1/tasks?q=${encodeURIComponent("pager ".repeat(40))}`)).body.items).toHaveLength(5);
   });
 });

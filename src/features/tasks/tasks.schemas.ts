@@ -2,6 +2,7 @@ import { z } from "zod";
 import { isCalendarDate, parseInstant } from "../../core/time";
 import { pageQueryShape } from "../../core/pagination";
 import { Tag } from "../tags/tags.schemas";
+import { MAX_TERMS, searchTerms } from "./tasks.search";
 
 const Id = z.string().max(64);
 
@@ -90,7 +91,12 @@ const DateParam = z.string().refine(isCalendarDate, "a date YYYY-MM-DD");
 export const TaskQuery = z
   .object({
     ...pageQueryShape,
-    q: z.string().max(500).optional(),
+    q: z
+      .string()
+      .max(500)
+      .refine((q) => searchTerms(q).length <= MAX_TERMS, `at most ${MAX_TERMS} distinct terms`)
+      .optional()
+      .describe("whitespace-separated terms, all of which must occur"),
     list_id: Id.optional(),
     tag_id: Id.optional(),
     completed: z.enum(["true", "false"], { error: "completed must be true or false" }).optional(),

@@ -12,8 +12,8 @@ export function taskSearchText(title: string, description: string): string {
   return normalizeSearch(`${title}\n${description}`);
 }
 
-/** At most this many terms in `q`; more would only make a slower query of the same meaning. */
-export const MAX_TERMS = 16;
+/** At most this many terms in `q` (each is one more condition on every row walked); more is 422. */
+export const MAX_TERMS = 32;
 
 /** Whitespace-separated, normalised, de-duplicated terms of `q`. */
 export function searchTerms(q: string): string[] {
@@ -22,7 +22,7 @@ export function searchTerms(q: string): string[] {
     const t = normalizeSearch(raw);
     if (t.length > 0) out.add(t);
   }
-  return [...out].slice(0, MAX_TERMS);
+  return [...out];
 }
 
 /** The trigram index answers substrings of three or more characters (code points). */
