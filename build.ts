@@ -4,6 +4,7 @@
 import { $ } from "bun";
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
+import { embedWebAssets } from "./web/build-web";
 
 const baseline = process.argv.includes("--baseline");
 mkdirSync("dist", { recursive: true });
@@ -35,6 +36,13 @@ if (baseline) {
 }
 
 const started = performance.now();
-await $`bun build ./src/main.ts ${flags} --outfile ${outfile}`;
+// The web app's hashed assets go into a generated module that the server imports, so they are
+// embedded in the executable; the module's stub is restored afterwards.
+const restoreWebStub = await embedWebAssets();
+try {
+  await $`bun build ./src/main.ts ${flags} --outfile ${outfile}`;
+} finally {
+  restoreWebStub();
+}
 const size = Bun.file(outfile).size;
 console.log(`${outfile}: ${(size / 1024 / 1024).toFixed(1)} MiB in ${((performance.now() - started) / 1000).toFixed(1)} s`);

@@ -2,7 +2,7 @@
 // that references them. Used by build.ts (embedded in dist/app) and, when the server runs from
 // source, by src/features/web on first request.
 import { join } from "node:path";
-import { writeFileSync } from "node:fs";
+import { statSync, utimesSync, writeFileSync } from "node:fs";
 
 export interface WebAsset {
   type: string;
@@ -69,6 +69,7 @@ export const embeddedWeb: WebBundle | null = null;
 /** Writes the bundle into the generated module that dist/app embeds; returns a function restoring the stub. */
 export async function embedWebAssets(): Promise<() => void> {
   const bundle = await buildWeb();
+  const { atime, mtime } = statSync(GENERATED);
   const js = Object.entries(bundle.assets).filter(([n]) => n.endsWith(".js"));
   const gz = js.reduce((n, [, a]) => n + Bun.gzipSync(a.body).length, 0);
   console.log(`web: ${Object.keys(bundle.assets).length} assets, JS ${(gz / 1024).toFixed(1)} KiB gzipped`);
@@ -76,7 +77,10 @@ export async function embedWebAssets(): Promise<() => void> {
     GENERATED,
     `import type { WebBundle } from "../../../web/build-web";\n\nexport const embeddedWeb: WebBundle | null = ${JSON.stringify(bundle)};\n`,
   );
-  return () => writeFileSync(GENERATED, STUB);
+  return () => {
+    writeFileSync(GENERATED, STUB);
+    utimesSync(GENERATED, atime, mtime); // the stub is unchanged: keep dist/app newer than the sources
+  };
 }
 
 if (import.meta.main) {

@@ -19,6 +19,8 @@ export const WEB_CSP = [
 // Asset names carry a content hash, so a cached copy can never be stale.
 const IMMUTABLE = "public, max-age=31536000, immutable";
 
+const notFound = () => new Response("not found\n", { status: 404, headers: { "content-type": "text/plain; charset=utf-8" } });
+
 function respond(a: ServedAsset, request: Request, headers: Record<string, string>): Response {
   const h: Record<string, string> = { "content-type": a.type, vary: "accept-encoding", ...headers };
   if (a.gzip && /\bgzip\b/.test(request.headers.get("accept-encoding") ?? "")) {
@@ -49,7 +51,7 @@ export function webRoutes(web: WebService) {
       "/assets/:file",
       async ({ params, request }) => {
         const a = await web.asset(params.file);
-        if (!a) return new Response("not found\n", { status: 404, headers: { "content-type": "text/plain; charset=utf-8" } });
+        if (!a) return notFound();
         return respond(a, request, { "cache-control": IMMUTABLE });
       },
       { detail: { hide: true } },
@@ -58,6 +60,7 @@ export function webRoutes(web: WebService) {
       "/*",
       ({ path, request }) => {
         if (isApiPath(path)) throw new NotFoundError();
+        if (path.startsWith("/assets/")) return notFound(); // a missing file is never the page
         return page(web, request);
       },
       { detail: { hide: true } },
