@@ -11,8 +11,12 @@ import type { Recurrence, RecurrenceCreate, CompleteResult } from "../../../src/
 import type { Habit, HabitCreate, HabitWeek, HabitStatsSchema, HabitLog, HabitPause } from "../../../src/features/habits/habits.schemas";
 import type { Countdown, CountdownCreate } from "../../../src/features/countdowns/countdowns.schemas";
 import type { Memo } from "../../../src/features/memos/memos.schemas";
+import type { Attachment } from "../../../src/features/attachments/attachments.schemas";
+import type { PreflightResult, RestoreResult as BackupRestoreResult } from "../../../src/features/backup/backup.schemas";
+import type { RestoreResult as LegacyRestoreResult } from "../../../src/features/legacy/legacy.schemas";
 
-export type { User, Folder, List, Tag, Task, Recurrence, Habit, HabitWeek, HabitLog, HabitPause, Countdown, Memo };
+export type { User, Folder, List, Tag, Task, Recurrence, Habit, HabitWeek, HabitLog, HabitPause, Countdown, Memo, Attachment, BackupRestoreResult, LegacyRestoreResult };
+export type Preflight = PreflightResult;
 export type SessionInfo = z.output<typeof Session>;
 export type MeUpdate = z.input<typeof MePatch>;
 export type PasswordChange = z.input<typeof ChangePasswordBody>;
@@ -29,23 +33,3 @@ export interface Page<T> {
   next_cursor: string | null;
 }
 
-// Attachments and backups have no server schemas in this tree yet (contract §8, §9): their shapes are
-// written from the contract until those features land, then they should be imported like the rest.
-export interface Attachment {
-  id: string;
-  task_id: string;
-  filename: string;
-  content_type: string;
-  size: number;
-  sha256: string;
-  created_at: string;
-}
-export interface Preflight {
-  valid: boolean;
-  preflight_token: string;
-  backup_id: string;
-  expires_at: string;
-  summary: { format: string; version: number; created_at: string; app_version: string };
-  counts: Record<string, number>;
-  warnings?: string[];
-}

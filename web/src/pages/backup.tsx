@@ -1,6 +1,6 @@
 import { useState } from "preact/hooks";
 import { ApiError, request, upload } from "../api/client";
-import type { Preflight } from "../api/types";
+import type { BackupRestoreResult, LegacyRestoreResult, Preflight } from "../api/types";
 import { t } from "../i18n";
 import { ErrorBox, errorText, formatInstant, NotAvailable, toast, useLoad } from "../ui";
 
@@ -85,10 +85,9 @@ function FullRestore() {
     if (!pre) return;
     setBusy(true);
     try {
-      await request("POST", "/backup/restore", { json: { preflight_token: pre.preflight_token, mode } });
-      toast(t.backup.restored);
+      const r = await request<BackupRestoreResult>("POST", "/backup/restore", { json: { preflight_token: pre.preflight_token, mode } });
+      toast(`${t.backup.restored} ${Object.entries(r.counts).map(([k, n]) => `${k}: ${n}`).join(", ")}`);
       setPre(null);
-      setFile(null);
     } catch (e) {
       setError(e instanceof ApiError ? e : new ApiError(0, "error", errorText(e)));
     } finally {
@@ -112,7 +111,6 @@ function FullRestore() {
           <h3>{t.backup.summary}</h3>
           <p class="muted">{t.backup.createdAt}: {formatInstant(pre.summary.created_at)} · {t.backup.version}: {pre.summary.app_version}</p>
           <table class="counts"><tbody>{Object.entries(pre.counts).map(([k, n]) => <tr key={k}><th>{k}</th><td>{n}</td></tr>)}</tbody></table>
-          {(pre.warnings ?? []).length > 0 && <ul class="warnings">{pre.warnings!.map((w) => <li key={w}>{w}</li>)}</ul>}
           {mode === "replace" && <p class="warning">{t.backup.replaceWarning}</p>}
           <div class="buttons"><button class={mode === "replace" ? "danger" : "primary"} disabled={busy} onClick={restore}>{t.backup.confirm(mode === "merge" ? t.backup.merge : t.backup.replace)}</button></div>
         </div>
@@ -124,7 +122,7 @@ function FullRestore() {
 function LegacyRestore({ csv }: { csv: boolean }) {
   const [file, setFile] = useState<File | null>(null);
   const [mode, setMode] = useState<"merge" | "replace">("merge");
-  const [result, setResult] = useState<Record<string, number> | null>(null);
+  const [result, setResult] = useState<LegacyRestoreResult["counts"] | null>(null);
   const [error, setError] = useState<unknown>(null);
   const go = async () => {
     if (!file) return;
@@ -133,7 +131,7 @@ function LegacyRestore({ csv }: { csv: boolean }) {
     if (mode === "replace" && !confirm(t.backup.replaceWarning)) return;
     try {
       const isCsv = file.name.toLowerCase().endsWith(".csv");
-      const r = await request<{ counts: Record<string, number> }>("POST", isCsv && csv ? "/restore.csv" : "/restore", {
+      const r = await request<LegacyRestoreResult>("POST", isCsv && csv ? "/restore.csv" : "/restore", {
         body: await file.text(),
         headers: { "content-type": isCsv ? "text/csv" : "application/json" },
         query: { mode },
