@@ -2,6 +2,7 @@ import { Database } from "bun:sqlite";
 import { Zip, ZipDeflate, ZipPassThrough } from "fflate";
 import { join } from "node:path";
 import { AppError } from "../../core/errors";
+import { gcHint } from "./backup.archive";
 import type { BackupFiles } from "./backup.files";
 import { attachmentBytesOf, iterateRecords, usernameOf } from "./backup.repo";
 import { ENTITIES, type Entity } from "./backup.schemas";
@@ -12,11 +13,6 @@ export const ZIP32_LIMIT = 0xffffffff;
 const HEADROOM = 256 * 1024 * 1024;
 /** JSON text is batched to about this many bytes before it is deflated. */
 const BATCH = 64 * 1024;
-
-/** Types whose bytes are already compressed: stored as they are (deflating them again only costs time). */
-function alreadyCompressed(contentType: string): boolean {
-  return /^(image\/(png|jpeg|gif|webp)|application\/(pdf|zip|x-zip-compressed|vnd\.openxmlformats-officedocument\..*|vnd\.oasis\.opendocument\..*))$/i.test(contentType);
-}
 
 export interface ExportPlan {
   backupId: string;
@@ -106,6 +102,7 @@ async function* produce(conn: Database, attachmentsDir: string, plan: ExportPlan
     else {
       written += chunk.byteLength;
       out.push(chunk);
+      gcHint(chunk.byteLength);
     }
   });
   const drain = function* () {
@@ -129,6 +126,8 @@ async function* produce(conn: Database, attachmentsDir: string, plan: ExportPlan
     let buf = "[";
     const flush = (final: boolean) => {
       const b = enc.encode(buf);
+      // Rows, their JSON and the deflate buffers are garbage several times the text's size.
+      gcHint(b.byteLength * 3);
       buf = "";
       sha.update(b);
       size += b.byteLength;
@@ -151,7 +150,9 @@ async function* produce(conn: Database, attachmentsDir: string, plan: ExportPlan
   for (const a of iterateRecords(conn, "attachments", plan.userId)) {
     const id = a.id as string;
     const name = `attachments/${id}`;
-    const f = alreadyCompressed(a.content_type as string) ? new ZipPassThrough(name) : new ZipDeflate(name, { level: 6 });
+    // Stored, not deflated: most attachment types are compressed already, and a very repetitive
+    // text file could deflate past the preflight's ratio cap (200:1) and make the backup unrestorable.
+    const f = new ZipPassThrough(name);
     f.mtime = mtime;
     zip.add(f);
     const sha = new Bun.CryptoHasher("sha256");
@@ -159,6 +160,7 @@ async function* produce(conn: Database, attachmentsDir: string, plan: ExportPlan
     for await (const chunk of Bun.file(join(attachmentsDir, id)).stream()) {
       sha.update(chunk);
       size += chunk.byteLength;
+      gcHint(chunk.byteLength);
       f.push(chunk, false);
       yield* drain();
     }

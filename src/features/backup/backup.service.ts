@@ -7,7 +7,7 @@ import type { RequestMeta } from "../../core/http";
 import { newId, newToken } from "../../core/ids";
 import { recordAudit } from "../audit/audit.repo";
 import { BodyAborted, boundaryOf, MultipartReader } from "../attachments/attachments.multipart";
-import { inflateEntry, readCentralDirectory, ZipFile, type ZipError, type ZipLimits } from "./backup.archive";
+import { gcHint, inflateEntry, readCentralDirectory, ZipFile, type ZipError, type ZipLimits } from "./backup.archive";
 import { exportStream } from "./backup.export";
 import { BackupFiles, failpoint } from "./backup.files";
 import { importArchive } from "./backup.import";
@@ -238,6 +238,7 @@ export class BackupService {
           onBytes(size);
           sha.update(chunk);
           await fh.write(chunk);
+          gcHint(chunk.byteLength * 2);
         }
       }
       if (!found) throw validationFailed([{ path: "file", message: "the archive is required (multipart field `file`)" }]);
@@ -383,6 +384,9 @@ export class BackupService {
 
 async function fileSha256(path: string): Promise<string> {
   const sha = new Bun.CryptoHasher("sha256");
-  for await (const chunk of Bun.file(path).stream()) sha.update(chunk);
+  for await (const chunk of Bun.file(path).stream()) {
+    sha.update(chunk);
+    gcHint(chunk.byteLength);
+  }
   return sha.digest("hex");
 }

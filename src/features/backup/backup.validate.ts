@@ -2,7 +2,6 @@ import type { Database } from "bun:sqlite";
 import type { FieldProblem } from "../../core/errors";
 import { tagNameKey } from "../tags/tags.repo";
 import { inflateEntry, JsonArraySplitter, readCentralDirectory, ZipError, type ZipEntry, type ZipFile, type ZipLimits } from "./backup.archive";
-import { ownIds, ownTopLevelTasks } from "./backup.repo";
 import { ENTITIES, Manifest, RECORD_SCHEMAS, type Entity, type Mode } from "./backup.schemas";
 
 /** At most this many problems are listed; past it the archive is plainly not ours. */
@@ -50,6 +49,31 @@ export function readRecords(zip: ZipFile, entry: ZipEntry, entity: Entity, probl
   return sha;
 }
 
+/**
+ * References to the user's own data (merge only), asked one id at a time: an archive referring
+ * to a few of the user's records costs a few lookups, not a load of every row.
+ */
+class OwnData {
+  constructor(
+    private readonly merge: boolean,
+    private readonly userId: string,
+    private readonly sqlite: Database,
+  ) {}
+  private has(table: string, id: string): boolean {
+    return this.merge && this.sqlite.query(`SELECT 1 FROM ${table} WHERE id = ? AND user_id = ?`).get(id, this.userId) !== null;
+  }
+  folder = (id: string) => this.has("folders", id);
+  list = (id: string) => this.has("lists", id);
+  tag = (id: string) => this.has("tags", id);
+  habit = (id: string) => this.has("habits", id);
+  recurrence = (id: string) => this.has("recurrences", id);
+  task(id: string): { listId: string; parentId: string | null } | null {
+    if (!this.merge) return null;
+    const r = this.sqlite.query("SELECT list_id, parent_id FROM tasks WHERE id = ? AND user_id = ?").get(id, this.userId) as { list_id: string; parent_id: string | null } | null;
+    return r ? { listId: r.list_id, parentId: r.parent_id } : null;
+  }
+}
+
 /** What the business rules need of the records, kept compact (ids and references only). */
 class Topology {
   folders = new Set<string>();
@@ -57,7 +81,14 @@ class Topology {
   inboxes: string[] = [];
   tags = new Set<string>();
   tagKeys = new Map<string, string>();
-  tasks = new Map<string, { list: string; parent: string | null; tags: string[] }>();
+  /** Task id → index of its list in listOf (list ids interned: 100k tasks share a few lists). */
+  tasks = new Map<string, number>();
+  listIndex = new Map<string, number>();
+  listOf: string[] = [];
+  /** Flat pairs [subtask id, parent id, …]. */
+  subtasks: string[] = [];
+  /** Tasks that have subtasks. */
+  parents = new Set<string>();
   recurrences = new Map<string, string>();
   recurrenceTasks = new Set<string>();
   exceptions = new Set<string>();
@@ -161,6 +192,7 @@ export async function validateArchive(
 
   // Data entries: schema of every record, ids unique, counts.
   const topo = new Topology();
+  const own = new OwnData(mode === "merge", userId, sqlite);
   const counts = {} as Record<Entity, number>;
   for (const entity of DATA_ORDER) {
     const name = `data/${entity}.json`;
@@ -173,7 +205,7 @@ export async function validateArchive(
     try {
       const sha = readRecords(zip, e, entity, problems, (r, i) => {
         counts[entity]++;
-        collect(topo, entity, r, `${name}[${i}]`, problems);
+        collect(topo, own, entity, r, `${name}[${i}]`, problems);
       });
       checkSha(name, sha);
     } catch (err) {
@@ -210,12 +242,12 @@ export async function validateArchive(
     if (!entries.has(`attachments/${id}`)) problems.add(`attachments/${id}`, "attachment metadata without its bytes");
   }
 
-  checkRelations(topo, mode, userId, sqlite, problems);
+  checkRelations(topo, own, problems);
   if (problems.list.length > 0) return { ok: false, problems: problems.list };
   return { ok: true, archive: { manifest, counts, entries } };
 }
 
-function collect(t: Topology, entity: Entity, r: Record<string, unknown>, path: string, problems: Problems): void {
+function collect(t: Topology, own: OwnData, entity: Entity, r: Record<string, unknown>, path: string, problems: Problems): void {
   const id = r.id as string;
   const dup = (set: { has(k: string): boolean }, key: string) => {
     if (set.has(key)) {
@@ -244,9 +276,24 @@ function collect(t: Topology, entity: Entity, r: Record<string, unknown>, path: 
     }
     case "tasks": {
       if (dup(t.tasks, id)) return;
+      // Lists and tags come before tasks in the archive: their references are checked here.
+      const list = r.list_id as string;
+      if (!t.lists.has(list) && !own.list(list)) problems.add(`${path}.list_id`, `list ${list} does not exist`);
       const tags = r.tag_ids as string[];
       if (new Set(tags).size !== tags.length) problems.add(`${path}.tag_ids`, "duplicate tag id");
-      t.tasks.set(id, { list: r.list_id as string, parent: r.parent_id as string | null, tags });
+      for (const tag of tags) if (!t.tags.has(tag) && !own.tag(tag)) problems.add(`${path}.tag_ids`, `tag ${tag} does not exist`);
+      let li = t.listIndex.get(list);
+      if (li === undefined) {
+        li = t.listOf.length;
+        t.listOf.push(list);
+        t.listIndex.set(list, li);
+      }
+      t.tasks.set(id, li);
+      const parent = r.parent_id as string | null;
+      if (parent !== null) {
+        t.subtasks.push(id, parent);
+        t.parents.add(parent);
+      }
       if (r.completed === false && r.completed_at !== null) problems.add(`${path}.completed_at`, "set on a task that is not completed");
       return;
     }
@@ -293,55 +340,52 @@ function collect(t: Topology, entity: Entity, r: Record<string, unknown>, path: 
 }
 
 /** References resolve inside the archive (or, for merge, to the user's own data); the one-level task tree. */
-function checkRelations(t: Topology, mode: Mode, userId: string, sqlite: Database, problems: Problems): void {
-  const merge = mode === "merge";
-  const own = <T extends "folders" | "lists" | "tasks" | "tags" | "habits" | "recurrences">(table: T) => {
-    let cache: Set<string> | null = null;
-    return (id: string) => merge && (cache ??= ownIds(sqlite, table, userId)).has(id);
-  };
-  const ownFolder = own("folders");
-  const ownList = own("lists");
-  const ownTag = own("tags");
-  const ownHabit = own("habits");
-  const ownRecurrence = own("recurrences");
-  let ownTasks: Map<string, { listId: string; parentId: string | null }> | null = null;
-  const ownTask = (id: string) => (merge ? (ownTasks ??= ownTopLevelTasks(sqlite, userId)).get(id) : undefined);
-
+function checkRelations(t: Topology, own: OwnData, problems: Problems): void {
   if (t.inboxes.length > 1) problems.add("data/lists.json", "more than one system inbox");
-  for (const l of t.listFolder) if (!t.folders.has(l.folder) && !ownFolder(l.folder)) problems.add(l.path, `folder ${l.folder} does not exist`);
+  for (const l of t.listFolder) if (!t.folders.has(l.folder) && !own.folder(l.folder)) problems.add(l.path, `folder ${l.folder} does not exist`);
 
-  const hasChildren = new Set<string>();
-  for (const task of t.tasks.values()) if (task.parent) hasChildren.add(task.parent);
-  let i = 0;
-  for (const [id, task] of t.tasks) {
-    const path = `data/tasks.json#${id}`;
-    if (!t.lists.has(task.list) && !ownList(task.list)) problems.add(`${path}.list_id`, `list ${task.list} does not exist`);
-    for (const tag of task.tags) if (!t.tags.has(tag) && !ownTag(tag)) problems.add(`${path}.tag_ids`, `tag ${tag} does not exist`);
-    if (task.parent) {
-      const parent = t.tasks.get(task.parent);
-      const p = parent ? { list: parent.list, parent: parent.parent } : (() => {
-        const o = ownTask(task.parent);
-        return o ? { list: o.listId, parent: o.parentId } : null;
-      })();
-      if (!p) problems.add(`${path}.parent_id`, `task ${task.parent} does not exist`);
-      else if (task.parent === id) problems.add(`${path}.parent_id`, "a task cannot be its own parent");
-      else if (p.parent !== null) problems.add(`${path}.parent_id`, "subtasks nest one level only (the parent is itself a subtask)");
-      else if (p.list !== task.list) problems.add(`${path}.parent_id`, "a subtask must be in its parent's list");
-      if (hasChildren.has(id)) problems.add(`${path}.parent_id`, "a task with subtasks cannot be a subtask");
+  const subIds = new Set<string>();
+  for (let i = 0; i < t.subtasks.length; i += 2) subIds.add(t.subtasks[i]!);
+  for (let i = 0; i < t.subtasks.length; i += 2) {
+    const id = t.subtasks[i]!;
+    const parent = t.subtasks[i + 1]!;
+    const path = `data/tasks.json#${id}.parent_id`;
+    const list = t.listOf[t.tasks.get(id)!];
+    let parentList: string | undefined;
+    let parentIsSub = false;
+    const pli = t.tasks.get(parent);
+    if (pli !== undefined) {
+      parentList = t.listOf[pli];
+      parentIsSub = subIds.has(parent);
+    } else {
+      const o = own.task(parent);
+      if (o) {
+        parentList = o.listId;
+        parentIsSub = o.parentId !== null;
+      }
     }
-    if (++i % 1024 === 0 && problems.full) return;
+    if (parentList === undefined) problems.add(path, `task ${parent} does not exist`);
+    else if (parent === id) problems.add(path, "a task cannot be its own parent");
+    else if (parentIsSub) problems.add(path, "subtasks nest one level only (the parent is itself a subtask)");
+    else if (parentList !== list) problems.add(path, "a subtask must be in its parent's list");
+    if (t.parents.has(id)) problems.add(path, "a task with subtasks cannot be a subtask");
+    if (i % 2048 === 0 && problems.full) return;
   }
+  const topLevel = (task: string): boolean | null => {
+    if (t.tasks.has(task)) return !subIds.has(task);
+    const o = own.task(task);
+    return o ? o.parentId === null : null;
+  };
   for (const r of t.recurrenceOf) {
-    const task = t.tasks.get(r.task);
-    const o = task ? null : ownTask(r.task);
-    if (!task && !o) problems.add(r.path, `task ${r.task} does not exist`);
-    else if ((task && task.parent !== null) || (o && o.parentId !== null)) problems.add(r.path, "only top-level tasks recur");
+    const top = topLevel(r.task);
+    if (top === null) problems.add(r.path, `task ${r.task} does not exist`);
+    else if (!top) problems.add(r.path, "only top-level tasks recur");
     if (t.recurrenceTasks.has(r.task)) problems.add(r.path, "one recurrence per task");
     t.recurrenceTasks.add(r.task);
   }
-  for (const e of t.exceptionOf) if (!t.recurrences.has(e.rec) && !ownRecurrence(e.rec)) problems.add(e.path, `recurrence ${e.rec} does not exist`);
-  for (const l of t.logOf) if (!t.habits.has(l.habit) && !ownHabit(l.habit)) problems.add(l.path, `habit ${l.habit} does not exist`);
+  for (const e of t.exceptionOf) if (!t.recurrences.has(e.rec) && !own.recurrence(e.rec)) problems.add(e.path, `recurrence ${e.rec} does not exist`);
+  for (const l of t.logOf) if (!t.habits.has(l.habit) && !own.habit(l.habit)) problems.add(l.path, `habit ${l.habit} does not exist`);
   for (const [id, a] of t.attachments) {
-    if (!t.tasks.has(a.task) && !ownTask(a.task)) problems.add(`data/attachments.json#${id}.task_id`, `task ${a.task} does not exist`);
+    if (topLevel(a.task) === null) problems.add(`data/attachments.json#${id}.task_id`, `task ${a.task} does not exist`);
   }
 }
