@@ -190,7 +190,7 @@ export const en = {
     passwordChanged: "Password changed. Other sessions were signed out.",
     sessions: "Sessions",
     thisDevice: "This device",
-    endSession: "Sign out",
+    endSession: "End session",
     endOthers: "Sign out all other sessions",
     lastSeen: (d: string) => `Last active ${d}`,
     shortcuts: "Keyboard shortcuts",

@@ -155,7 +155,7 @@ function TaskList({ listId, q, show, ctx }: { listId: string | null; q: string; 
 
   const replace = (task: Task) => setItems((xs) => xs.map((x) => (x.id === task.id ? task : x)));
   const remove = (id: string) => setItems((xs) => xs.filter((x) => x.id !== id));
-  const visible = (task: Task) => show === "all" || (show === "done") === task.completed;
+  const visible = (task: Task) => (!listId || task.list_id === listId) && (show === "all" || (show === "done") === task.completed);
 
   // Quick add: the input is uncontrolled and cleared before the request, so typing never waits.
   const add = async (e: KeyboardEvent) => {

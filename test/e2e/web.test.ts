@@ -1,0 +1,434 @@
+// End-to-end: a new user does every flow of the web app in a real browser (Debian's chromium,
+// headless) against the executable (dist/app when it is up to date, else `bun src/main.ts`).
+// Screenshots of each main page at phone and desktop sizes go to test-artifacts/.
+// Skipped, with a message, when /usr/bin/chromium is missing (install it: apt-get install chromium).
+/// <reference lib="dom" />
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Page } from "playwright-core";
+import { en as t } from "../../web/src/i18n";
+import { makeTestApp, setupAdmin } from "../helpers/app";
+import { DESKTOP, hasChromium, launchBrowser, PHONE, screenshot, startServer, watchErrors, type Server } from "./harness";
+
+const STEP = 120_000; // generous: chromium shares 2 cores with everything else
+const USER = { username: "alice", password: "a long enough password", display: "Alice" };
+
+// Which optional endpoints this version serves (features land over time): read from the API
+// document of an in-process app built from the same source.
+const available = await (async () => {
+  const app = makeTestApp();
+  try {
+    const c = await setupAdmin(app);
+    const doc = (await c.get("/api/openapi.json")).body as { paths: Record<string, Record<string, unknown>> };
+    const ops = new Set<string>();
+    for (const [p, m] of Object.entries(doc.paths)) for (const k of Object.keys(m)) ops.add(`${k} ${p}`);
+    return ops;
+  } finally {
+    app.close();
+  }
+})();
+const hasAttachments = available.has("post /api/v1/tasks/{task_id}/attachments") && available.has("get /api/v1/attachments/{attachment_id}");
+const hasBackup = available.has("get /api/v1/backup/export.zip") && available.has("post /api/v1/backup/preflight") && available.has("post /api/v1/backup/restore");
+const hasLegacy = available.has("get /api/v1/export");
+if (!hasChromium) console.log("e2e: /usr/bin/chromium not found: skipping the browser tests (apt-get install chromium)");
+for (const [ok, what] of [[hasAttachments, "attachments"], [hasBackup, "backup"], [hasLegacy, "legacy export"]] as const) {
+  if (!ok) console.log(`e2e: the server has no ${what} endpoints yet: skipping that flow`);
+}
+
+let server: Server;
+let browser: Awaited<ReturnType<typeof launchBrowser>>;
+let page: Page;
+let errors: string[] = [];
+const tmp = mkdtempSync(join(tmpdir(), "app-e2e-files-"));
+
+/** Retries `f` until `ok` holds (the UI updates after the server answers); fails after 15 s. */
+async function poll<T>(f: () => Promise<T>, ok: (v: T) => boolean): Promise<void> {
+  let last: T | undefined;
+  for (let i = 0; i < 150; i++) {
+    last = await f();
+    if (ok(last)) return;
+    await Bun.sleep(100);
+  }
+  throw new Error(`condition not met; last value ${JSON.stringify(last)}`);
+}
+/** Each step starts from a fresh page load, so one failure does not leave a dialog over the next. */
+async function fresh(path: string) {
+  await page.goto(path);
+  await page.locator("main.page h1").first().waitFor();
+}
+
+async function today(): Promise<string> {
+  return page.evaluate(() => {
+    const d = new Date();
+    return `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, "0")}-${String(d.getDate()).padStart(2, "0")}`;
+  });
+}
+const row = (title: string) => page.locator("li.task", { has: page.locator(".title", { hasText: new RegExp(`^${title}$`) }) });
+async function openTask(title: string) {
+  await row(title).locator(".title").click();
+  await page.getByRole("dialog", { name: t.tasks.details }).waitFor();
+}
+async function closeDialog() {
+  await page.getByRole("dialog", { name: t.tasks.details }).getByRole("button", { name: t.close }).click();
+  await page.getByRole("dialog").waitFor({ state: "detached" });
+}
+async function goTo(label: string) {
+  await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: label }).click();
+}
+async function addTask(title: string) {
+  const quick = page.getByLabel(t.tasks.quickAddLabel);
+  await quick.fill(title);
+  await quick.press("Enter");
+  await row(title).waitFor();
+}
+/** An API call from the page (same session, CSRF header), for arranging a concurrent change. */
+async function apiFromPage<T>(method: string, path: string, body?: unknown): Promise<T> {
+  return page.evaluate(
+    async ([method, path, body]) => {
+      const csrf = decodeURIComponent(/(?:^|; )app_csrf=([^;]*)/.exec(document.cookie)?.[1] ?? "");
+      const r = await fetch(`/api/v1${path}`, { method, headers: { "content-type": "application/json", "x-csrf-token": csrf }, body: body === undefined ? undefined : JSON.stringify(body) });
+      return r.status === 204 ? null : r.json();
+    },
+    [method, path, body] as const,
+  ) as Promise<T>;
+}
+
+describe.skipIf(!hasChromium)("web app in a browser", () => {
+  beforeAll(async () => {
+    server = await startServer();
+    console.log(`e2e: server via ${server.via}`);
+    browser = await launchBrowser(server.base);
+    page = browser.context.pages()[0] ?? (await browser.context.newPage());
+    errors = watchErrors(page);
+  }, STEP);
+  afterAll(async () => {
+    await browser?.close();
+    await server?.stop();
+  }, STEP);
+
+  test("first-run setup creates the account and signs in", async () => {
+    await page.goto("/");
+    await page.getByRole("heading", { name: t.setup.title }).waitFor();
+    await screenshot(page, "setup-desktop");
+    await page.getByLabel(t.fields.username).fill(USER.username);
+    await page.getByLabel(t.fields.displayName).fill(USER.display);
+    await page.getByLabel(t.fields.password).fill(USER.password);
+    await page.getByRole("button", { name: t.setup.submit }).click();
+    await page.getByLabel(t.tasks.quickAddLabel).waitFor();
+    expect(new URL(page.url()).pathname).toBe("/tasks");
+    expect(await page.getByRole("heading", { name: t.tasks.inbox }).isVisible()).toBe(true);
+  }, STEP);
+
+  test("quick add: Enter adds, focus stays, and fast typing loses no keystroke", async () => {
+    const quick = page.getByLabel(t.tasks.quickAddLabel);
+    await quick.focus();
+    const titles = ["Buy milk", "Buy bread", "Call the plumber about the kitchen sink 0123456789", "Write report"];
+    for (const title of titles) {
+      await page.keyboard.type(title, { delay: 0 }); // no waiting for the server between tasks
+      await page.keyboard.press("Enter");
+    }
+    for (const title of titles) await row(title).waitFor();
+    expect(await quick.evaluate((el) => el === document.activeElement)).toBe(true);
+    expect(await quick.inputValue()).toBe("");
+    expect(await page.locator("li.task").count()).toBe(titles.length);
+  }, STEP);
+
+  test("complete a task with one click; it shows under Completed", async () => {
+    await fresh("/tasks");
+    await row("Buy milk").getByRole("checkbox", { name: `${t.tasks.complete}: Buy milk` }).click();
+    await row("Buy milk").waitFor({ state: "detached" });
+    await page.getByRole("button", { name: t.tasks.filterDone }).click();
+    await row("Buy milk").waitFor();
+    expect(await row("Buy milk").getByRole("checkbox", { name: `${t.tasks.markOpen}: Buy milk` }).isChecked()).toBe(true);
+    await page.getByRole("button", { name: t.tasks.filterOpen }).click();
+    await row("Buy bread").waitFor();
+  }, STEP);
+
+  test("edit title, description, deadline and priority", async () => {
+    await fresh("/tasks");
+    await openTask("Write report");
+    const dialog = page.getByRole("dialog", { name: t.tasks.details });
+    await dialog.getByLabel(t.fields.title).fill("Write the annual report");
+    await dialog.getByLabel(t.fields.description).fill("Numbers from Q4");
+    await dialog.getByLabel(t.fields.due).fill("2031-03-14");
+    await dialog.getByLabel(t.fields.priority).selectOption({ label: t.priorities[3]! });
+    await dialog.locator("form.task-form").getByRole("button", { name: t.save }).click();
+    await poll(() => dialog.locator("form.task-form").getByRole("button", { name: t.save }).isDisabled(), (v) => v === true);
+    await closeDialog();
+    const r = row("Write the annual report");
+    await r.waitFor();
+    expect(await r.locator(".due").textContent()).toContain("14");
+    expect(await r.getAttribute("class")).toContain("prio-3");
+  }, STEP);
+
+  test("a stale-version save shows both versions; keeping mine saves it over the newer one", async () => {
+    await fresh("/tasks");
+    await openTask("Write the annual report");
+    const dialog = page.getByRole("dialog", { name: t.tasks.details });
+    // Someone else saves first.
+    const page1 = await apiFromPage<{ items: { id: string; title: string; version: number }[] }>("GET", "/tasks?q=annual");
+    const task = page1.items[0]!;
+    await apiFromPage("PATCH", `/tasks/${task.id}`, { title: "Changed elsewhere", version: task.version });
+    await dialog.getByLabel(t.fields.description).fill("My newer notes");
+    await dialog.locator("form.task-form").getByRole("button", { name: t.save }).click();
+    const conflict = page.getByRole("dialog", { name: t.tasks.conflictTitle });
+    await conflict.waitFor();
+    expect(await conflict.textContent()).toContain("Changed elsewhere");
+    expect(await conflict.textContent()).toContain("My newer notes");
+    await conflict.getByRole("button", { name: t.tasks.conflictMine }).click();
+    await conflict.waitFor({ state: "detached" });
+    const saved = await apiFromPage<{ title: string; description: string; version: number }>("GET", `/tasks/${task.id}`);
+    expect(saved.description).toBe("My newer notes");
+    expect(saved.title).toBe("Write the annual report");
+    expect(saved.version).toBe(task.version + 2);
+    await closeDialog();
+  }, STEP);
+
+  test("delete a task, then restore it from the trash", async () => {
+    await fresh("/tasks");
+    await openTask("Buy bread");
+    await page.getByRole("button", { name: t.tasks.deleteTask }).click();
+    await row("Buy bread").waitFor({ state: "detached" });
+    await page.getByText(t.tasks.deleted).waitFor();
+    await page.getByRole("link", { name: new RegExp(t.nav.trash) }).click();
+    await page.getByRole("heading", { name: t.trash.title }).waitFor();
+    await screenshot(page, "trash-desktop");
+    await row("Buy bread").getByRole("button", { name: t.restore }).click();
+    await row("Buy bread").waitFor({ state: "detached" });
+    await page.getByText(t.trash.empty).waitFor();
+    await page.getByRole("link", { name: `← ${t.nav.tasks}` }).click();
+    await row("Buy bread").waitFor();
+  }, STEP);
+
+  test("add and complete a subtask", async () => {
+    await fresh("/tasks");
+    await openTask("Buy bread");
+    const dialog = page.getByRole("dialog", { name: t.tasks.details });
+    await dialog.getByLabel(t.tasks.addSubtask).fill("Sourdough");
+    await dialog.getByLabel(t.tasks.addSubtask).press("Enter");
+    const sub = dialog.getByRole("checkbox", { name: `${t.tasks.complete}: Sourdough` });
+    await sub.waitFor();
+    await sub.click();
+    await poll(() => dialog.getByRole("checkbox", { name: `${t.tasks.complete}: Sourdough` }).isChecked(), (v) => v === true);
+    await closeDialog();
+    await poll(() => row("Buy bread").locator(".subcount").textContent(), (v) => String(v).includes("1/1"));
+  }, STEP);
+
+  test("a recurring task: completing it records the occurrence and shows the next one", async () => {
+    await fresh("/tasks");
+    await addTask("Water plants");
+    await openTask("Water plants");
+    const dialog = page.getByRole("dialog", { name: t.tasks.details });
+    const day = await today();
+    await dialog.getByLabel(t.fields.due).fill(day);
+    await dialog.locator("form.task-form").getByRole("button", { name: t.save }).click();
+    await poll(() => dialog.locator("form.task-form").getByRole("button", { name: t.save }).isDisabled(), (v) => v === true);
+    await dialog.getByRole("combobox", { name: t.recurrence.title }).selectOption("daily");
+    await dialog.locator("section.recurrence").getByRole("button", { name: t.save }).click();
+    await dialog.getByText(`${t.recurrence.repeats}: FREQ=DAILY`).waitFor();
+    await closeDialog();
+    await row("Water plants").getByRole("checkbox", { name: `${t.tasks.complete}: Water plants` }).click();
+    await page.getByText(/Next occurrence/).waitFor();
+    // Still open, now due tomorrow; the completed occurrence is listed under Completed.
+    const tasks = await apiFromPage<{ items: { title: string; due_at: string; completed: boolean }[] }>("GET", "/tasks?q=Water");
+    const open = tasks.items.filter((x) => !x.completed);
+    const done = tasks.items.filter((x) => x.completed);
+    expect(open.map((x) => x.due_at)).toEqual([new Date(Date.parse(`${day}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10)]);
+    expect(done.map((x) => x.due_at)).toEqual([day]);
+    expect(await row("Water plants").getByRole("checkbox").last().isChecked()).toBe(false);
+  }, STEP);
+
+  test("a list in the sidebar; a task moved to it", async () => {
+    await fresh("/tasks");
+    await page.getByRole("button", { name: `+ ${t.tasks.newList}` }).click();
+    const dialog = page.getByRole("dialog", { name: t.tasks.newList });
+    await dialog.getByLabel(t.fields.name).fill("Groceries");
+    await dialog.getByRole("button", { name: t.save }).click();
+    await page.locator("aside [data-list=Groceries]").waitFor();
+    await openTask("Buy bread");
+    const detail = page.getByRole("dialog", { name: t.tasks.details });
+    await detail.getByLabel(t.fields.list).selectOption({ label: "Groceries" });
+    await detail.locator("form.task-form").getByRole("button", { name: t.save }).click();
+    // It leaves this list's view, and its open details with it.
+    await row("Buy bread").waitFor({ state: "detached" });
+    await detail.waitFor({ state: "detached" });
+    await page.locator("aside [data-list=Groceries]").click();
+    await row("Buy bread").waitFor();
+    await page.locator("aside").getByRole("link", { name: t.tasks.inbox }).click();
+    await row("Buy bread").waitFor({ state: "detached" });
+  }, STEP);
+
+  test.skipIf(!hasAttachments)("upload an attachment with progress, then download it", async () => {
+    await fresh("/tasks");
+    await page.locator("aside [data-list=Groceries]").click();
+    await openTask("Buy bread");
+    const dialog = page.getByRole("dialog", { name: t.tasks.details });
+    const content = "flour 500 g\nwater 350 g\nsalt 10 g\n";
+    await dialog.locator('input[type="file"]').setInputFiles({ name: "recipe.txt", mimeType: "text/plain", buffer: Buffer.from(content) });
+    const link = dialog.getByRole("link", { name: "recipe.txt" });
+    await link.waitFor();
+    const [download] = await Promise.all([page.waitForEvent("download"), link.click()]);
+    expect(download.suggestedFilename()).toBe("recipe.txt");
+    expect(readFileSync((await download.path())!, "utf8")).toBe(content);
+    await closeDialog();
+  }, STEP);
+
+  test("habit: create one and check in today with one tap", async () => {
+    await fresh("/tasks");
+    await goTo(t.nav.habits);
+    await page.getByRole("button", { name: `+ ${t.habits.add}` }).click();
+    const dialog = page.getByRole("dialog", { name: t.habits.add });
+    await dialog.getByLabel(t.fields.name).fill("Read 20 pages");
+    await dialog.getByRole("button", { name: t.create }).click();
+    const day = await today();
+    const cell = page.locator(`button[aria-label^="Read 20 pages ${day}:"]`);
+    await cell.waitFor();
+    expect(await cell.getAttribute("aria-pressed")).toBe("false");
+    await cell.click();
+    await poll(() => cell.getAttribute("aria-pressed"), (v) => v === "true");
+    expect(await cell.getAttribute("aria-label")).toBe(`Read 20 pages ${day}: ${t.habits.status.done}`);
+    await page.getByRole("button", { name: "Read 20 pages" }).click();
+    await page.getByText(t.habits.streak(1)).waitFor();
+  }, STEP);
+
+  test("countdown: a lunar birthday shows its lunar date and the days left", async () => {
+    await fresh("/tasks");
+    await goTo(t.nav.countdowns);
+    await page.getByRole("button", { name: `+ ${t.countdowns.add}` }).click();
+    const dialog = page.getByRole("dialog", { name: t.countdowns.add });
+    await dialog.getByLabel(t.fields.name).fill("Grandma");
+    await dialog.getByLabel(t.fields.date).fill("1950-09-26"); // lunar 8/15 (Mid-Autumn) in 1950
+    await dialog.getByLabel(t.fields.type).selectOption("birthday");
+    await dialog.getByLabel(t.fields.repeat).selectOption("yearly");
+    await dialog.getByLabel(t.fields.calendar).selectOption("lunar");
+    await dialog.getByRole("button", { name: t.save }).click();
+    const card = page.locator("[data-countdown=Grandma]");
+    await card.waitFor();
+    expect(await card.locator(".lunar").textContent()).toBe(t.countdowns.lunar(8, 15, false));
+    expect(await card.locator(".days").textContent()).toMatch(/day|Today/);
+    await card.getByRole("button", { name: t.pin }).click();
+    await card.getByText(t.pinned).waitFor();
+  }, STEP);
+
+  test("memo: Markdown is rendered, and no script from a memo ever runs", async () => {
+    await fresh("/tasks");
+    await goTo(t.nav.memos);
+    const text = [
+      "# Plan",
+      "Some **bold** and *italic* and `code`.",
+      "- [x] first",
+      "- second",
+      '<img src=x onerror="window.__pwned=1"> <script>window.__pwned=1</script>',
+      "[click](javascript:window.__pwned=1) and https://example.org",
+    ].join("\n");
+    await page.getByLabel(t.memos.placeholder).fill(text);
+    await page.getByRole("button", { name: t.save }).click();
+    const memo = page.locator("article.memo").first();
+    await memo.waitFor();
+    expect(await memo.locator("strong", { hasText: /^bold$/ }).count()).toBe(1);
+    expect(await memo.locator("em").textContent()).toBe("italic");
+    expect(await memo.locator("h3").textContent()).toBe("Plan");
+    expect(await memo.locator("img, script").count()).toBe(0);
+    expect(await memo.locator('a[href^="javascript"]').count()).toBe(0);
+    expect(await memo.locator('a[href="https://example.org"]').count()).toBe(1);
+    expect(await memo.textContent()).toContain("<script>"); // shown as text
+    expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
+  }, STEP);
+
+  test("settings: display name, and sign out then sign in again", async () => {
+    await fresh("/tasks");
+    await goTo(t.nav.settings);
+    await page.getByLabel(t.fields.displayName).fill("Alice B.");
+    await page.getByRole("button", { name: t.save }).first().click();
+    await page.locator("nav .user", { hasText: "Alice B." }).waitFor();
+    await page.getByText(t.settings.thisDevice).waitFor();
+    await page.getByRole("button", { name: t.nav.logout, exact: true }).click();
+    await page.getByRole("heading", { name: t.login.title }).waitFor();
+    await screenshot(page, "login-desktop");
+    await page.getByLabel(t.fields.password).fill("wrong password!");
+    await page.getByLabel(t.fields.username).fill(USER.username);
+    await page.getByRole("button", { name: t.login.submit }).click();
+    await page.getByText(t.login.failed).waitFor();
+    await page.getByLabel(t.fields.password).fill(USER.password);
+    await page.getByRole("button", { name: t.login.submit }).click();
+    await page.getByLabel(t.tasks.quickAddLabel).waitFor();
+  }, STEP);
+
+  test.skipIf(!hasLegacy)("legacy export downloads the JSON v1 file", async () => {
+    await fresh("/tasks");
+    await goTo(t.nav.backup);
+    const [download] = await Promise.all([page.waitForEvent("download"), page.getByRole("link", { name: t.backup.exportJson }).click()]);
+    const doc = JSON.parse(readFileSync((await download.path())!, "utf8"));
+    expect(doc.format).toBe("app-legacy");
+    expect(doc.tasks.some((x: { title: string }) => x.title === "Buy bread")).toBe(true);
+  }, STEP);
+
+  test.skipIf(!hasBackup)("complete backup: download, then a replace restore after the preflight summary", async () => {
+    await fresh("/tasks");
+    await goTo(t.nav.backup);
+    const [download] = await Promise.all([page.waitForEvent("download"), page.getByRole("link", { name: t.backup.download }).click()]);
+    const zip = join(tmp, "backup.zip");
+    writeFileSync(zip, readFileSync((await download.path())!));
+    // A change after the backup, which the replace restore must undo.
+    await goTo(t.nav.tasks);
+    await addTask("Made after the backup");
+    await goTo(t.nav.backup);
+    const restore = page.getByTestId("full-restore");
+    await restore.locator('input[type="file"]').setInputFiles(zip);
+    await restore.getByLabel(t.backup.replace).check();
+    await restore.getByRole("button", { name: t.backup.check }).click();
+    const summary = page.getByTestId("preflight");
+    await summary.waitFor();
+    expect(await summary.locator("table.counts").textContent()).toContain("tasks");
+    await summary.getByText(t.backup.replaceWarning).waitFor();
+    await screenshot(page, "backup-preflight-desktop");
+    await summary.getByRole("button", { name: t.backup.confirm(t.backup.replace) }).click();
+    await page.getByText(new RegExp(t.backup.restored)).waitFor();
+    await goTo(t.nav.tasks);
+    await row("Call the plumber about the kitchen sink 0123456789").waitFor();
+    expect(await row("Made after the backup").count()).toBe(0);
+  }, STEP);
+
+  test("keyboard shortcuts: ? shows help, g h goes to habits, n focuses quick add", async () => {
+    await fresh("/tasks");
+    await goTo(t.nav.tasks);
+    await page.locator("body").click({ position: { x: 5, y: 400 } });
+    await page.keyboard.press("?");
+    await page.getByRole("dialog", { name: t.settings.shortcuts }).waitFor();
+    await page.keyboard.press("Escape");
+    await page.keyboard.press("g");
+    await page.keyboard.press("h");
+    await page.getByRole("heading", { name: t.habits.title }).waitFor();
+    await page.keyboard.press("g");
+    await page.keyboard.press("t");
+    await page.getByLabel(t.tasks.quickAddLabel).waitFor();
+    await page.locator("body").click({ position: { x: 5, y: 400 } });
+    await page.keyboard.press("n");
+    expect(await page.getByLabel(t.tasks.quickAddLabel).evaluate((el) => el === document.activeElement)).toBe(true);
+  }, STEP);
+
+  test("screenshots of each main page at phone and desktop sizes", async () => {
+    const pages: [string, string][] = [["tasks", "/tasks"], ["habits", "/habits"], ["countdowns", "/countdowns"], ["memos", "/memos"], ["settings", "/settings"], ["backup", "/backup"]];
+    for (const [size, viewport] of [["desktop", DESKTOP], ["phone", PHONE]] as const) {
+      await page.setViewportSize(viewport);
+      for (const [name, path] of pages) {
+        await page.goto(path);
+        await page.locator("main.page h1").first().waitFor();
+        await page.waitForLoadState("networkidle");
+        await screenshot(page, `${name}-${size}`);
+      }
+    }
+    // The phone layout: bottom navigation and the list drawer.
+    await page.goto("/tasks");
+    await page.getByRole("button", { name: t.nav.menu }).click();
+    await page.locator("aside [data-list=Groceries]").waitFor();
+    await screenshot(page, "tasks-drawer-phone");
+    await page.setViewportSize(DESKTOP);
+  }, STEP);
+
+  test("no script error and no CSP violation on any page", () => {
+    expect(errors).toEqual([]);
+  });
+});
