@@ -22,7 +22,9 @@ interface Server {
 async function start(dir: string, failpoint?: string): Promise<Server> {
   for (let attempt = 0; attempt < 5; attempt++) {
     const port = 20000 + Math.floor(Math.random() * 30000);
-    const proc = Bun.spawn(["bun", "src/main.ts", "--data-dir", dir, "--port", String(port), "--log-format", "off"], {
+    // APP_EXE=/path/to/app runs the compiled executable instead of the sources.
+    const cmd = process.env.APP_EXE ? [process.env.APP_EXE] : ["bun", "src/main.ts"];
+    const proc = Bun.spawn([...cmd, "--data-dir", dir, "--port", String(port), "--log-format", "off"], {
       env: { ...process.env, APP_ARGON2_MEMORY_KIB: "1024", APP_ARGON2_TIME_COST: "1", APP_FAILPOINT: failpoint ?? "" },
       stdout: "ignore",
       stderr: "ignore",

@@ -358,6 +358,8 @@ export class JsonArraySplitter {
     private readonly path: string,
     private readonly onRecord: (value: unknown, index: number) => void,
     private readonly maxRecordChars = 4 * 1024 * 1024,
+    /** Garbage made per byte by whoever consumes the records (parsing, checking, inserting). */
+    private readonly garbagePerByte = 3,
   ) {}
 
   push(chunk: Uint8Array): void {
@@ -369,7 +371,7 @@ export class JsonArraySplitter {
     }
     this.scan(text);
     // Parsing and schema-checking records makes several times their size in garbage.
-    gcHint(chunk.byteLength * 3);
+    gcHint(chunk.byteLength * this.garbagePerByte);
   }
 
   private scan(text: string): void {

@@ -46,12 +46,16 @@ export function importArchive(s: Database, zip: ZipFile, entries: Map<string, Zi
     if (conflicts.length < MAX_CONFLICTS) conflicts.push({ path: `${entity}/${key}`, message });
   };
 
-  // Tasks refer to tasks (parent_id) that may come later in the file: know the archive's task ids first.
+  // Tasks refer to tasks (parent_id) that may come later in the file: know the archive's task ids
+  // first (merge only: a replace archive's references all resolve inside it, checked at preflight
+  // on these very bytes, and ids are kept, so a replace maps nothing but the inbox).
   const archiveTasks = new Set<string>();
   const tasksEntry = entries.get("data/tasks.json");
-  if (tasksEntry) readRecords(zip, tasksEntry, "tasks", problems, (r) => archiveTasks.add(r.id as string));
+  if (merge && tasksEntry) readRecords(zip, tasksEntry, "tasks", problems, (r) => archiveTasks.add(r.id as string));
+  Bun.gc(true);
 
   const resolve = (entity: Entity, id: string): string => {
+    if (!merge) return maps.get(entity)!.get(id) ?? id;
     const m = maps.get(entity)!.get(id);
     if (m !== undefined) return m;
     if (entity === "tasks" && archiveTasks.has(id)) return id;
@@ -73,8 +77,8 @@ export function importArchive(s: Database, zip: ZipFile, entries: Map<string, Zi
       const r = mapReferences(entity, src, resolve);
       const key = keyOf(entity, src);
       const targetKey = keyOf(entity, r);
-      const digest = digestOf(r);
       if (merge) {
+        const digest = digestOf(r);
         const led = ledgerLookup(s, userId, entity, key);
         if (led) {
           map.set(key, led.target_id);
@@ -107,8 +111,7 @@ export function importArchive(s: Database, zip: ZipFile, entries: Map<string, Zi
         return;
       }
       insertRecord(s, entity, userId, r);
-      map.set(key, targetKey);
-    });
+    }, 20);
   }
   if (problems.list.length > 0) {
     // The file was validated at preflight and its digest checked since: this is not expected.

@@ -154,6 +154,8 @@ export class BackupService {
       });
       renameSync(part, this.files.staged(id));
       staged = true;
+      // Phase boundary: the upload's buffers are garbage; start the validation from a small heap.
+      Bun.gc(true);
       const zip = ZipFile.open(this.files.staged(id));
       let result;
       try {
@@ -269,6 +271,7 @@ export class BackupService {
       if (!existsSync(path) || statSync(path).size !== pf.size || (await fileSha256(path)) !== pf.file_sha256) {
         throw tokenInvalid("the staged archive no longer matches the token; run the preflight again");
       }
+      Bun.gc(true);
       return this.importStaged(pf, userId, meta);
     } finally {
       this.restoring.delete(userId);
@@ -312,6 +315,7 @@ export class BackupService {
         }
       }
       failpoint("restore.after_staging");
+      Bun.gc(true);
       // 2. Replace: the current files step aside into quarantine (same file system: renames).
       this.files.quarantine(restoreId, oldIds);
       failpoint("restore.after_quarantine");

@@ -31,7 +31,14 @@ export class Problems {
  * Streams each record of one data entry, schema-checked, to `onRecord`; a bad record is a problem
  * (the rest are still read). Sync: the importing transaction uses it too.
  */
-export function readRecords(zip: ZipFile, entry: ZipEntry, entity: Entity, problems: Problems, onRecord: (r: Record<string, unknown>, index: number) => void): string {
+export function readRecords(
+  zip: ZipFile,
+  entry: ZipEntry,
+  entity: Entity,
+  problems: Problems,
+  onRecord: (r: Record<string, unknown>, index: number) => void,
+  garbagePerByte = 12,
+): string {
   const schema = RECORD_SCHEMAS[entity];
   const splitter = new JsonArraySplitter(entry.name, (value, index) => {
     const parsed = schema.safeParse(value);
@@ -43,7 +50,7 @@ export function readRecords(zip: ZipFile, entry: ZipEntry, entity: Entity, probl
       return;
     }
     onRecord(parsed.data as Record<string, unknown>, index);
-  });
+  }, undefined, garbagePerByte);
   const sha = inflateEntry(zip, entry, (chunk) => splitter.push(chunk));
   splitter.end();
   return sha;
