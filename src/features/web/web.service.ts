@@ -3,9 +3,9 @@ import { embeddedWeb } from "./web-assets.generated";
 
 export interface ServedAsset {
   type: string;
-  body: Uint8Array;
+  body: Uint8Array<ArrayBuffer>;
   /** gzip-compressed body, when the client accepts it and compression pays. */
-  gzip: Uint8Array | null;
+  gzip: Uint8Array<ArrayBuffer> | null;
 }
 
 /**
