@@ -79,7 +79,7 @@ function csvComparable(text: string): string {
   return lines.map((l) => (l.startsWith("list,") && l.includes(",true,") ? l.replace(/,[^,]*,([^,]*),([^,]*)$/, ",X,$1,$2") : l)).join("\r\n");
 }
 
-async function csvRestore(c: TestClient, text: string | Uint8Array, mode = "replace"): Promise<TestResponse> {
+async function csvRestore(c: TestClient, text: string | Uint8Array<ArrayBuffer>, mode = "replace"): Promise<TestResponse> {
   return c.request("POST", `/api/v1/restore.csv?mode=${mode}`, { body: text, headers: { "content-type": "text/csv" } });
 }
 
@@ -368,7 +368,7 @@ describe("rejected restores change nothing", () => {
   });
 
   test("CSV that is not UTF-8: 400; an unclosed quote: 422 with its line", async () => {
-    const latin1 = new Uint8Array([...new TextEncoder().encode(exported.csv.text.slice(0, 200)), 0xe9, 0x0d, 0x0a]);
+    const latin1: Uint8Array<ArrayBuffer> = new Uint8Array([...new TextEncoder().encode(exported.csv.text.slice(0, 200)), 0xe9, 0x0d, 0x0a]);
     await refused(() => csvRestore(alice, latin1), 400, "malformed_request");
     const { body, contentType } = multipart([{ name: "file", filename: "x.csv", data: latin1 }]);
     const before = dump(app.db);

@@ -11,7 +11,7 @@ export interface Part {
 }
 
 /** A multipart/form-data body built by hand, so tests control every byte of the part headers. */
-export function multipart(parts: Part[], boundary = "----test-boundary-7MA4YWxkTrZu0gW"): { body: Uint8Array; contentType: string } {
+export function multipart(parts: Part[], boundary = "----test-boundary-7MA4YWxkTrZu0gW"): { body: Uint8Array<ArrayBuffer>; contentType: string } {
   const enc = new TextEncoder();
   const chunks: Uint8Array[] = [];
   for (const p of parts) {
@@ -24,7 +24,10 @@ export function multipart(parts: Part[], boundary = "----test-boundary-7MA4YWxkT
     chunks.push(enc.encode("\r\n"));
   }
   chunks.push(enc.encode(`--${boundary}--\r\n`));
-  return { body: Buffer.concat(chunks), contentType: `multipart/form-data; boundary=${boundary}` };
+  const joined = Buffer.concat(chunks);
+  const body = new Uint8Array(joined.byteLength);
+  body.set(joined);
+  return { body, contentType: `multipart/form-data; boundary=${boundary}` };
 }
 
 export interface RawResponse {
