@@ -141,7 +141,10 @@ function TaskList({ listId, q, show, ctx }: { listId: string | null; q: string; 
     if (firstPage.current && !state.loading && !state.error) {
       firstPage.current = false;
       performance.mark("tasks:rendered");
-      document.body.dataset.tasksRendered = "1";
+      requestAnimationFrame(() => {
+        performance.mark("tasks:painted");
+        document.body.dataset.tasksRendered = "1";
+      });
     }
   }, [state.loading]);
   // Infinite scroll: the next cursor page when the end of the list comes into view.
