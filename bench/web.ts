@@ -12,6 +12,9 @@ import { join } from "node:path";
 import { chromium } from "playwright-core";
 import { startServer, stopServer } from "./lib";
 
+// The page global the browser-side callback uses (the bench project has no DOM lib: it clashes with Bun's fetch types).
+declare const document: { querySelectorAll(selector: string): { length: number } };
+
 const SEEDED = "/tmp/app-bench-web";
 const USER = { username: "bench", password: "bench-password-1" };
 const RUNS = 5;

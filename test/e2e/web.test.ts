@@ -2,7 +2,6 @@
 // headless) against the executable (dist/app when it is up to date, else `bun src/main.ts`).
 // Screenshots of each main page at phone and desktop sizes go to test-artifacts/.
 // Skipped, with a message, when /usr/bin/chromium is missing (install it: apt-get install chromium).
-/// <reference lib="dom" />
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -11,6 +10,10 @@ import type { Page } from "playwright-core";
 import { en as t } from "../../web/src/i18n";
 import { makeTestApp, setupAdmin } from "../helpers/app";
 import { DESKTOP, hasChromium, launchBrowser, PHONE, screenshot, startServer, watchErrors, type Server } from "./harness";
+
+// The few page globals the browser-side callbacks use. The test project has no DOM lib on purpose:
+// DOM's fetch types clash with Bun's.
+declare const document: { cookie: string; activeElement: unknown };
 
 const STEP = 120_000; // generous: chromium shares 2 cores with everything else
 const USER = { username: "alice", password: "a long enough password", display: "Alice" };
@@ -334,7 +337,7 @@ describe.skipIf(!hasChromium)("web app in a browser", () => {
     expect(await memo.locator('a[href^="javascript"]').count()).toBe(0);
     expect(await memo.locator('a[href="https://example.org"]').count()).toBe(1);
     expect(await memo.textContent()).toContain("<script>"); // shown as text
-    expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
+    expect(await page.evaluate(() => (globalThis as { __pwned?: number }).__pwned)).toBeUndefined();
   }, STEP);
 
   test("settings: display name, and sign out then sign in again", async () => {
