@@ -11,7 +11,7 @@ const ROUNDS = 5;
 const dir = freshDir();
 const server = await startServer(dir);
 const auth = await setupAndLogin(server.base);
-const task = await (await fetch(`${server.base}/api/v1/tasks`, { method: "POST", headers: auth.headers, body: JSON.stringify({ title: "bench" }) })).json();
+const task = (await (await fetch(`${server.base}/api/v1/tasks`, { method: "POST", headers: auth.headers, body: JSON.stringify({ title: "bench" }) })).json()) as { id: string };
 
 // The file: a PNG signature then pseudo-random bytes (binary, so no text scan), on disk so the
 // client streams it too.

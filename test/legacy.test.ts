@@ -144,11 +144,14 @@ describe("export", () => {
     expect(d.memos[0].version).toBeUndefined();
   });
 
-  test("CSV: BOM, one header, a kind column, RFC 4180 quoting, formulas neutralised", () => {
+  test("CSV: BOM, one header, a kind column, RFC 4180 quoting, formulas neutralised", async () => {
     const r = exported.csv;
     expect(r.status).toBe(200);
     expect(r.headers.get("content-type")).toStartWith("text/csv");
-    const text = r.text;
+    // The bytes start with the UTF-8 BOM (a text() decoder removes it).
+    const raw = await rawRequest(app, alice, "GET", "/api/v1/export.csv");
+    expect([...raw.bytes.subarray(0, 3)]).toEqual([0xef, 0xbb, 0xbf]);
+    const text = new TextDecoder("utf-8", { ignoreBOM: true }).decode(raw.bytes);
     expect(text.charCodeAt(0)).toBe(0xfeff);
     const header = text.slice(1, text.indexOf("\r\n")).split(",");
     expect(header[0]).toBe("kind");
@@ -174,7 +177,8 @@ describe("export", () => {
     expect(other.body.lists.length).toBe(1);
     const log = await alice.get("/api/v1/audit-logs?limit=10");
     const actions = log.body.items.map((i: { action: string }) => i.action);
-    expect(actions.filter((a: string) => a === "legacy_exported").length).toBe(2);
+    // Two in beforeAll, one more for the BOM check above.
+    expect(actions.filter((a: string) => a === "legacy_exported").length).toBe(3);
   });
 
   test("without a session: 401", async () => {

@@ -43,11 +43,11 @@ export class CsvSyntaxError extends Error {
 }
 
 /**
- * Parses the whole text (the BOM, if any, skipped). Raw cells are returned: neutralisation is
- * undone by the caller per cell. Throws CsvSyntaxError with the line and column of the problem.
+ * Parses the text row by row (the BOM, if any, skipped), so a large file is never held as one
+ * array of every cell. Raw cells are returned: neutralisation is undone by the caller per cell.
+ * Throws CsvSyntaxError with the line and column of the problem.
  */
-export function parseCsv(text: string): CsvRow[] {
-  const rows: CsvRow[] = [];
+export function* parseCsv(text: string): Generator<CsvRow> {
   let i = text.startsWith(BOM) ? 1 : 0;
   const n = text.length;
   let line = 1;
@@ -99,7 +99,6 @@ export function parseCsv(text: string): CsvRow[] {
       line++;
       break;
     }
-    rows.push({ line: rowLine, cells });
+    yield { line: rowLine, cells };
   }
-  return rows;
 }

@@ -199,16 +199,19 @@ function cellText(v: unknown): string {
   return JSON.stringify(v);
 }
 
-/** CSV writer: the BOM and header first, then one row per record. */
+/** CSV writer: the BOM and header first, then one row per record, each handed to `emit`. */
 export class CsvWriter {
-  readonly parts: string[] = [BOM + encodeRow(CSV_COLUMNS)];
   private readonly index = new Map(CSV_COLUMNS.map((c, i) => [c, i]));
+
+  constructor(private readonly emit: (row: string) => void) {
+    emit(BOM + encodeRow(CSV_COLUMNS));
+  }
 
   add(kind: Kind, record: LegacyRecord): void {
     const cells = new Array<string>(CSV_COLUMNS.length).fill("");
     cells[0] = CSV_KIND[kind];
     for (const [f, v] of Object.entries(record)) cells[this.index.get(columnOf(kind, f))!] = cellText(v);
-    this.parts.push(encodeRow(cells));
+    this.emit(encodeRow(cells));
   }
 }
 
@@ -235,8 +238,8 @@ export function cellValue(type: CellType, cell: string): unknown {
 }
 
 /** An export as a download: the text, its type, and a file name with the export's date. */
-export function presentExportFile(text: string, format: "json" | "csv", exportedOn: string): Response {
-  return new Response(text, {
+export function presentExportFile(bytes: Blob, format: "json" | "csv", exportedOn: string): Response {
+  return new Response(bytes, {
     status: 200,
     headers: {
       "content-type": format === "json" ? "application/json; charset=utf-8" : "text/csv; charset=utf-8",

@@ -61,6 +61,34 @@ function rejectWith(problems: Problem[]): never {
   throw new AppError(code, 422, title, `the file was not restored: ${problems.length} problem(s)${more}; first: ${listed[0]!.path}: ${listed[0]!.message}`, listed);
 }
 
+/**
+ * Text gathered as UTF-8 bytes in ~256 KiB pieces: a 100,000-task export is held once, as bytes,
+ * rather than as 100,000 strings plus their joined copy plus its encoding.
+ */
+class Utf8Chunks {
+  private readonly chunks: Uint8Array<ArrayBuffer>[] = [];
+  private pending: string[] = [];
+  private pendingLength = 0;
+
+  push(s: string): void {
+    this.pending.push(s);
+    this.pendingLength += s.length;
+    if (this.pendingLength >= 256 * 1024) this.flush();
+  }
+
+  private flush(): void {
+    if (this.pending.length === 0) return;
+    this.chunks.push(new TextEncoder().encode(this.pending.join("")));
+    this.pending = [];
+    this.pendingLength = 0;
+  }
+
+  blob(type: string): Blob {
+    this.flush();
+    return new Blob(this.chunks, { type });
+  }
+}
+
 /** Legacy v1 export and restore (JSON and CSV). No HTTP here. */
 export class LegacyService {
   constructor(
@@ -97,36 +125,37 @@ export class LegacyService {
     );
   }
 
-  /** The JSON export as text (records serialised one by one; no intermediate object tree). */
-  exportJson(userId: string, meta: RequestMeta): string {
+  /** The JSON export as UTF-8 bytes (records serialised one by one; no intermediate object tree). */
+  exportJson(userId: string, meta: RequestMeta): Blob {
     const exportedAt = this.core.clock.now().toISOString();
-    const parts: string[] = [`{"format":"app-legacy","version":1,"exported_at":${JSON.stringify(exportedAt)}`];
+    const out = new Utf8Chunks();
+    out.push(`{"format":"app-legacy","version":1,"exported_at":${JSON.stringify(exportedAt)}`);
     let current: Kind | null = null;
     let first = true;
     const counts = this.walk(userId, (kind, record) => {
       if (kind !== current) {
-        if (current !== null) parts.push("]");
-        parts.push(`,${JSON.stringify(kind)}:[`);
+        if (current !== null) out.push("]");
+        out.push(`,${JSON.stringify(kind)}:[`);
         current = kind;
         first = true;
       }
-      parts.push((first ? "" : ",") + JSON.stringify(record));
+      out.push((first ? "" : ",") + JSON.stringify(record));
       first = false;
     });
-    if (current !== null) parts.push("]");
+    if (current !== null) out.push("]");
     // Kinds without records still appear, as empty arrays.
-    const body = parts.join("");
-    const missing = KINDS.filter((k) => counts[k] === 0).map((k) => `,${JSON.stringify(k)}:[]`).join("");
+    out.push(KINDS.filter((k) => counts[k] === 0).map((k) => `,${JSON.stringify(k)}:[]`).join("") + "}");
     this.audited(userId, meta, "json", counts);
-    return `${body}${missing}}`;
+    return out.blob("application/json");
   }
 
   /** The CSV export: UTF-8 with a BOM, header row, one row per record. */
-  exportCsv(userId: string, meta: RequestMeta): string {
-    const w = new CsvWriter();
+  exportCsv(userId: string, meta: RequestMeta): Blob {
+    const out = new Utf8Chunks();
+    const w = new CsvWriter((row) => out.push(row));
     const counts = this.walk(userId, (kind, record) => w.add(kind, record));
     this.audited(userId, meta, "csv", counts);
-    return w.parts.join("");
+    return out.blob("text/csv");
   }
 
   // ---- restore -----------------------------------------------------------------------------
@@ -341,59 +370,64 @@ function readJsonFile(body: unknown): Record<Kind, unknown[]> {
 }
 
 const KIND_OF_CSV = new Map(KINDS.map((k) => [CSV_KIND[k], k]));
+/** Per kind, the CSV columns it uses (the others must be empty on its rows). */
+const USED_COLUMNS = Object.fromEntries(
+  KINDS.map((k) => [k, new Set(["kind", ...Object.keys(CSV_FIELDS[k]).map((f) => columnOf(k, f))])]),
+) as Record<Kind, Set<string>>;
 
 function readCsvFile(text: string): { raw: Record<Kind, unknown[]>; locate: Locate } {
-  let rows;
-  try {
-    rows = parseCsv(text);
-  } catch (e) {
-    if (e instanceof CsvSyntaxError) rejectWith([{ code: "validation_failed", path: `line ${e.line}, column ${e.column}`, message: e.message }]);
-    throw e;
-  }
-  if (rows.length === 0) rejectWith([{ code: "validation_failed", path: "line 1", message: "the CSV is empty; a header row is required" }]);
-  const header = rows[0]!.cells;
   const problems: Problem[] = [];
-  const col = new Map<string, number>();
-  header.forEach((h, i) => {
-    if (!CSV_COLUMNS.includes(h)) problems.push({ code: "validation_failed", path: `line 1, column ${i + 1}`, message: `unknown column ${JSON.stringify(h)}` });
-    else if (col.has(h)) problems.push({ code: "validation_failed", path: `line 1, column ${i + 1}`, message: `column ${h} appears twice` });
-    else col.set(h, i);
-  });
-  for (const c of CSV_COLUMNS) if (!col.has(c)) problems.push({ code: "validation_failed", path: "line 1", message: `missing column ${c}` });
-  if (problems.length) rejectWith(problems);
-
   const raw = Object.fromEntries(KINDS.map((k) => [k, [] as unknown[]])) as Record<Kind, unknown[]>;
   const lines = Object.fromEntries(KINDS.map((k) => [k, [] as number[]])) as Record<Kind, number[]>;
-  const kindCol = col.get("kind")!;
-  for (const row of rows.slice(1)) {
-    if (row.cells.length === 1 && row.cells[0] === "") continue; // a blank line
-    const at = (c: string) => `line ${row.line}, column ${col.get(c)! + 1} (${c})`;
-    if (row.cells.length !== header.length) {
-      problems.push({ code: "validation_failed", path: `line ${row.line}`, message: `${row.cells.length} cells; the header has ${header.length}` });
-      continue;
+  const col = new Map<string, number>();
+  let header: string[] | null = null;
+  let kindCol = 0;
+  try {
+    for (const row of parseCsv(text)) {
+      if (header === null) {
+        header = row.cells;
+        header.forEach((h, i) => {
+          if (!CSV_COLUMNS.includes(h)) problems.push({ code: "validation_failed", path: `line 1, column ${i + 1}`, message: `unknown column ${JSON.stringify(h)}` });
+          else if (col.has(h)) problems.push({ code: "validation_failed", path: `line 1, column ${i + 1}`, message: `column ${h} appears twice` });
+          else col.set(h, i);
+        });
+        for (const c of CSV_COLUMNS) if (!col.has(c)) problems.push({ code: "validation_failed", path: "line 1", message: `missing column ${c}` });
+        if (problems.length) rejectWith(problems);
+        kindCol = col.get("kind")!;
+        continue;
+      }
+      if (problems.length > MAX_PROBLEMS) break;
+      if (row.cells.length === 1 && row.cells[0] === "") continue; // a blank line
+      const at = (c: string) => `line ${row.line}, column ${col.get(c)! + 1} (${c})`;
+      if (row.cells.length !== header.length) {
+        problems.push({ code: "validation_failed", path: `line ${row.line}`, message: `${row.cells.length} cells; the header has ${header.length}` });
+        continue;
+      }
+      const kindText = decodeCell(row.cells[kindCol]!);
+      const kind = KIND_OF_CSV.get(kindText);
+      if (!kind) {
+        problems.push({ code: "validation_failed", path: at("kind"), message: `unknown kind ${JSON.stringify(kindText)} (folder, list, task, recurrence, habit, countdown, memo)` });
+        continue;
+      }
+      const fields = CSV_FIELDS[kind];
+      const record: Record<string, unknown> = {};
+      const used = USED_COLUMNS[kind];
+      for (const [field, type] of Object.entries(fields)) {
+        const v = cellValue(type, decodeCell(row.cells[col.get(columnOf(kind, field))!]!));
+        // An empty optional JSON cell (lunar) is simply absent.
+        if (!(v === null && type === "json" && field === "lunar")) record[field] = v;
+      }
+      for (const c of CSV_COLUMNS) {
+        if (!used.has(c) && row.cells[col.get(c)!] !== "") problems.push({ code: "validation_failed", path: at(c), message: `not a field of kind ${kindText}` });
+      }
+      raw[kind].push(record);
+      lines[kind].push(row.line);
     }
-    const kindText = decodeCell(row.cells[kindCol]!);
-    const kind = KIND_OF_CSV.get(kindText);
-    if (!kind) {
-      problems.push({ code: "validation_failed", path: at("kind"), message: `unknown kind ${JSON.stringify(kindText)} (folder, list, task, recurrence, habit, countdown, memo)` });
-      continue;
-    }
-    const fields = CSV_FIELDS[kind];
-    const record: Record<string, unknown> = {};
-    const used = new Set(["kind"]);
-    for (const [field, type] of Object.entries(fields)) {
-      const c = columnOf(kind, field);
-      used.add(c);
-      const v = cellValue(type, decodeCell(row.cells[col.get(c)!]!));
-      // An empty optional JSON cell (lunar) is simply absent.
-      if (!(v === null && type === "json" && field === "lunar")) record[field] = v;
-    }
-    for (const c of CSV_COLUMNS) {
-      if (!used.has(c) && row.cells[col.get(c)!] !== "") problems.push({ code: "validation_failed", path: at(c), message: `not a field of kind ${kindText}` });
-    }
-    raw[kind].push(record);
-    lines[kind].push(row.line);
+  } catch (e) {
+    if (e instanceof CsvSyntaxError) rejectWith([...problems, { code: "validation_failed", path: `line ${e.line}, column ${e.column}`, message: e.message }]);
+    throw e;
   }
+  if (header === null) rejectWith([{ code: "validation_failed", path: "line 1", message: "the CSV is empty; a header row is required" }]);
   if (problems.length) rejectWith(problems);
   const locate: Locate = (kind, index, field) => {
     const line = lines[kind][index];
@@ -437,9 +471,14 @@ function validateRecords(raw: Record<Kind, unknown[]>, locate: Locate): LegacyRe
   const out = {} as Record<Kind, unknown[]>;
   for (const kind of KINDS) {
     const schema = RECORD_SCHEMAS[kind];
-    out[kind] = raw[kind].map((r, i) => {
-      const res = schema.safeParse(r);
-      if (res.success) return res.data;
+    // Validated records replace the raw ones in place: a 100,000-task file is not held twice.
+    const records = raw[kind];
+    for (let i = 0; i < records.length; i++) {
+      const res = schema.safeParse(records[i]);
+      if (res.success) {
+        records[i] = res.data;
+        continue;
+      }
       for (const issue of res.error.issues) {
         if (problems.length > MAX_PROBLEMS) break;
         if (issue.code === "unrecognized_keys") {
@@ -450,8 +489,8 @@ function validateRecords(raw: Record<Kind, unknown[]>, locate: Locate): LegacyRe
         const rest = issue.path.slice(1).map(String).join(".");
         problems.push({ code: "validation_failed", path: locate(kind, i, field) + (rest ? ` ${rest}` : ""), message: issue.message });
       }
-      return null;
-    });
+    }
+    out[kind] = records;
   }
   if (problems.length) rejectWith(problems);
   return out as unknown as LegacyRecords;
