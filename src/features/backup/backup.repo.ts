@@ -159,19 +159,29 @@ export function ownTopLevelTasks(sqlite: Database, userId: string): Map<string, 
 
 // ---- writes (inside the importing transaction) ----
 
-/** Replace: removes the user's business entities (the inbox row stays; its tasks go). Cascades do the rest. */
-export function deleteBusinessData(tx: Tx, userId: string): string[] {
+/**
+ * Replace: removes the user's business entities (the inbox row stays; its tasks go). Cascades do
+ * the rest. In batches: one DELETE of 100k tasks keeps a statement journal of every page it
+ * touches (in memory: temp_store = MEMORY), ~30 MiB; batches of 2,000 keep it small.
+ */
+export function deleteBusinessData(tx: Tx, userId: string): void {
   const s = sqliteOf(tx);
-  const attachmentIds = (s.query("SELECT id FROM attachments WHERE user_id = ?").all(userId) as { id: string }[]).map((r) => r.id);
-  s.query("DELETE FROM tasks WHERE user_id = ?").run(userId);
-  s.query("DELETE FROM lists WHERE user_id = ? AND is_inbox = 0").run(userId);
-  s.query("DELETE FROM folders WHERE user_id = ?").run(userId);
-  s.query("DELETE FROM tags WHERE user_id = ?").run(userId);
-  s.query("DELETE FROM habits WHERE user_id = ?").run(userId);
-  s.query("DELETE FROM countdowns WHERE user_id = ?").run(userId);
-  s.query("DELETE FROM memos WHERE user_id = ?").run(userId);
-  s.query("DELETE FROM backup_ledger WHERE user_id = ?").run(userId);
-  return attachmentIds;
+  const batch = (table: string, extra = "") => {
+    const stmt = s.query(`DELETE FROM ${table} WHERE rowid IN (SELECT rowid FROM ${table} WHERE user_id = ?${extra} LIMIT 2000)`);
+    while (stmt.run(userId).changes > 0) {
+      /* next batch */
+    }
+  };
+  batch("tasks", " AND parent_id IS NOT NULL");
+  batch("tasks");
+  batch("lists", " AND is_inbox = 0");
+  batch("folders");
+  batch("tags");
+  batch("habit_logs");
+  batch("habits");
+  batch("countdowns");
+  batch("memos");
+  batch("backup_ledger");
 }
 
 export function attachmentIdsOf(sqlite: Database, userId: string): string[] {

@@ -386,11 +386,18 @@ export class BackupService {
   }
 }
 
+/** SHA-256 of a file through one reused buffer (flat memory), yielding to other requests between slices. */
 async function fileSha256(path: string): Promise<string> {
   const sha = new Bun.CryptoHasher("sha256");
-  for await (const chunk of Bun.file(path).stream()) {
-    sha.update(chunk);
-    gcHint(chunk.byteLength);
+  const zip = ZipFile.open(path);
+  const buf = Buffer.allocUnsafe(1024 * 1024);
+  try {
+    for (let off = 0; off < zip.size; off += buf.length) {
+      sha.update(zip.readInto(buf, off, Math.min(buf.length, zip.size - off)));
+      if ((off / buf.length) % 64 === 63) await Bun.sleep(0);
+    }
+  } finally {
+    zip.close();
   }
   return sha.digest("hex");
 }
