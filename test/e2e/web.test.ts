@@ -263,6 +263,55 @@ describe.skipIf(!hasChromium)("web app in a browser", () => {
     await row("Buy bread").waitFor({ state: "detached" });
   }, STEP);
 
+  test("folders: a new folder, and a list moved into it", async () => {
+    await fresh("/tasks");
+    await page.getByRole("button", { name: `+ ${t.tasks.newFolder}` }).click();
+    const dialog = page.getByRole("dialog", { name: t.tasks.newFolder });
+    await dialog.getByLabel(t.fields.name).fill("Home");
+    await dialog.getByRole("button", { name: t.save }).click();
+    await page.locator(".folder-name", { hasText: "Home" }).waitFor();
+    await page.locator("aside li", { has: page.locator("[data-list=Groceries]") }).hover(); // its actions show on hover
+    await page.getByRole("button", { name: `${t.edit} Groceries` }).click();
+    const edit = page.getByRole("dialog", { name: t.rename });
+    await edit.getByLabel(t.fields.folder).selectOption({ label: "Home" });
+    await edit.getByRole("button", { name: t.save }).click();
+    await page.locator(".folder", { hasText: "Home" }).locator("[data-list=Groceries]").waitFor();
+  }, STEP);
+
+  test("tags: create one on a task, then filter the list by it", async () => {
+    await fresh("/tasks");
+    await openTask("Write the annual report");
+    page.once("dialog", (d) => void d.accept("work"));
+    const dialog = page.getByRole("dialog", { name: t.tasks.details });
+    await dialog.getByRole("button", { name: `+ ${t.tasks.newTag}` }).click();
+    await dialog.getByRole("button", { name: "work", pressed: true }).waitFor();
+    await dialog.locator("form.task-form").getByRole("button", { name: t.save }).click();
+    await poll(() => dialog.locator("form.task-form").getByRole("button", { name: t.save }).isDisabled(), (v) => v === true);
+    await closeDialog();
+    await row("Write the annual report").locator(".tag", { hasText: "work" }).waitFor();
+    await page.getByLabel(t.tasks.filterTag).selectOption({ label: "work" });
+    await row("Call the plumber about the kitchen sink 0123456789").waitFor({ state: "detached" });
+    await row("Write the annual report").waitFor(); // the filtered page has loaded
+    await poll(() => page.locator("li.task").count(), (n) => n === 1);
+  }, STEP);
+
+  test("multi-select: two tasks completed in one batch; drag a task onto a list moves it", async () => {
+    await fresh("/tasks");
+    await addTask("Batch one");
+    await addTask("Batch two");
+    await addTask("Drag me");
+    await row("Batch one").getByRole("checkbox", { name: t.tasks.select }).check();
+    await row("Batch two").getByRole("checkbox", { name: t.tasks.select }).check();
+    await page.getByText(t.tasks.selected(2)).waitFor();
+    await page.getByRole("toolbar").getByRole("button", { name: t.tasks.batchComplete }).click();
+    await row("Batch one").waitFor({ state: "detached" });
+    await row("Batch two").waitFor({ state: "detached" });
+    await row("Drag me").dragTo(page.locator("aside [data-list=Groceries]"));
+    await row("Drag me").waitFor({ state: "detached" });
+    await page.locator("aside [data-list=Groceries]").click();
+    await row("Drag me").waitFor();
+  }, STEP);
+
   test.skipIf(!hasAttachments)("upload an attachment with progress, then download it", async () => {
     await fresh("/tasks");
     await page.locator("aside [data-list=Groceries]").click();

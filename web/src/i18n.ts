@@ -71,6 +71,8 @@ export const en = {
     filterOpen: "Open",
     filterDone: "Completed",
     filterAll: "All",
+    filterTag: "Filter by tag",
+    allTags: "All tags",
     empty: "Nothing here. Add a task above.",
     emptySearch: "No task matches.",
     lists: "Lists",

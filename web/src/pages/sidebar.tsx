@@ -18,6 +18,7 @@ export interface SidebarProps {
 }
 
 const DRAG_LIST = "application/x-app-list";
+const DRAG_FOLDER = "application/x-app-folder";
 export const DRAG_TASKS = "application/x-app-tasks";
 
 export function Sidebar(p: SidebarProps) {
@@ -36,6 +37,17 @@ export function Sidebar(p: SidebarProps) {
     ids.splice(at < 0 ? ids.length : at, 0, dragged);
     try {
       await api.post("/lists/reorder", { ids });
+    } catch (e) {
+      toastError(e);
+    }
+    p.reload();
+  };
+  const reorderFolders = async (dragged: string, before: string) => {
+    const ids = p.folders.map((f) => f.id).filter((id) => id !== dragged);
+    const at = ids.indexOf(before);
+    ids.splice(at < 0 ? ids.length : at, 0, dragged);
+    try {
+      await api.post("/folders/reorder", { ids });
     } catch (e) {
       toastError(e);
     }
@@ -87,7 +99,7 @@ export function Sidebar(p: SidebarProps) {
   const dropProps = (target: { listId?: string; folderId?: string | null }) => ({
     onDragOver: (e: DragEvent) => {
       const types = e.dataTransfer?.types ?? [];
-      if (types.includes(DRAG_LIST) || (target.listId && types.includes(DRAG_TASKS))) {
+      if (types.includes(DRAG_LIST) || (target.listId && types.includes(DRAG_TASKS)) || (target.folderId && types.includes(DRAG_FOLDER))) {
         e.preventDefault();
         (e.currentTarget as HTMLElement).classList.add("drop");
       }
@@ -100,7 +112,9 @@ export function Sidebar(p: SidebarProps) {
       e.preventDefault();
       const tasks = dt.getData(DRAG_TASKS);
       const list = dt.getData(DRAG_LIST);
-      if (tasks && target.listId) p.onDropTasks(target.listId, JSON.parse(tasks) as string[]);
+      const folder = dt.getData(DRAG_FOLDER);
+      if (folder && target.folderId && folder !== target.folderId) void reorderFolders(folder, target.folderId);
+      else if (tasks && target.listId) p.onDropTasks(target.listId, JSON.parse(tasks) as string[]);
       else if (list && target.folderId !== undefined) void moveToFolder(list, target.folderId);
       else if (list && target.listId && list !== target.listId) void reorder(list, target.listId);
     },
@@ -135,7 +149,7 @@ export function Sidebar(p: SidebarProps) {
       {p.folders.map((f) => (
         <div class="folder" key={f.id}>
           <div class="folder-name" {...dropProps({ folderId: f.id })}>
-            <span>▾ {f.name}</span>
+            <span draggable onDragStart={(e) => e.dataTransfer?.setData(DRAG_FOLDER, f.id)}>▾ {f.name}</span>
             <span class="row-actions">
               <button class="icon small" aria-label={`${t.rename} ${f.name}`} onClick={() => setEditing({ kind: "folder", item: f })}>✎</button>
               <button class="icon small" aria-label={`${t.delete} ${f.name}`} onClick={() => deleteFolder(f)}>✕</button>

@@ -39,6 +39,7 @@ export function TasksPage({ query }: { query: URLSearchParams }) {
   const listParam = query.get("list");
   const q = query.get("q") ?? "";
   const show = (query.get("show") as Show | null) ?? "open";
+  const tagId = query.get("tag");
   const [drawer, setDrawer] = useState(false);
   const side = useLoad(
     () => Promise.all([api.get<{ items: List[] }>("/lists"), api.get<{ items: Folder[] }>("/folders"), api.get<{ items: List[] }>("/lists", { archived: true }), api.get<{ items: Tag[] }>("/tags")]),
@@ -95,6 +96,12 @@ export function TasksPage({ query }: { query: URLSearchParams }) {
             onKeyDown={(e) => e.key === "Enter" && setQuery({ q: (e.currentTarget as HTMLInputElement).value.trim() || null })}
             onSearch={(e: Event) => setQuery({ q: (e.currentTarget as HTMLInputElement).value.trim() || null })}
           />
+          {(tagsData?.items.length ?? 0) > 0 && (
+            <select aria-label={t.tasks.filterTag} value={tagId ?? ""} onChange={(e) => setQuery({ tag: (e.currentTarget as HTMLSelectElement).value || null })}>
+              <option value="">{t.tasks.allTags}</option>
+              {tagsData!.items.map((g) => <option key={g.id} value={g.id}>{g.name}</option>)}
+            </select>
+          )}
           <div class="segmented" role="group">
             {(["open", "done", "all"] as Show[]).map((s) => (
               <button key={s} class={show === s ? "on" : ""} aria-pressed={show === s} onClick={() => setQuery({ show: s === "open" ? null : s })}>
@@ -106,14 +113,14 @@ export function TasksPage({ query }: { query: URLSearchParams }) {
         {side.loading && !side.data ? (
           <p class="muted">{t.loading}</p>
         ) : (
-          <TaskList key={`${listId}|${q}|${show}|${dropped}`} listId={q ? null : listId} q={q} show={show} ctx={ctx} />
+          <TaskList key={`${listId}|${q}|${show}|${tagId}|${dropped}`} listId={q ? null : listId} q={q} show={show} tagId={tagId} ctx={ctx} />
         )}
       </section>
     </div>
   );
 }
 
-function TaskList({ listId, q, show, ctx }: { listId: string | null; q: string; show: Show; ctx: TaskContext }) {
+function TaskList({ listId, q, show, tagId, ctx }: { listId: string | null; q: string; show: Show; tagId: string | null; ctx: TaskContext }) {
   const [items, setItems] = useState<Task[]>([]);
   const [cursor, setCursor] = useState<string | null>(null);
   const [state, setState] = useState<{ loading: boolean; error?: unknown; done: boolean }>({ loading: true, done: false });
@@ -126,7 +133,7 @@ function TaskList({ listId, q, show, ctx }: { listId: string | null; q: string; 
   const load = async (after: string | null) => {
     setState((s) => ({ ...s, loading: true }));
     try {
-      const page = await api.get<Page<Task>>("/tasks", { list_id: listId, q: q || null, completed: show === "all" ? null : show === "done", cursor: after, limit: 50 });
+      const page = await api.get<Page<Task>>("/tasks", { list_id: listId, q: q || null, tag_id: tagId, completed: show === "all" ? null : show === "done", cursor: after, limit: 50 });
       if (firstPage.current) performance.mark("tasks:api");
       setItems((xs) => (after ? [...xs, ...page.items] : page.items));
       setCursor(page.next_cursor);
@@ -158,7 +165,7 @@ function TaskList({ listId, q, show, ctx }: { listId: string | null; q: string; 
 
   const replace = (task: Task) => setItems((xs) => xs.map((x) => (x.id === task.id ? task : x)));
   const remove = (id: string) => setItems((xs) => xs.filter((x) => x.id !== id));
-  const visible = (task: Task) => (!listId || task.list_id === listId) && (show === "all" || (show === "done") === task.completed);
+  const visible = (task: Task) => (!listId || task.list_id === listId) && (!tagId || task.tags.some((g) => g.id === tagId)) && (show === "all" || (show === "done") === task.completed);
 
   // Quick add: the input is uncontrolled and cleared before the request, so typing never waits.
   const add = async (e: KeyboardEvent) => {
