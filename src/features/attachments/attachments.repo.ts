@@ -53,7 +53,8 @@ export function deleteAttachment(tx: Tx, userId: string, id: string): boolean {
 export function idsOfTasks(tx: Tx, userId: string, taskIds: string[]): string[] {
   return sqliteOf(tx)
     .query<{ id: string }, [string, string]>(
-      "SELECT id FROM attachments WHERE user_id = ? AND task_id IN (SELECT value FROM json_each(?))",
+      // `+user_id`: look up by task (attachments_task_idx), not by scanning all of the user's files.
+      "SELECT id FROM attachments WHERE +user_id = ? AND task_id IN (SELECT value FROM json_each(?))",
     )
     .all(userId, JSON.stringify(taskIds))
     .map((r) => r.id);
