@@ -14,6 +14,7 @@ import { DESKTOP, hasChromium, launchBrowser, PHONE, screenshot, startServer, wa
 // The few page globals the browser-side callbacks use. The test project has no DOM lib on purpose:
 // DOM's fetch types clash with Bun's.
 declare const document: { cookie: string; activeElement: unknown };
+declare function getComputedStyle(el: unknown): { backgroundColor: string };
 
 const STEP = 120_000; // generous: chromium shares 2 cores with everything else
 const USER = { username: "alice", password: "a long enough password", display: "Alice" };
@@ -76,6 +77,11 @@ async function openTask(title: string) {
 async function closeDialog() {
   await page.getByRole("dialog", { name: t.tasks.details }).getByRole("button", { name: t.close }).click();
   await page.getByRole("dialog").waitFor({ state: "detached" });
+}
+/** The task form has nothing left to save and no save in flight. */
+async function saved() {
+  const form = page.getByRole("dialog", { name: t.tasks.details }).locator("form.task-form");
+  await poll(async () => (await form.getAttribute("aria-busy")) === "false" && (await form.getByRole("button", { name: t.save }).isDisabled()), (v) => v);
 }
 async function goTo(label: string) {
   await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: label }).click();
@@ -158,7 +164,7 @@ describe.skipIf(!hasChromium)("web app in a browser", () => {
     await dialog.getByLabel(t.fields.due).fill("2031-03-14");
     await dialog.getByLabel(t.fields.priority).selectOption({ label: t.priorities[3]! });
     await dialog.locator("form.task-form").getByRole("button", { name: t.save }).click();
-    await poll(() => dialog.locator("form.task-form").getByRole("button", { name: t.save }).isDisabled(), (v) => v === true);
+    await saved();
     await closeDialog();
     const r = row("Write the annual report");
     await r.waitFor();
@@ -227,7 +233,7 @@ describe.skipIf(!hasChromium)("web app in a browser", () => {
     const day = await today();
     await dialog.getByLabel(t.fields.due).fill(day);
     await dialog.locator("form.task-form").getByRole("button", { name: t.save }).click();
-    await poll(() => dialog.locator("form.task-form").getByRole("button", { name: t.save }).isDisabled(), (v) => v === true);
+    await saved();
     await dialog.getByRole("combobox", { name: t.recurrence.title }).selectOption("daily");
     await dialog.locator("section.recurrence").getByRole("button", { name: t.save }).click();
     await dialog.getByText(`${t.recurrence.repeats}: FREQ=DAILY`).waitFor();
@@ -286,7 +292,7 @@ describe.skipIf(!hasChromium)("web app in a browser", () => {
     await dialog.getByRole("button", { name: `+ ${t.tasks.newTag}` }).click();
     await dialog.getByRole("button", { name: "work", pressed: true }).waitFor();
     await dialog.locator("form.task-form").getByRole("button", { name: t.save }).click();
-    await poll(() => dialog.locator("form.task-form").getByRole("button", { name: t.save }).isDisabled(), (v) => v === true);
+    await saved();
     await closeDialog();
     await row("Write the annual report").locator(".tag", { hasText: "work" }).waitFor();
     await page.getByLabel(t.tasks.filterTag).selectOption({ label: "work" });
@@ -478,6 +484,13 @@ describe.skipIf(!hasChromium)("web app in a browser", () => {
     await page.locator("aside [data-list=Groceries]").waitFor();
     await screenshot(page, "tasks-drawer-phone");
     await page.setViewportSize(DESKTOP);
+    // The dark theme follows the system.
+    await page.emulateMedia({ colorScheme: "dark" });
+    await fresh("/tasks");
+    const bg = await page.locator("body").evaluate((body) => getComputedStyle(body).backgroundColor);
+    expect(bg).toBe("rgb(17, 20, 24)");
+    await screenshot(page, "tasks-desktop-dark");
+    await page.emulateMedia({ colorScheme: "light" });
   }, STEP);
 
   test("no script error and no CSP violation on any page", () => {

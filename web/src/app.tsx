@@ -60,7 +60,8 @@ export function App() {
   if (boot.state === "login") return <LoginPage onDone={signedIn} />;
 
   const user = boot.user;
-  const path = loc.path === "/" ? "/tasks" : loc.path;
+  const trimmed = loc.path.replace(/\/+$/, "");
+  const path = trimmed === "" ? "/tasks" : trimmed;
   let page;
   if (path === "/tasks") page = <TasksPage query={loc.query} />;
   else if (path === "/trash") page = <TrashPage />;

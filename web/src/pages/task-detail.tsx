@@ -41,8 +41,25 @@ export function TaskDetail(p: { task: Task; ctx: TaskContext; onChange: (x: Task
     setTask(x);
     p.onChange(x);
   };
+  // The save in flight: closing waits for it instead of sending a second PATCH on the old version.
+  const inflight = useRef<Promise<boolean> | null>(null);
+  const save = (base: Task = task): Promise<boolean> => {
+    if (inflight.current) return inflight.current;
+    const pending = saveNow(base).finally(() => {
+      inflight.current = null;
+    });
+    inflight.current = pending;
+    return pending;
+  };
+  const close = async () => {
+    if (inflight.current) {
+      if (await inflight.current) p.onClose();
+    } else if (dirty) {
+      if (await save()) p.onClose();
+    } else p.onClose();
+  };
   /** PATCH with the version the draft is based on; true when saved. */
-  const save = async (base: Task = task): Promise<boolean> => {
+  const saveNow = async (base: Task): Promise<boolean> => {
     const body = changes(draft, base);
     if (!Object.keys(body).length) return true;
     setBusy(true);
@@ -89,9 +106,10 @@ export function TaskDetail(p: { task: Task; ctx: TaskContext; onChange: (x: Task
   };
 
   return (
-    <Modal title={t.tasks.details} onClose={() => (dirty ? void save().then((ok) => ok && p.onClose()) : p.onClose())}>
+    <Modal title={t.tasks.details} onClose={() => void close()}>
       <form
         class="stack task-form"
+        aria-busy={busy}
         onSubmit={(e) => {
           e.preventDefault();
           void save();
