@@ -12,6 +12,8 @@ import { PNG, multipart } from "./helpers/multipart";
 // (or its successor) keeps serving.
 
 const MAIN = resolve(import.meta.dir, "../src/main.ts");
+// APP_TEST_EXE=dist/app runs the same faults against the compiled executable.
+const PROGRAM = process.env.APP_TEST_EXE ? [resolve(process.env.APP_TEST_EXE)] : ["bun", MAIN];
 const roots: string[] = [];
 const procs: ReturnType<typeof Bun.spawn>[] = [];
 afterAll(() => {
@@ -34,7 +36,7 @@ interface Server {
 /** Starts the server; `fileBlocks` puts a file-size limit (`ulimit -f`, 512-byte blocks) on it. */
 async function start(dataDir: string, env: Record<string, string> = {}, fileBlocks?: number): Promise<Server> {
   const args = ["serve", "--data-dir", dataDir, "--port", "0"];
-  const cmd = fileBlocks ? ["sh", "-c", `ulimit -f ${fileBlocks}; exec bun ${MAIN} ${args.join(" ")}`] : ["bun", MAIN, ...args];
+  const cmd = fileBlocks ? ["sh", "-c", `ulimit -f ${fileBlocks}; exec ${[...PROGRAM, ...args].join(" ")}`] : [...PROGRAM, ...args];
   const proc = Bun.spawn(cmd, { env: cleanEnv(env), stdin: "ignore", stdout: "pipe", stderr: "inherit" });
   procs.push(proc);
   const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader();
