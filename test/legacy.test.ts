@@ -265,6 +265,46 @@ describe("round trip", () => {
     expect(lists.filter((l: { is_inbox: boolean }) => l.is_inbox).length).toBe(1);
   });
 
+  test("restore reuses the user's tags by name (case-insensitively) and creates the missing ones", async () => {
+    const gina = await signedInUser(app, admin, uname("gina"));
+    const mine = await mkTag(gina, "HOME", "#123456");
+    const r = await gina.post("/api/v1/restore?mode=merge", exported.json.body);
+    expect(r.status).toBe(200);
+    const tags = (await gina.get("/api/v1/tags")).body.items;
+    expect(tags.map((t: { name: string }) => t.name).sort()).toEqual(["HOME", "Urgent"]);
+    expect(tags.find((t: { name: string }) => t.name === "HOME")).toEqual({ id: mine, name: "HOME", color: "#123456" });
+  });
+
+  test("merge: a new subtask under a task the user already has as a subtask is invalid_parent, nothing changes", async () => {
+    const file = structuredClone(exported.json.body);
+    const sub = file.tasks.find((t: { parent_id: string | null }) => t.parent_id !== null);
+    // In alice's account `sub` exists (a subtask); the file now says it is top-level with a child.
+    sub.parent_id = null;
+    file.tasks.push({ ...sub, id: "01900000-0000-7000-8000-0000000000dd", parent_id: sub.id, title: "child of an existing subtask" });
+    const r = await refused(() => alice.post("/api/v1/restore?mode=merge", file), 422, "invalid_parent");
+    expect(r.body.errors[0].path).toBe(`tasks.${file.tasks.length - 1}.parent_id`);
+  });
+
+  test("CSV: a subtask of a subtask and a missing list are named by line and column", async () => {
+    const json = structuredClone(exported.json.body);
+    const sub = json.tasks.find((t: { parent_id: string | null }) => t.parent_id !== null);
+    json.tasks.push({ ...sub, id: "01900000-0000-7000-8000-0000000000ee", parent_id: sub.id, title: "grandchild" });
+    const hank = await signedInUser(app, admin, uname("hank"));
+    // Build the CSV through the server: restore the JSON would fail, so write the row by hand.
+    const header = exported.csv.text.slice(0, exported.csv.text.indexOf("\r\n")).replace(/^\ufeff/, "").split(",");
+    const row = header.map((c) => {
+      const v = c === "kind" ? "task" : (json.tasks.at(-1) as Record<string, unknown>)[c];
+      return v === undefined || v === null ? "" : typeof v === "object" ? `"${JSON.stringify(v).replace(/"/g, '""')}"` : String(v);
+    });
+    const text = exported.csv.text + row.join(",") + "\r\n";
+    const line = text.split("\n").length - 1;
+    const r = await refused(() => csvRestore(hank, text), 422, "invalid_parent");
+    expect(r.body.errors[0].path).toBe(`line ${line}, column ${header.indexOf("parent_id") + 1} (parent_id)`);
+    const missing = row.map((c, i) => (header[i] === "list_id" ? "01900000-0000-7000-8000-0000000000ff" : header[i] === "parent_id" ? "" : c));
+    const r2 = await refused(() => csvRestore(hank, exported.csv.text + missing.join(",") + "\r\n"), 422, "invalid_reference");
+    expect(r2.body.errors[0].path).toBe(`line ${line}, column ${header.indexOf("list_id") + 1} (list_id)`);
+  });
+
   test("replace removes the account's attachment files (after the commit)", async () => {
     const frank = await signedInUser(app, admin, uname("frank"));
     const t = await mkTask(frank, { title: "with a file" });
