@@ -318,6 +318,23 @@ describe.skipIf(!hasChromium)("web app in a browser", () => {
     await row("Drag me").waitFor();
   }, STEP);
 
+  test("infinite scroll: the next cursor page loads at the end of the list", async () => {
+    await fresh("/tasks");
+    const list = await apiFromPage<{ id: string }>("POST", "/lists", { name: "Bulk" });
+    for (let i = 0; i < 60; i++) await apiFromPage("POST", "/tasks", { title: `Bulk ${String(i).padStart(2, "0")}`, list_id: list.id });
+    await fresh(`/tasks?list=${list.id}`);
+    await row("Bulk 59").waitFor();
+    expect(await page.locator("li.task").count()).toBe(50);
+    await page.locator(".sentinel").scrollIntoViewIfNeeded();
+    await row("Bulk 00").waitFor();
+    expect(await page.locator("li.task").count()).toBe(60);
+    // newest first, no repeats
+    const titles = await page.locator("li.task .title").allTextContents();
+    expect(new Set(titles).size).toBe(60);
+    expect(titles[0]).toBe("Bulk 59");
+    await apiFromPage("DELETE", `/lists/${list.id}`);
+  }, STEP);
+
   test.skipIf(!hasAttachments)("upload an attachment with progress, then download it", async () => {
     await fresh("/tasks");
     await page.locator("aside [data-list=Groceries]").click();
