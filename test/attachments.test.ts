@@ -314,6 +314,16 @@ describe("download, list, delete", () => {
     expect(d.headers.get("cross-origin-resource-policy")).toBe("same-origin");
     expect(d.headers.get("content-disposition")).toBe("attachment; filename*=UTF-8''range.png");
     expect(d.headers.get("accept-ranges")).toBe("bytes");
+    expect(d.headers.get("content-security-policy")).toBe("default-src 'none'; sandbox");
+  });
+
+  test("a row whose file was lost outside the app answers 404, never a 200 that breaks mid-body", async () => {
+    const a = await upload(app, owner, taskId, { filename: "lost.txt", data: "bytes" });
+    const { rmSync } = await import("node:fs");
+    rmSync(join(attDir(), a.json.id));
+    const r = await rawRequest(app, owner, "GET", `/api/v1/attachments/${a.json.id}`);
+    expect([r.status, r.json.code]).toEqual([404, "not_found"]);
+    app.handle.attachments.sweepOrphans();
   });
 
   test("If-None-Match with the ETag is 304 without a body; another tag is 200", async () => {

@@ -78,6 +78,11 @@ export class AttachmentsService {
   get(userId: string, id: string): StoredAttachment {
     const record = findVisibleAttachment(this.core.db.orm, userId, id);
     if (!record) throw notFound("attachment");
+    if (!this.storage.exists(record.id)) {
+      // Bytes lost outside the app (the start-up sweep removes such rows); never a 200 that breaks mid-body.
+      this.core.logger.error("attachment file missing", { attachment_id: record.id });
+      throw notFound("attachment");
+    }
     return { record, path: this.storage.pathOf(record.id) };
   }
 
