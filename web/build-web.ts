@@ -2,7 +2,7 @@
 // that references them. Used by build.ts (embedded in dist/app) and, when the server runs from
 // source, by src/features/web on first request.
 import { join } from "node:path";
-import { statSync, utimesSync, writeFileSync } from "node:fs";
+import { readdirSync, statSync, utimesSync, writeFileSync } from "node:fs";
 
 export interface WebAsset {
   type: string;
@@ -56,6 +56,16 @@ ${scripts.map((s) => `<script type="module" src="/assets/${s}"></script>`).join(
 </html>
 `;
   return { indexHtml, assets };
+}
+
+/** The newest modification time under web/src: the server, run from source, rebuilds when it moves. */
+export function newestSourceMtime(dir = join(import.meta.dir, "src")): number {
+  let max = 0;
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    max = Math.max(max, e.isDirectory() ? newestSourceMtime(p) : statSync(p).mtimeMs);
+  }
+  return max;
 }
 
 const GENERATED = join(import.meta.dir, "..", "src", "features", "web", "web-assets.generated.ts");

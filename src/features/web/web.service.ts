@@ -15,20 +15,41 @@ export interface ServedAsset {
 export class WebService {
   private bundle: Promise<WebBundle> | null = null;
   private readonly encoded = new Map<string, ServedAsset>();
+  // From source only: when web/src last changed as of the current bundle, and the assets of earlier
+  // bundles (a page loaded just before a rebuild still gets its files).
+  private builtFrom = 0;
+  private readonly earlier: Record<string, WebAsset> = {};
 
   constructor(private readonly source: WebBundle | null = embeddedWeb) {}
 
   private load(): Promise<WebBundle> {
     this.bundle ??= this.source
       ? Promise.resolve(this.source)
-      : import("../../../web/build-web").then((m) => m.buildWeb()).catch((e) => {
-          this.bundle = null; // let a later request try again
-          throw e;
+      : import("../../../web/build-web").then(async (m) => {
+          const from = m.newestSourceMtime();
+          const b = await m.buildWeb();
+          this.builtFrom = from;
+          return b;
         });
+    this.bundle.catch(() => {
+      this.bundle = null; // let a later request try again
+    });
     return this.bundle;
   }
 
+  /** Running from source, a page load after an edit under web/src gets a fresh bundle (development). */
+  private async reloadIfEdited(): Promise<void> {
+    if (this.source || !this.bundle) return;
+    const m = await import("../../../web/build-web");
+    if (m.newestSourceMtime() <= this.builtFrom) return;
+    const old = await this.bundle.catch(() => null);
+    if (old) Object.assign(this.earlier, old.assets);
+    this.encoded.delete("index.html");
+    this.bundle = null;
+  }
+
   async index(): Promise<ServedAsset> {
+    await this.reloadIfEdited();
     const b = await this.load();
     return this.encode("index.html", { type: "text/html; charset=utf-8", body: b.indexHtml });
   }
@@ -36,7 +57,7 @@ export class WebService {
   /** A hashed asset by file name, or null. */
   async asset(name: string): Promise<ServedAsset | null> {
     const b = await this.load();
-    const a = Object.hasOwn(b.assets, name) ? b.assets[name] : undefined;
+    const a = Object.hasOwn(b.assets, name) ? b.assets[name] : Object.hasOwn(this.earlier, name) ? this.earlier[name] : undefined;
     return a ? this.encode(name, a) : null;
   }
 
