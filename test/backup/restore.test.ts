@@ -207,6 +207,28 @@ describe("merge", () => {
     expect(userData(app.db, uid)).toEqual(after);
   });
 
+  test("the ledger: a record imported by an earlier merge and deleted since is not added again", async () => {
+    app = makeTestApp();
+    const a = await setupAdmin(app);
+    await seed(a);
+    const uid = await me(a);
+    const e = withFreshIds(entriesOf(await exportBytes(app, a)));
+    const zip = rebuild(e);
+    const first = await restore(a, await tokenFor(a, zip, "merge"), "merge");
+    expect(first.status).toBe(200);
+    const merged = readJson<{ id: string }[]>(e, "data/memos.json")[0]!.id;
+    const mergedList = readJson<{ id: string; is_inbox: boolean }[]>(e, "data/lists.json").find((l) => !l.is_inbox)!.id;
+    expect((await a.delete(`/api/v1/memos/${merged}`)).status).toBe(204);
+    expect((await a.delete(`/api/v1/memos/${merged}/purge`)).status).toBe(204);
+    expect((await a.delete(`/api/v1/lists/${mergedList}`)).status).toBe(204);
+    expect((await a.delete(`/api/v1/lists/${mergedList}/purge`)).status).toBe(204);
+    const before = userData(app.db, uid);
+    const again = await restore(a, await tokenFor(a, zip, "merge"), "merge");
+    expect(again.status).toBe(200);
+    expect(again.body.counts).toEqual(first.body.counts);
+    expect(userData(app.db, uid)).toEqual(before);
+  });
+
   test("a merge archive may refer to the user's own data", async () => {
     app = makeTestApp();
     const a = await setupAdmin(app);

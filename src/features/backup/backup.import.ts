@@ -54,13 +54,16 @@ export function importArchive(s: Database, zip: ZipFile, entries: Map<string, Zi
   if (merge && tasksEntry) readRecords(zip, tasksEntry, "tasks", problems, (r) => archiveTasks.add(r.id as string));
   Bun.gc(true);
 
+  // Maps hold only targets that differ from the source (inbox, tags merged by name, ledger) and
+  // conflicts; a record kept under its own id is found as the user's own row (it was inserted or
+  // skipped as equal before anything refers to it), so 100k identity entries are not held.
   const resolve = (entity: Entity, id: string): string => {
-    if (!merge) return maps.get(entity)!.get(id) ?? id;
     const m = maps.get(entity)!.get(id);
     if (m !== undefined) return m;
+    if (!merge) return id;
     if (entity === "tasks" && archiveTasks.has(id)) return id;
-    // Outside the archive: only the user's own data may be referenced (merge).
-    if (merge && ownerOf(s, entity, id) === userId) return id;
+    // Anything else must be the user's own (merge); another user's record is never referenced.
+    if (ownerOf(s, entity, id) === userId) return id;
     throw stateConflict(`the archive refers to ${entity} ${id}, which is no longer among your data; run the preflight again`);
   };
 
@@ -74,16 +77,20 @@ export function importArchive(s: Database, zip: ZipFile, entries: Map<string, Zi
         map.set(src.id as string, inbox);
         return;
       }
-      const r = mapReferences(entity, src, resolve);
       const key = keyOf(entity, src);
+      if (merge) {
+        // Imported by an earlier merge: nothing to do, not even its references (their targets may
+        // have been deleted since; re-running a merge adds nothing).
+        const led = ledgerLookup(s, userId, entity, key);
+        if (led) {
+          if (led.target_id !== key) map.set(key, led.target_id);
+          return;
+        }
+      }
+      const r = mapReferences(entity, src, resolve);
       const targetKey = keyOf(entity, r);
       if (merge) {
         const digest = digestOf(r);
-        const led = ledgerLookup(s, userId, entity, key);
-        if (led) {
-          map.set(key, led.target_id);
-          return;
-        }
         if (entity === "tags") {
           const byName = tagIdByName(s, userId, r.name as string);
           if (byName !== null && byName !== r.id) {
@@ -95,11 +102,11 @@ export function importArchive(s: Database, zip: ZipFile, entries: Map<string, Zi
         const existing = existingOf(s, entity, r);
         if (existing === "free") {
           insertMerged(s, entity, userId, r);
-          map.set(key, targetKey);
+          if (targetKey !== key) map.set(key, targetKey);
           ledgerRecord(s, userId, entity, key, targetKey, digest);
         } else if (existing.owner === userId) {
           if (digestOf(existing.record!) === digest) {
-            map.set(key, targetKey);
+            if (targetKey !== key) map.set(key, targetKey);
             ledgerRecord(s, userId, entity, key, targetKey, digest);
           } else conflict(entity, key, "you already have a record with this identifier and different content");
         } else conflict(entity, key, "this identifier belongs to another user");
@@ -111,7 +118,7 @@ export function importArchive(s: Database, zip: ZipFile, entries: Map<string, Zi
         return;
       }
       insertRecord(s, entity, userId, r);
-    }, 20);
+    }, 30);
   }
   if (problems.list.length > 0) {
     // The file was validated at preflight and its digest checked since: this is not expected.

@@ -37,7 +37,7 @@ export function readRecords(
   entity: Entity,
   problems: Problems,
   onRecord: (r: Record<string, unknown>, index: number) => void,
-  garbagePerByte = 12,
+  garbagePerByte = 30,
 ): string {
   const schema = RECORD_SCHEMAS[entity];
   const splitter = new JsonArraySplitter(entry.name, (value, index) => {
