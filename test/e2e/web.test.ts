@@ -499,6 +499,7 @@ describe.skipIf(!hasChromium)("web app in a browser", () => {
     await page.goto("/tasks");
     await page.getByRole("button", { name: t.nav.menu }).click();
     await page.locator("aside [data-list=Groceries]").waitFor();
+    await poll(async () => (await page.locator("aside.sidebar").boundingBox())?.x, (x) => x === 0); // slid in
     await screenshot(page, "tasks-drawer-phone");
     await page.setViewportSize(DESKTOP);
     // The dark theme follows the system.
