@@ -118,6 +118,7 @@ function HabitPanel({ habit, onChanged, act }: { habit: Habit; onChanged: () => 
     () => Promise.all([api.get<HabitStats>(`/habits/${habit.id}/stats`), api.get<{ items: HabitLog[] }>(`/habits/${habit.id}/logs`, { from, to: today }), api.get<{ items: HabitPause[] }>(`/habits/${habit.id}/pauses`)]),
     [habit.id, habit.updated_at],
   );
+  const run = (f: () => Promise<unknown>) => act(f).then(info.reload);
   if (info.error) return <div class="habit-panel"><ErrorBox error={info.error} /></div>;
   if (!info.data) return <div class="habit-panel muted">{t.loading}</div>;
   const [stats, logs, pauses] = info.data;
@@ -146,9 +147,20 @@ function HabitPanel({ habit, onChanged, act }: { habit: Habit; onChanged: () => 
       </figure>
       <div class="buttons">
         {activePause ? (
-          <button onClick={() => act(() => api.patch(`/habits/${habit.id}/pauses/${activePause.id}`, { end_date: addDays(today, -1) < activePause.start_date ? activePause.start_date : addDays(today, -1) })).then(onChanged)}>{t.habits.resume}</button>
+          <button
+            onClick={() =>
+              // A pause that began today is simply removed; an older one ends yesterday, so today counts again.
+              run(() =>
+                activePause.start_date >= today
+                  ? api.del(`/habits/${habit.id}/pauses/${activePause.id}`)
+                  : api.patch(`/habits/${habit.id}/pauses/${activePause.id}`, { end_date: addDays(today, -1) }),
+              ).then(onChanged)
+            }
+          >
+            {t.habits.resume}
+          </button>
         ) : (
-          <button onClick={() => act(() => api.post(`/habits/${habit.id}/pauses`, { start_date: today }))}>{t.habits.pause}</button>
+          <button onClick={() => run(() => api.post(`/habits/${habit.id}/pauses`, { start_date: today }))}>{t.habits.pause}</button>
         )}
         <button onClick={() => act(() => api.del(`/habits/${habit.id}`))}>{t.archive}</button>
       </div>
