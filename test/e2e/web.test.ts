@@ -420,13 +420,41 @@ describe.skipIf(!hasChromium)("web app in a browser", () => {
     expect(await page.evaluate(() => (globalThis as { __pwned?: number }).__pwned)).toBeUndefined();
   }, STEP);
 
+  test("memo: a stale edit shows both versions; keeping mine saves it", async () => {
+    await goTo(t.nav.memos);
+    await page.getByLabel(t.memos.placeholder).fill("Shopping: eggs");
+    await page.getByRole("button", { name: t.save }).click();
+    const memo = page.locator("article.memo", { hasText: "Shopping: eggs" });
+    await memo.waitFor();
+    const list = await apiFromPage<{ items: { id: string; content: string; version: number }[] }>("GET", "/memos");
+    const m = list.items.find((x) => x.content === "Shopping: eggs")!;
+    await memo.getByRole("button", { name: t.edit }).click();
+    const editor = page.locator(".memo-editor", { hasText: t.memos.preview }).last();
+    await apiFromPage("PATCH", `/memos/${m.id}`, { content: "Shopping: eggs, milk", version: m.version });
+    await editor.getByRole("textbox").fill("Shopping: eggs, flour");
+    await editor.getByRole("button", { name: t.save }).click();
+    const conflict = page.getByRole("dialog", { name: t.tasks.conflictTitle });
+    await conflict.getByText("Shopping: eggs, milk").waitFor();
+    await conflict.getByRole("button", { name: t.tasks.conflictMine }).click();
+    await page.locator("article.memo", { hasText: "Shopping: eggs, flour" }).waitFor();
+    const after = await apiFromPage<{ content: string; version: number }>("GET", `/memos/${m.id}`);
+    expect(after).toMatchObject({ content: "Shopping: eggs, flour", version: m.version + 2 });
+  }, STEP);
+
   test("settings: display name, and sign out then sign in again", async () => {
     await fresh("/tasks");
     await goTo(t.nav.settings);
-    await page.getByLabel(t.fields.displayName).fill("Alice B.");
-    await page.getByRole("button", { name: t.save }).first().click();
+    const profile = page.locator("form", { has: page.getByRole("heading", { name: t.settings.profile }) });
+    await profile.getByLabel(t.fields.displayName).fill("Alice B.");
+    await profile.getByRole("button", { name: t.save }).click();
     await page.locator("nav .user", { hasText: "Alice B." }).waitFor();
     await page.getByText(t.settings.thisDevice).waitFor();
+    // The administrator adds another person, who can then sign in.
+    const people = page.locator("form", { has: page.getByRole("heading", { name: t.settings.addUser }) });
+    await people.getByLabel(t.fields.username).fill("bob");
+    await people.getByLabel(t.fields.password).fill("bob's long password");
+    await people.getByRole("button", { name: t.settings.addUser }).click();
+    await page.locator(".card", { hasText: t.settings.users }).locator("strong", { hasText: /^bob$/ }).waitFor();
     await page.getByRole("button", { name: t.nav.logout, exact: true }).click();
     await page.getByRole("heading", { name: t.login.title }).waitFor();
     await screenshot(page, "login-desktop");
@@ -434,9 +462,19 @@ describe.skipIf(!hasChromium)("web app in a browser", () => {
     await page.getByLabel(t.fields.username).fill(USER.username);
     await page.getByRole("button", { name: t.login.submit }).click();
     await page.getByText(t.login.failed).waitFor();
+    // Bob signs in and sees only his own (empty) inbox.
+    await page.getByLabel(t.fields.username).fill("bob");
+    await page.getByLabel(t.fields.password).fill("bob's long password");
+    await page.getByRole("button", { name: t.login.submit }).click();
+    await page.getByLabel(t.tasks.quickAddLabel).waitFor();
+    await page.getByText(t.tasks.empty).waitFor();
+    await goTo(t.nav.settings);
+    await page.getByRole("button", { name: t.nav.logout, exact: true }).click();
+    await page.getByLabel(t.fields.username).fill(USER.username);
     await page.getByLabel(t.fields.password).fill(USER.password);
     await page.getByRole("button", { name: t.login.submit }).click();
     await page.getByLabel(t.tasks.quickAddLabel).waitFor();
+    await row("Write the annual report").waitFor();
   }, STEP);
 
   test.skipIf(!hasLegacy)("legacy export downloads the JSON v1 file", async () => {

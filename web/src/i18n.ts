@@ -196,6 +196,10 @@ export const en = {
     endOthers: "Sign out all other sessions",
     lastSeen: (d: string) => `Last active ${d}`,
     shortcuts: "Keyboard shortcuts",
+    users: "People on this server",
+    addUser: "Add a person",
+    userAdded: "Account created.",
+    admin: "administrator",
   },
   backup: {
     title: "Backup",

@@ -3,7 +3,7 @@ import { api, ApiError } from "../api/client";
 import type { Memo, Page } from "../api/types";
 import { t } from "../i18n";
 import { Markdown } from "../markdown";
-import { ErrorBox, formatInstant, toast, toastError, useLoad } from "../ui";
+import { ErrorBox, formatInstant, Modal, toastError, useLoad } from "../ui";
 
 export function MemosPage() {
   const [deleted, setDeleted] = useState(false);
@@ -81,16 +81,25 @@ function MemoCard({ memo, deleted, act, onSaved }: { memo: Memo; deleted: boolea
 function MemoEditor({ memo, onSaved, onCancel }: { memo?: Memo; onSaved: () => void; onCancel?: () => void }) {
   const [text, setText] = useState(memo?.content ?? "");
   const [preview, setPreview] = useState(false);
-  const save = async () => {
+  // The version this edit is based on; a conflict replaces it with the server's when the user keeps theirs.
+  const [base, setBase] = useState(memo?.version ?? 0);
+  const [conflict, setConflict] = useState<Memo | null>(null);
+  const save = async (version = base) => {
     if (!text.trim()) return;
     try {
-      if (memo) await api.patch(`/memos/${memo.id}`, { content: text, version: memo.version });
+      if (memo) await api.patch(`/memos/${memo.id}`, { content: text, version });
       else await api.post("/memos", { content: text });
       setText("");
+      setConflict(null);
       onSaved();
     } catch (e) {
-      if (e instanceof ApiError && e.code === "version_conflict") toast(t.tasks.conflictText);
-      else toastError(e);
+      if (memo && e instanceof ApiError && e.code === "version_conflict") {
+        try {
+          setConflict(await api.get<Memo>(`/memos/${memo.id}`));
+        } catch (e2) {
+          toastError(e2);
+        }
+      } else toastError(e);
     }
   };
   return (
@@ -114,8 +123,21 @@ function MemoEditor({ memo, onSaved, onCancel }: { memo?: Memo; onSaved: () => v
       )}
       <div class="buttons">
         {onCancel && <button onClick={onCancel}>{t.cancel}</button>}
-        <button class="primary" onClick={save} disabled={!text.trim()}>{t.save}</button>
+        <button class="primary" onClick={() => save()} disabled={!text.trim()}>{t.save}</button>
       </div>
+      {conflict && (
+        <Modal title={t.tasks.conflictTitle} onClose={() => setConflict(null)}>
+          <p>{t.tasks.conflictText}</p>
+          <div class="conflict-memos">
+            <section><h3>{t.tasks.yours}</h3><Markdown text={text} /></section>
+            <section><h3>{t.tasks.theirs}</h3><Markdown text={conflict.content} /></section>
+          </div>
+          <div class="buttons">
+            <button onClick={() => { setText(conflict.content); setBase(conflict.version); setConflict(null); }}>{t.tasks.conflictTheirs}</button>
+            <button class="primary" onClick={() => { setBase(conflict.version); void save(conflict.version); }}>{t.tasks.conflictMine}</button>
+          </div>
+        </Modal>
+      )}
     </div>
   );
 }

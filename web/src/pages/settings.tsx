@@ -96,10 +96,52 @@ export function SettingsPage({ user, onUser, onSignedOut }: { user: User; onUser
         </ul>
         <button onClick={() => end("/sessions/others")}>{t.settings.endOthers}</button>
       </div>
+      {user.is_admin && <UsersCard />}
       <div class="card">
         <h2>{t.settings.shortcuts}</h2>
         <table class="shortcuts"><tbody>{t.shortcuts.map(([k, d]) => <tr key={k}><td><kbd>{k}</kbd></td><td>{d}</td></tr>)}</tbody></table>
       </div>
     </section>
+  );
+}
+
+/** Admins add the other people of the household; each gets their own data and inbox. */
+function UsersCard() {
+  const users = useLoad(() => api.get<{ items: User[] }>("/users"), []);
+  const add = async (e: Event) => {
+    e.preventDefault();
+    const form = e.currentTarget as HTMLFormElement;
+    const f = new FormData(form);
+    const display = String(f.get("display_name") ?? "").trim();
+    try {
+      await api.post("/users", { username: f.get("username"), password: f.get("password"), ...(display ? { display_name: display } : {}) });
+      form.reset();
+      toast(t.settings.userAdded);
+      users.reload();
+    } catch (err) {
+      toastError(err);
+    }
+  };
+  return (
+    <div class="card stack">
+      <h2>{t.settings.users}</h2>
+      {users.error !== undefined && <ErrorBox error={users.error} retry={users.reload} />}
+      <ul class="plain sessions">
+        {(users.data?.items ?? []).map((u) => (
+          <li key={u.id}>
+            <span><strong>{u.display_name}</strong> <span class="muted">{u.username}{u.is_admin ? ` · ${t.settings.admin}` : ""}</span></span>
+          </li>
+        ))}
+      </ul>
+      <form class="stack" onSubmit={add}>
+        <h3>{t.settings.addUser}</h3>
+        <div class="row">
+          <label>{t.fields.username}<input name="username" required maxLength={64} autocomplete="off" /></label>
+          <label>{t.fields.displayName}<input name="display_name" maxLength={100} /></label>
+          <label>{t.fields.password}<input name="password" type="password" required minLength={8} maxLength={1024} autocomplete="new-password" /></label>
+        </div>
+        <div class="buttons"><button>{t.settings.addUser}</button></div>
+      </form>
+    </div>
   );
 }
