@@ -158,3 +158,68 @@ describe("kill -9 during a replace restore", () => {
     }, 60_000);
   }
 });
+
+describe("clients that go away (real server, real sockets)", () => {
+  test("halfway through an export and halfway through a preflight upload: no stray files, the server keeps serving", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "app-crash-"));
+    let server: Server | null = null;
+    try {
+      server = await start(dir);
+      const c = clientOf(() => server!.base);
+      expect((await c.post("/api/v1/setup/initialize", { username: "owner", password: "correct horse battery" })).status).toBe(201);
+      await seed(c);
+      for (let i = 0; i < 40; i++) await c.post("/api/v1/memos", { content: `memo ${i} ` + crypto.randomUUID().repeat(500) });
+      const cookie = [...c.jar].map(([k, v]) => `${k}=${v}`).join("; ");
+
+      // Export: read one chunk, then drop the connection.
+      const ac = new AbortController();
+      const res = await fetch(`${server.base}/api/v1/backup/export.zip`, { headers: { cookie }, signal: ac.signal });
+      expect(res.status).toBe(200);
+      const reader = res.body!.getReader();
+      await reader.read();
+      ac.abort();
+      await reader.cancel().catch(() => {});
+      for (let i = 0; i < 100 && readdirSync(join(dir, "backup", "exports")).length > 0; i++) await Bun.sleep(50);
+      expect(readdirSync(join(dir, "backup", "exports"))).toEqual([]);
+
+      // Preflight: send the multipart head and part of the archive, then drop the connection.
+      const zip = await exportBytes({ handle: { fetch: (r: Request) => fetch(new Request(r.url.replace("http://localhost", server!.base), r)) } } as never, c);
+      const boundary = "----crashtest";
+      const head = new TextEncoder().encode(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="b.zip"\r\n\r\n`);
+      const up = new AbortController();
+      let sent = 0;
+      const body = new ReadableStream<Uint8Array>({
+        async pull(ctrl) {
+          if (sent === 0) ctrl.enqueue(head);
+          else if (sent < 4) ctrl.enqueue(zip.slice((sent - 1) * 20_000, sent * 20_000));
+          else {
+            await Bun.sleep(200);
+            up.abort();
+          }
+          sent++;
+        },
+      });
+      await fetch(`${server.base}/api/v1/backup/preflight?mode=merge`, {
+        method: "POST",
+        headers: { cookie, "x-csrf-token": c.jar.get("app_csrf")!, "content-type": `multipart/form-data; boundary=${boundary}` },
+        body,
+        signal: up.signal,
+        duplex: "half",
+      } as RequestInit).catch(() => null);
+      for (let i = 0; i < 100 && readdirSync(join(dir, "backup", "staging")).length > 0; i++) await Bun.sleep(50);
+      expect(readdirSync(join(dir, "backup", "staging"))).toEqual([]);
+
+      // Still serving, and the quota is free: three preflights go through.
+      for (let i = 0; i < 3; i++) expect((await preflight(c, zip, "merge")).status).toBe(200);
+      await stop(server);
+      server = null;
+      expect(integrity(dir)).toBe("ok");
+    } finally {
+      if (server) {
+        server.proc.kill("SIGKILL");
+        await server.proc.exited;
+      }
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+});

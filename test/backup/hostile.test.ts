@@ -222,6 +222,18 @@ describe("preflight rejects hostile ZIP structure", () => {
     for (let i = 0; i < 501; i++) many.push({ name: `attachments/x${i}`, data: strToU8("x"), method: 0 });
     await rejects(buildZip(many), /too many entries/);
   });
+  test("an archive that inflates past the total size cap", async () => {
+    const small = makeTestApp({ config: { backupMaxInflatedBytes: 1000 } });
+    try {
+      const sc = await setupAdmin(small);
+      const r = await preflight(sc, rebuild(clone()), "replace");
+      expect(r.status).toBe(422);
+      expect(r.body.errors[0].message).toMatch(/inflates to more than 1000 bytes/);
+      expect(readdirSync(join(small.dir, "backup", "staging"))).toEqual([]);
+    } finally {
+      small.close();
+    }
+  });
   test("an unexpected entry", () => rejects(withExtra({ name: "evil.sh", data: strToU8("rm -rf /") }), /unexpected entry/, "evil.sh"));
 });
 
