@@ -298,6 +298,7 @@ describe("preflight rejects bad records and broken rules", () => {
       },
       /only top-level tasks recur/,
     ));
+  test("an RRULE the recurrence engine refuses", () => mutate("data/recurrences.json", (r) => r.map((x) => ({ ...x, rrule: "FREQ=SECONDLY" })), /./, /\.rrule$/));
   test("attachment metadata whose size does not match the bytes", () => mutate("data/attachments.json", (r) => r.map((a) => ({ ...a, size: (a.size as number) + 1 })), /differs from the attachment's/));
   test("attachment metadata whose SHA-256 does not match the bytes", () => mutate("data/attachments.json", (r) => r.map((a) => ({ ...a, sha256: "a".repeat(64) })), /SHA-256 differs from the attachment's/));
   test("attachment bytes without metadata", () => mutate("data/attachments.json", () => [], /bytes without attachment metadata/));

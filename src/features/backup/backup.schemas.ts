@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { isCalendarDate, isTimeZone, parseInstant } from "../../core/time";
+import { isDateOnly, MAX_INTERVAL, parseRRule } from "../recurrence/recurrence.engine";
 
 /**
  * The app-backup v2 records (contract §9): API field names, every field present (null where
@@ -76,7 +77,7 @@ export const RecurrenceRecord = z
     task_id: Id,
     kind: z.enum(["rrule", "after_completion"]),
     rrule: z.string().min(1).max(1000).nullable(),
-    interval: z.number().int().min(1).max(10_000).nullable(),
+    interval: z.number().int().min(1).max(MAX_INTERVAL).nullable(),
     unit: z.enum(["day", "week", "month", "year"]).nullable(),
     timezone: z.string().max(64).refine(isTimeZone, "an IANA time zone"),
     dtstart: DueAt.nullable(),
@@ -86,6 +87,12 @@ export const RecurrenceRecord = z
   .strict()
   .refine((r) => (r.kind === "rrule" ? r.rrule !== null : r.interval !== null && r.unit !== null), {
     message: "rrule needs `rrule`; after_completion needs `interval` and `unit`",
+  })
+  // The same RRULE check as the API's: a rule the engine cannot run is never imported.
+  .superRefine((r, ctx) => {
+    if (r.rrule === null) return;
+    const check = parseRRule(r.rrule, r.dtstart === null || isDateOnly(r.dtstart));
+    if (!check.ok) ctx.addIssue({ code: "custom", path: ["rrule"], message: check.message });
   });
 export const RecurrenceExceptionRecord = z.object({ recurrence_id: Id, date: DateOnly, created_at: Instant }).strict();
 const Frequency = z.discriminatedUnion("type", [
