@@ -100,14 +100,19 @@ export function useLoad<T>(f: () => Promise<T>, deps: unknown[]): { data: T | un
 }
 
 export function Modal({ title, onClose, children }: { title: string; onClose: () => void; children: ComponentChildren }) {
+  const self = useRef<HTMLDivElement>(null);
   useEffect(() => {
-    const k = (e: KeyboardEvent) => e.key === "Escape" && onClose();
+    // Escape closes the topmost dialog only (a conflict dialog opens over the task's details).
+    const k = (e: KeyboardEvent) => {
+      const all = document.querySelectorAll(".modal");
+      if (e.key === "Escape" && all[all.length - 1] === self.current) onClose();
+    };
     window.addEventListener("keydown", k);
     return () => window.removeEventListener("keydown", k);
   }, [onClose]);
   return (
     <div class="modal-backdrop" onClick={(e) => e.target === e.currentTarget && onClose()}>
-      <div class="modal" role="dialog" aria-modal="true" aria-label={title}>
+      <div class="modal" role="dialog" aria-modal="true" aria-label={title} ref={self}>
         <header>
           <h2>{title}</h2>
           <button class="icon" aria-label={t.close} onClick={onClose}>

@@ -17,7 +17,7 @@ export interface TaskContext {
 
 /** Completes a task: a recurring one through its recurrence (the next occurrence comes back). */
 export async function completeTask(task: Task): Promise<{ updated: Task; next: Task | null; recurring: boolean }> {
-  if (!task.parent_id && task.due_at !== undefined) {
+  if (!task.parent_id) {
     let rec: Recurrence | null = null;
     try {
       rec = await api.get<Recurrence>(`/tasks/${task.id}/recurrence`);
