@@ -512,6 +512,24 @@ describe.skipIf(!hasChromium)("web app in a browser", () => {
     expect(await row("Made after the backup").count()).toBe(0);
   }, STEP);
 
+  test("a feature this server version lacks shows a clear Not available state", async () => {
+    await fresh("/tasks");
+    // What an older server answers for an endpoint it does not have.
+    const missing = JSON.stringify({ type: "about:blank", title: "Not found", status: 404, code: "not_found", detail: "no such endpoint" });
+    await page.route("**/api/v1/countdowns**", (r) => r.fulfill({ status: 404, contentType: "application/problem+json", body: missing }));
+    await page.route("**/api/v1/tasks/*/attachments", (r) => r.fulfill({ status: 404, contentType: "application/problem+json", body: missing }));
+    try {
+      await goTo(t.nav.countdowns);
+      await page.getByTestId("not-available").getByText(t.notAvailable).waitFor();
+      await goTo(t.nav.tasks);
+      await openTask("Write the annual report");
+      await page.getByRole("dialog", { name: t.tasks.details }).locator("section.attachments").getByText(t.notAvailable).waitFor();
+      await closeDialog();
+    } finally {
+      await page.unrouteAll();
+    }
+  }, STEP);
+
   test("keyboard shortcuts: ? shows help, g h goes to habits, n focuses quick add", async () => {
     await fresh("/tasks");
     await goTo(t.nav.tasks);
