@@ -298,6 +298,13 @@ describe("preflight rejects bad records and broken rules", () => {
       },
       /only top-level tasks recur/,
     ));
+  test("an attachment file name with a path or a bidirectional mark", async () => {
+    await mutate("data/attachments.json", (r) => r.map((a) => ({ ...a, filename: "../../etc/passwd" })), /not a clean file name/);
+    await mutate("data/attachments.json", (r) => r.map((a) => ({ ...a, filename: "invoice\u202egpj.exe" })), /not a clean file name/);
+  });
+  test("names longer than the API allows, counted in characters", async () => {
+    await mutate("data/folders.json", (r) => r.map((f) => ({ ...f, name: "x".repeat(201) })), /at most 200 characters/);
+  });
   test("an RRULE the recurrence engine refuses", () => mutate("data/recurrences.json", (r) => r.map((x) => ({ ...x, rrule: "FREQ=SECONDLY" })), /./, /\.rrule$/));
   test("attachment metadata whose size does not match the bytes", () => mutate("data/attachments.json", (r) => r.map((a) => ({ ...a, size: (a.size as number) + 1 })), /differs from the attachment's/));
   test("attachment metadata whose SHA-256 does not match the bytes", () => mutate("data/attachments.json", (r) => r.map((a) => ({ ...a, sha256: "a".repeat(64) })), /SHA-256 differs from the attachment's/));

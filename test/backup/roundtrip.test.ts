@@ -30,6 +30,22 @@ describe("backup round trip", () => {
 });
 
 describe("export", () => {
+  test("what the API accepts round-trips: 200 emoji in a name (400 UTF-16 units), a 100,000-character memo", async () => {
+    const app = makeTestApp();
+    try {
+      const admin = await setupAdmin(app);
+      await seed(admin);
+      expect((await admin.post("/api/v1/folders", { name: "\u{1F600}".repeat(200) })).status).toBe(201);
+      expect((await admin.post("/api/v1/memos", { content: "\u{1F600}".repeat(50_000) })).status).toBe(201);
+      const zip = await exportBytes(app, admin);
+      const pf = await preflight(admin, zip, "replace");
+      expect(pf.status).toBe(200);
+      expect((await admin.post("/api/v1/backup/restore", { preflight_token: pf.body.preflight_token, mode: "replace" })).status).toBe(200);
+    } finally {
+      app.close();
+    }
+  });
+
   test("answers a ZIP download with the manifest describing every entry (sizes, SHA-256, counts)", async () => {
     const app = makeTestApp();
     try {

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { isCalendarDate, isTimeZone, parseInstant } from "../../core/time";
 import { isDateOnly, MAX_INTERVAL, parseRRule } from "../recurrence/recurrence.engine";
+import { cleanFilename } from "../attachments/attachments.names";
 
 /**
  * The app-backup v2 records (contract §9): API field names, every field present (null where
@@ -31,8 +32,14 @@ const Instant = z.string().max(40).refine((s) => parseInstant(s) !== null, "an R
 const DateOnly = z.string().max(10).refine(isCalendarDate, "a real date YYYY-MM-DD");
 const DueAt = z.string().max(40).refine((s) => isCalendarDate(s) || parseInstant(s) !== null, "a date or an RFC 3339 instant");
 const Color = z.string().regex(/^#[0-9A-Fa-f]{6}$/, "#RRGGBB");
+/** At most `max` characters (code points, as the API counts them; UTF-16 length is the fast path). */
+const Text = (min: number, max: number) =>
+  z
+    .string()
+    .min(min)
+    .refine((s) => s.length <= max || [...s].length <= max, `at most ${max} characters`);
 const noControl = (s: string) => !/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.test(s);
-const Name = z.string().min(1).max(200).refine(noControl, "no control characters");
+const Name = Text(1, 200).refine(noControl, "no control characters");
 const Position = z.number().int().min(-(2 ** 53)).max(2 ** 53);
 
 export const FolderRecord = z
@@ -51,14 +58,14 @@ export const ListRecord = z
     deleted_at: Instant.nullable(),
   })
   .strict();
-export const TagRecord = z.object({ id: Id, name: z.string().trim().min(1).max(64).refine(noControl, "no control characters"), color: Color, created_at: Instant, updated_at: Instant }).strict();
+export const TagRecord = z.object({ id: Id, name: Text(1, 64).refine(noControl, "no control characters"), color: Color, created_at: Instant, updated_at: Instant }).strict();
 export const TaskRecord = z
   .object({
     id: Id,
     list_id: Id,
     parent_id: Id.nullable(),
-    title: z.string().min(1).max(500),
-    description: z.string().max(20_000),
+    title: Text(1, 500),
+    description: Text(0, 20_000),
     completed: z.boolean(),
     completed_at: Instant.nullable(),
     due_at: DueAt.nullable(),
@@ -76,7 +83,7 @@ export const RecurrenceRecord = z
     id: Id,
     task_id: Id,
     kind: z.enum(["rrule", "after_completion"]),
-    rrule: z.string().min(1).max(1000).nullable(),
+    rrule: Text(1, 1000).nullable(),
     interval: z.number().int().min(1).max(MAX_INTERVAL).nullable(),
     unit: z.enum(["day", "week", "month", "year"]).nullable(),
     timezone: z.string().max(64).refine(isTimeZone, "an IANA time zone"),
@@ -104,11 +111,11 @@ export const HabitRecord = z
   .object({
     id: Id,
     name: Name,
-    icon: z.string().min(1).max(64).nullable(),
+    icon: Text(1, 64).nullable(),
     color: Color.nullable(),
     frequency: Frequency,
     goal: z.number().positive().max(1_000_000_000),
-    unit: z.string().min(1).max(32).nullable(),
+    unit: Text(1, 32).nullable(),
     start_date: DateOnly,
     position: Position,
     archived_at: Instant.nullable(),
@@ -117,7 +124,7 @@ export const HabitRecord = z
   })
   .strict();
 export const HabitLogRecord = z
-  .object({ habit_id: Id, date: DateOnly, value: z.number().min(0).max(1_000_000_000), note: z.string().max(2000).nullable(), created_at: Instant, updated_at: Instant })
+  .object({ habit_id: Id, date: DateOnly, value: z.number().min(0).max(1_000_000_000), note: Text(0, 2000).nullable(), created_at: Instant, updated_at: Instant })
   .strict();
 export const HabitPauseRecord = z
   .object({ id: Id, habit_id: Id, start_date: DateOnly, end_date: DateOnly.nullable(), created_at: Instant, updated_at: Instant })
@@ -130,7 +137,7 @@ export const CountdownRecord = z
     date: DateOnly,
     type: z.enum(["countdown", "anniversary", "birthday"]),
     repeat: z.enum(["none", "weekly", "monthly", "yearly"]),
-    icon: z.string().min(1).max(64).nullable(),
+    icon: Text(1, 64).nullable(),
     calendar: z.enum(["gregorian", "lunar"]),
     lunar: z.object({ month: z.number().int().min(1).max(12), day: z.number().int().min(1).max(30), leap: z.boolean() }).strict().nullable(),
     pinned: z.boolean(),
@@ -141,14 +148,15 @@ export const CountdownRecord = z
   .strict()
   .refine((c) => (c.calendar === "lunar") === (c.lunar !== null), { message: "`lunar` is set exactly for calendar lunar" });
 export const MemoRecord = z
-  .object({ id: Id, content: z.string().min(1).max(100_000), pinned: z.boolean(), version: z.number().int().min(1), created_at: Instant, updated_at: Instant, deleted_at: Instant.nullable() })
+  .object({ id: Id, content: Text(1, 100_000), pinned: z.boolean(), version: z.number().int().min(1), created_at: Instant, updated_at: Instant, deleted_at: Instant.nullable() })
   .strict();
 export const AttachmentRecord = z
   .object({
     // Becomes the stored file's name: exactly a UUID, never anything path-like.
     id: z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/, "a UUID"),
     task_id: Id,
-    filename: z.string().min(1).max(255).refine(noControl, "no control characters"),
+    // Exactly as the upload stores names: no path, controls or bidirectional marks.
+    filename: Text(1, 255).refine((f) => cleanFilename(f) === f, "not a clean file name (path, control or bidirectional characters)"),
     content_type: z.string().min(1).max(255),
     size: z.number().int().min(0),
     sha256: z.string().regex(/^[0-9a-f]{64}$/, "lowercase hex SHA-256"),
