@@ -250,6 +250,40 @@ describe("merge", () => {
   });
 });
 
+describe("races", () => {
+  test("two restores at once for one account: the second is 409 state_conflict, the first completes", async () => {
+    app = makeTestApp();
+    const a = await setupAdmin(app);
+    await seed(a);
+    const zip = await exportBytes(app, a);
+    const t1 = await tokenFor(a, zip, "replace");
+    const t2 = await tokenFor(a, zip, "replace");
+    const [r1, r2] = await Promise.all([restore(a, t1, "replace"), restore(a, t2, "replace")]);
+    expect([r1.status, r2.status].sort()).toEqual([200, 409]);
+    expect([r1, r2].find((r) => r.status === 409)!.body.code).toBe("state_conflict");
+  });
+
+  test("a merge whose referenced own record was deleted after the preflight: 409 state_conflict, nothing changes", async () => {
+    app = makeTestApp();
+    const a = await setupAdmin(app);
+    const ids = await seed(a);
+    const e = entriesOf(await exportBytes(app, a));
+    const only: Record<string, Uint8Array> = { "manifest.json": e["manifest.json"]! };
+    for (const k of ["folders", "lists", "tags", "recurrences", "recurrence_exceptions", "habits", "habit_logs", "habit_pauses", "countdowns", "memos", "attachments"])
+      only[`data/${k}.json`] = new TextEncoder().encode("[]");
+    const task = { ...readJson<Record<string, unknown>[]>(e, "data/tasks.json").find((t) => t.id === ids.task)!, id: Bun.randomUUIDv7(), tag_ids: [] };
+    only["data/tasks.json"] = new TextEncoder().encode(JSON.stringify([task]));
+    const token = await tokenFor(a, rebuild(only), "merge");
+    expect((await a.delete(`/api/v1/lists/${ids.list}`)).status).toBe(204);
+    expect((await a.delete(`/api/v1/lists/${ids.list}/purge`)).status).toBe(204);
+    const before = dump(app.db, BACKUP_TABLES);
+    const r = await restore(a, token, "merge");
+    expect(r.status).toBe(409);
+    expect(r.body.code).toBe("state_conflict");
+    expect(dump(app.db, BACKUP_TABLES)).toEqual(before);
+  });
+});
+
 describe("tokens", () => {
   test("unknown, wrong mode, another user's, expired: 422 token_invalid; used: 409 token_consumed", async () => {
     const clock = new FixedClock(new Date("2026-11-26T10:00:00.000Z"));
