@@ -3,6 +3,8 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { gunzipSync } from "node:zlib";
 import { makeTestApp, setupAdmin, type TestClient } from "./helpers/app";
+import { webRoutes } from "../src/features/web/web.routes";
+import { WebService } from "../src/features/web/web.service";
 
 const app = makeTestApp();
 afterAll(() => app.close());
@@ -108,5 +110,27 @@ describe("web app", () => {
   test("the page's routes are not in the API document", async () => {
     const doc = await admin.get("/api/openapi.json");
     expect(Object.keys(doc.body.paths).filter((p) => !p.startsWith("/api/"))).toEqual([]);
+  });
+});
+
+describe("web app embedded in the executable", () => {
+  // What build.ts embeds: served as given, never rebuilt from web/.
+  const bundle = {
+    indexHtml: '<!doctype html><script type="module" src="/assets/main-abc123.js"></script>',
+    assets: { "main-abc123.js": { type: "text/javascript; charset=utf-8", body: `console.log(${JSON.stringify("x".repeat(4000))});` } },
+  };
+  const routes = webRoutes(new WebService(bundle));
+  const get = (path: string, headers: Record<string, string> = {}) => routes.handle(new Request(`http://localhost${path}`, { headers }));
+
+  test("the embedded page and assets are served as built, gzipped on request", async () => {
+    const page = await get("/tasks");
+    expect(await page.text()).toBe(bundle.indexHtml);
+    expect(page.headers.get("cache-control")).toBe("no-cache");
+    const js = await get("/assets/main-abc123.js");
+    expect(await js.text()).toBe(bundle.assets["main-abc123.js"].body);
+    const gz = await get("/assets/main-abc123.js", { "accept-encoding": "gzip" });
+    expect(gz.headers.get("content-encoding")).toBe("gzip");
+    expect(new TextDecoder().decode(gunzipSync(new Uint8Array(await gz.arrayBuffer())))).toBe(bundle.assets["main-abc123.js"].body);
+    expect((await get("/assets/main-other.js")).status).toBe(404);
   });
 });
