@@ -195,6 +195,29 @@ describe.skipIf(!hasChromium)("web app in a browser", () => {
     await closeDialog();
   }, STEP);
 
+  test("inline rename: the row's title is edited in place (button or F2), Escape cancels", async () => {
+    await fresh("/tasks");
+    await addTask("Typo tsak");
+    await row("Typo tsak").hover();
+    await page.getByRole("button", { name: `${t.tasks.renameTask}: Typo tsak` }).click();
+    const input = page.getByRole("textbox", { name: t.tasks.renameTask });
+    await input.fill("Typo task");
+    await input.press("Enter");
+    await row("Typo task").waitFor();
+    const saved = await apiFromPage<{ items: { title: string; version: number }[] }>("GET", "/tasks?q=Typo");
+    expect(saved.items.map((x) => [x.title, x.version])).toEqual([["Typo task", 2]]);
+    await row("Typo task").focus();
+    await page.keyboard.press("F2");
+    await input.fill("Not kept");
+    await input.press("Escape");
+    await row("Typo task").waitFor();
+    expect(await row("Not kept").count()).toBe(0);
+    // Out of the way of the later steps (which expect an empty trash).
+    const id = (await apiFromPage<{ items: { id: string }[] }>("GET", "/tasks?q=Typo")).items[0]!.id;
+    await apiFromPage("DELETE", `/tasks/${id}`);
+    await apiFromPage("DELETE", `/trash/${id}`);
+  }, STEP);
+
   test("delete a task, then restore it from the trash", async () => {
     await fresh("/tasks");
     await openTask("Buy bread");

@@ -198,6 +198,13 @@ function TaskList({ listId, q, show, tagId, ctx }: { listId: string | null; q: s
     }
   };
 
+  const rename = async (task: Task, title: string) => {
+    try {
+      replace(await api.patch<Task>(`/tasks/${task.id}`, { title, version: task.version }));
+    } catch (e) {
+      toastError(e); // a stale version: the row keeps the title it shows; the details dialog resolves conflicts
+    }
+  };
   const del = async (task: Task) => {
     try {
       await api.del(`/tasks/${task.id}`);
@@ -279,6 +286,7 @@ function TaskList({ listId, q, show, tagId, ctx }: { listId: string | null; q: s
             onToggle={() => toggle(task)}
             onOpen={() => setOpen(task.id)}
             onDelete={() => del(task)}
+            onRename={(title) => rename(task, title)}
             dragIds={() => (selected.has(task.id) ? [...selected] : [task.id])}
           />
         ))}
@@ -317,9 +325,23 @@ function TaskRow(p: {
   onToggle: () => void;
   onOpen: () => void;
   onDelete: () => void;
+  onRename: (title: string) => void;
   dragIds: () => string[];
 }) {
   const { task } = p;
+  const [renaming, setRenaming] = useState(false);
+  const finished = useRef(false); // Enter, then the blur of the removed input: rename once
+  const startRename = () => {
+    finished.current = false;
+    setRenaming(true);
+  };
+  const finish = (input: HTMLInputElement, keep: boolean) => {
+    if (finished.current) return;
+    finished.current = true;
+    const title = input.value.trim();
+    setRenaming(false);
+    if (keep && title && title !== task.title) p.onRename(title);
+  };
   const dueDate = task.due_at ? (isDateOnly(task.due_at) ? task.due_at : task.due_at.slice(0, 10)) : null;
   const overdue = !task.completed && dueDate !== null && dueDate < p.today;
   const doneSubs = task.subtasks.filter((s) => s.completed).length;
@@ -334,6 +356,7 @@ function TaskRow(p: {
         if (e.target !== e.currentTarget) return;
         if (e.key === "Enter") p.onOpen();
         if (e.key === "Delete") p.onDelete();
+        if (e.key === "F2") startRename();
       }}
       onClick={(e) => {
         if ((e.target as HTMLElement).closest("input,button,a")) return;
@@ -353,7 +376,23 @@ function TaskRow(p: {
         }}
       />
       <div class="task-body">
-        <span class="title">{task.title}</span>
+        {renaming ? (
+          <input
+            class="rename"
+            aria-label={t.tasks.renameTask}
+            defaultValue={task.title}
+            maxLength={500}
+            autoFocus
+            onKeyDown={(e) => {
+              if (e.key === "Enter") finish(e.currentTarget as HTMLInputElement, true);
+              if (e.key === "Escape") finish(e.currentTarget as HTMLInputElement, false);
+              e.stopPropagation();
+            }}
+            onBlur={(e) => finish(e.currentTarget as HTMLInputElement, true)}
+          />
+        ) : (
+          <span class="title">{task.title}</span>
+        )}
         <span class="meta">
           {task.due_at && <span class={`due ${overdue ? "overdue" : ""} ${dueDate === p.today ? "today" : ""}`}>{dueDate === p.today && isDateOnly(task.due_at) ? t.tasks.dueToday : formatDue(task.due_at)}</span>}
           {task.subtasks.length > 0 && <span class="subcount">☑ {doneSubs}/{task.subtasks.length}</span>}
@@ -362,6 +401,11 @@ function TaskRow(p: {
           {task.description && <span class="has-notes" aria-hidden="true">≡</span>}
         </span>
       </div>
+      {!renaming && (
+        <span class="row-actions">
+          <button class="icon small" aria-label={`${t.tasks.renameTask}: ${task.title}`} title={`${t.tasks.renameTask} (F2)`} onClick={startRename}>✎</button>
+        </span>
+      )}
     </li>
   );
 }
