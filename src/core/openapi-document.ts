@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { toOpenAPISchema } from "@elysiajs/openapi";
 import type { AnyElysia } from "elysia";
-import { Problem, WRITE, jsonSchema, namedSchemas } from "./openapi";
+import { Problem, WRITE, jsonSchema, namedSchemas, resolveDeferred } from "./openapi";
 
 /** The whole document, generated from the routes' own schemas and tidied for linters and client generators. */
 export function buildOpenApiDocument(app: AnyElysia, version: string): Record<string, unknown> {
@@ -23,7 +23,8 @@ export function buildOpenApiDocument(app: AnyElysia, version: string): Record<st
   const paths: Record<string, Record<string, Record<string, unknown>>> = {};
   for (const [path, ops] of Object.entries(generated.paths)) {
     if (!path.startsWith("/api/v1/")) continue;
-    for (const [method, op] of Object.entries(ops)) {
+    for (const [method, deferredOp] of Object.entries(ops)) {
+      const op = resolveDeferred(deferredOp) as Record<string, unknown>;
       const isPublic = op["x-app-public"] === true;
       delete op["x-app-public"];
       const bodyType = op["x-app-body-content-type"] as string | undefined;

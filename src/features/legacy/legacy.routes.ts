@@ -1,7 +1,7 @@
 import { Elysia } from "elysia";
 import { LEGACY_BODY_LIMIT, STREAMED_BODY } from "../../core/body";
 import { malformed } from "../../core/errors";
-import { doc, jsonSchema } from "../../core/openapi";
+import { deferredJsonSchema, doc, type DeferredSchema } from "../../core/openapi";
 import { principalOf, requestMeta } from "../../core/http";
 import { MultipartReader, boundaryOf } from "../attachments/attachments.multipart";
 import type { LegacyService } from "./legacy.service";
@@ -27,7 +27,7 @@ function csvSource(body: unknown, request: Request): string | MultipartReader {
 }
 
 /** Documents a request body the route reads itself (no validating schema in the route options). */
-function withBody(d: Record<string, unknown>, contentType: string, schema: Record<string, unknown>): Record<string, unknown> {
+function withBody(d: Record<string, unknown>, contentType: string, schema: Record<string, unknown> | DeferredSchema): Record<string, unknown> {
   return { ...d, requestBody: { required: true, content: { [contentType]: { schema } } } };
 }
 
@@ -65,7 +65,7 @@ export function legacyRoutes(service: LegacyService, clock: { now(): Date }) {
           errors: [...RESTORE_ERRORS],
         }),
         "application/json",
-        jsonSchema(LegacyExport, "input"),
+        deferredJsonSchema(LegacyExport, "input"),
       ),
     })
     .post(
