@@ -1,10 +1,31 @@
 // The page query has several plans (walk newest first; start from a rare term's matches; start
 // from a rare tag's links; walk one list's index). The service picks one by counting; these
 // tests prove every plan answers the same pages for the same filter, through every cursor.
-import { afterAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { makeTestApp, setupAdmin, signedInUser } from "./helpers/app";
 import { mkList, mkTag, mkTask, uname } from "./helpers/tasks";
-import { pageLiveTasks, type TaskFilter } from "../src/features/tasks/tasks.repo";
+import type { Db } from "../src/core/db";
+import {
+  batchUpdate,
+  countSubtasks,
+  deleteTasks,
+  findSubtasks,
+  findTagsOfTasks,
+  findTaskWithList,
+  findTasksWithList,
+  insertTask,
+  ownedTagIds,
+  pageLiveTasks,
+  replaceTags,
+  setDeleted,
+  subtaskIds,
+  updateTaskIfVersion,
+  updateTasks,
+  type TaskFilter,
+} from "../src/features/tasks/tasks.repo";
+import { deleteList, findList, updateList } from "../src/features/lists/lists.repo";
+import { bumpTasksTagged, deleteTag, findTag, updateTag } from "../src/features/tags/tags.repo";
+import { findActiveFolder, updateFolder } from "../src/features/folders/folders.repo";
 import { ftsPhrase } from "../src/features/tasks/tasks.search";
 
 const app = makeTestApp();
@@ -125,5 +146,169 @@ describe("query plans", () => {
     );
     expect(trash).toContain("tasks_trash_idx");
     expect(trash).not.toContain("TEMP B-TREE");
+  });
+});
+
+// ---- write paths ---------------------------------------------------------------------------
+// Statements naming tasks by id must look each id up by primary key, never walk the user's rows:
+// `id IN (json_each) AND user_id = ?` once went through tasks_user_list_idx (user_id, list_id)
+// and every write paid for all the user's tasks. The plans are checked on an account of
+// thousands of tasks, as migrated, then with such a user index put back (a trap), then with
+// statistics gathered. Each statement is the one the repository really runs: recorded while the
+// function runs inside a transaction that is rolled back.
+
+const big = makeTestApp();
+afterAll(() => big.close());
+const bigAdmin = await setupAdmin(big);
+const owner = await signedInUser(big, bigAdmin, uname());
+const stranger = await signedInUser(big, bigAdmin, uname());
+const ownerId: string = (await owner.get("/api/v1/me")).body.id;
+const strangerId: string = (await stranger.get("/api/v1/me")).body.id;
+const ownerList = await mkList(owner, "work");
+const ownerTags = [await mkTag(owner, "red"), await mkTag(owner, "blue")];
+const strangerTag = await mkTag(stranger, "green");
+const strangerList = await mkList(stranger, "theirs");
+const ownerFolder: string = (await owner.post("/api/v1/folders", { name: "f" })).body.id;
+
+/** Runs SQL in its own committed transaction (a bare statement may wait on an open reader). */
+function commit(db: Db, run: () => void): void {
+  db.sqlite.run("BEGIN");
+  run();
+  db.sqlite.run("COMMIT");
+}
+
+/** Inserts `n` top-level tasks (every tenth with a subtask) for a user; returns the top-level ids. */
+function seed(db: Db, userId: string, listId: string, n: number): string[] {
+  const ids: string[] = [];
+  commit(db, () => {
+    for (let i = 0; i < n; i++) {
+      const base = { userId, listId, title: `t ${i}`, description: "", completed: false, completedAt: null, dueAt: null, priority: 0, now: "2026-11-01T00:00:00.000Z" };
+      const id = insertTask(db, { ...base, parentId: null });
+      if (i % 10 === 0) insertTask(db, { ...base, parentId: id });
+      ids.push(id);
+    }
+  });
+  return ids;
+}
+const mine = seed(big.db, ownerId, ownerList, 3000);
+const theirs = seed(big.db, strangerId, strangerList, 1000);
+
+/** The SQL each call sends to SQLite (raw statements and drizzle's), in a rolled-back transaction. */
+function statementsOf(db: Db, run: () => unknown): string[] {
+  const s = db.sqlite;
+  const query = s.query.bind(s);
+  const prepare = s.prepare.bind(s);
+  const seen: string[] = [];
+  s.query = ((sql: string) => (seen.push(sql), query(sql))) as typeof s.query;
+  s.prepare = ((sql: string, ...rest: unknown[]) => (seen.push(sql), prepare(sql, ...(rest as [])))) as typeof s.prepare;
+  s.run("BEGIN");
+  try {
+    run();
+  } finally {
+    s.run("ROLLBACK");
+    Reflect.deleteProperty(s, "query");
+    Reflect.deleteProperty(s, "prepare");
+  }
+  return seen;
+}
+
+/** The plan's lines. Finalized at once: an EXPLAIN of a write, kept, holds the connection busy. */
+function planOf(db: Db, sql: string): string[] {
+  const stmt = db.sqlite.prepare(`EXPLAIN QUERY PLAN ${sql}`);
+  try {
+    return stmt.all().map((r) => (r as { detail: string }).detail);
+  } finally {
+    stmt.finalize();
+  }
+}
+
+const PK = {
+  tasks: /^SEARCH (t|tasks) USING (COVERING )?INDEX sqlite_autoindex_tasks_1 \(id=\?\)$/,
+  subtasks: /^SEARCH (t|tasks) USING (COVERING )?INDEX tasks_parent_idx \(parent_id=\?\)$/,
+  taskTags: /^SEARCH (x|task_tags) USING (COVERING )?INDEX sqlite_autoindex_task_tags_1 \(task_id=\?\)$/,
+  tags: /^SEARCH (g|tags) USING (COVERING )?INDEX sqlite_autoindex_tags_1 \(id=\?\)$/,
+  lists: /^SEARCH (l|lists) USING (COVERING )?INDEX sqlite_autoindex_lists_1 \(id=\?\)$/,
+  folders: /^SEARCH (f|folders) USING (COVERING )?INDEX sqlite_autoindex_folders_1 \(id=\?\)$/,
+};
+
+const db = big.db;
+const some = mine.slice(100, 105);
+const now = "2026-11-02T00:00:00.000Z";
+/** Each write path (and the reads beside it), with the searches its plan must contain. */
+const cases: [string, () => unknown, RegExp[]][] = [
+  ["findTaskWithList", () => findTaskWithList(db, ownerId, some[0]!), [PK.tasks, PK.lists]],
+  ["findTasksWithList", () => findTasksWithList(db, ownerId, some), [PK.tasks, PK.lists]],
+  ["updateTaskIfVersion", () => updateTaskIfVersion(db, ownerId, some[0]!, 1, { title: "x", searchText: "x" }, now), [PK.tasks]],
+  ["updateTasks", () => updateTasks(db, ownerId, some, { listId: ownerList, completed: true }, now), [PK.tasks]],
+  ["setDeleted", () => setDeleted(db, ownerId, some, now, now), [PK.tasks]],
+  ["deleteTasks", () => deleteTasks(db, ownerId, some), [PK.tasks]],
+  ["batchUpdate", () => batchUpdate(db, ownerId, some, { listId: ownerList, dueAt: "2026-12-01", completed: true }, now), [PK.tasks]],
+  ["ownedTagIds", () => ownedTagIds(db, ownerId, ownerTags), [PK.tags]],
+  ["findSubtasks", () => findSubtasks(db, some, true), [PK.subtasks]],
+  ["subtaskIds", () => subtaskIds(db, some), [PK.subtasks]],
+  ["countSubtasks", () => countSubtasks(db, some[0]!), [PK.subtasks]],
+  ["findTagsOfTasks", () => findTagsOfTasks(db, some), [PK.taskTags, PK.tags]],
+  ["replaceTags", () => replaceTags(db, some, ownerTags), [PK.taskTags]],
+  ["findList", () => findList(db.orm, ownerId, ownerList), [PK.lists]],
+  ["updateList", () => updateList(db.orm, ownerId, ownerList, { name: "w", updatedAt: now }), [PK.lists]],
+  ["deleteList", () => deleteList(db.orm, ownerId, ownerList), [PK.lists]],
+  ["findTag", () => findTag(db.orm, ownerId, ownerTags[0]!), [PK.tags]],
+  ["updateTag", () => updateTag(db.orm, ownerId, ownerTags[0]!, { name: "r", updatedAt: now }), [PK.tags]],
+  ["deleteTag", () => deleteTag(db.orm, ownerId, ownerTags[0]!), [PK.tags]],
+  ["bumpTasksTagged", () => bumpTasksTagged(db.orm, ownerTags[0]!, now), [PK.tasks, /^SEARCH task_tags USING (COVERING )?INDEX task_tags_tag_idx \(tag_id=\?\)$/]],
+  ["findActiveFolder", () => findActiveFolder(db.orm, ownerId, ownerFolder), [PK.folders]],
+  ["updateFolder", () => updateFolder(db.orm, ownerId, ownerFolder, { name: "g", updatedAt: now }), [PK.folders]],
+];
+
+const TRAP = "plans_trap_tasks_user";
+const trap = () => db.sqlite.run(`CREATE INDEX IF NOT EXISTS ${TRAP} ON tasks (user_id, list_id)`);
+const hasTrap = () => db.sqlite.query("SELECT 1 FROM sqlite_master WHERE name = ?").all(TRAP).length === 1;
+
+describe("write paths look tasks up by primary key", () => {
+  const states: [string, () => void, boolean][] = [
+    ["as migrated", () => {}, false],
+    ["with an index on tasks (user_id, list_id)", () => commit(db, trap), true],
+    ["with that index and statistics", () => commit(db, () => (trap(), db.sqlite.run("ANALYZE"))), true],
+  ];
+  for (const [state, setup, trapped] of states) {
+    describe(state, () => {
+      beforeAll(setup);
+      for (const [name, run, expected] of cases) {
+        test(name, () => {
+          const sqls = statementsOf(db, run).filter((q) => !q.startsWith("EXPLAIN"));
+          expect(hasTrap()).toBe(trapped);
+          expect(sqls.length).toBeGreaterThan(0);
+          const plan = sqls.flatMap((q) => planOf(db, q));
+          for (const re of expected) expect(plan.some((l) => re.test(l))).toBe(true);
+          // Never a walk of a user's rows or of a whole table.
+          for (const line of plan) {
+            expect(line).not.toContain("user_id=?");
+            expect(line).not.toMatch(/^SCAN (t|tasks|x|task_tags|g|tags|l|lists|f|folders)\b/);
+          }
+        });
+      }
+    });
+  }
+});
+
+describe("the ownership check is kept", () => {
+  test("another user's ids are never read or changed", () => {
+    const mixed = [mine[0]!, theirs[0]!, mine[1]!, theirs[1]!];
+    const before = db.sqlite.query("SELECT * FROM tasks WHERE user_id = ? ORDER BY id").all(strangerId);
+    expect(findTaskWithList(db, ownerId, theirs[0]!)).toBeNull();
+    expect(findTasksWithList(db, ownerId, mixed).map((r) => r.id).sort()).toEqual([mine[0]!, mine[1]!].sort());
+    expect([...ownedTagIds(db, ownerId, [...ownerTags, strangerTag])].sort()).toEqual([...ownerTags].sort());
+    commit(db, () => {
+      expect(updateTaskIfVersion(db, ownerId, theirs[0]!, 1, { title: "x" }, now)).toBe(false);
+      expect(updateTasks(db, ownerId, mixed, { priority: 3 }, now)).toBe(2);
+      expect(batchUpdate(db, ownerId, mixed, { completed: true }, now)).toBe(2);
+      expect(setDeleted(db, ownerId, mixed, now, now)).toBe(2);
+      expect(setDeleted(db, ownerId, mixed, null, now)).toBe(2);
+      expect(deleteTasks(db, ownerId, mixed)).toBe(2);
+    });
+    expect(db.sqlite.query("SELECT * FROM tasks WHERE user_id = ? ORDER BY id").all(strangerId)).toEqual(before);
+    expect(findTaskWithList(db, ownerId, mine[0]!)).toBeNull();
+    const kept = findTaskWithList(db, ownerId, mine[2]!)!;
+    expect([kept.user_id, kept.version]).toEqual([ownerId, 1]);
   });
 });

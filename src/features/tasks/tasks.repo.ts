@@ -5,6 +5,12 @@ import { taskSearchText } from "./tasks.search";
 // Raw prepared statements on the bun:sqlite handle: task pages are the hot path, and
 // `db.sqlite.query()` compiles each distinct SQL string once and caches it. Called inside a
 // writeTx/readTx callback they run in that transaction (same connection).
+//
+// Statements naming tasks (or tags) by id write the ownership check as `+user_id = ?`: the unary
+// plus keeps SQLite from answering `id IN (...) AND user_id = ?` by walking every row of the user
+// through an index starting with user_id (as it did while tasks_user_list_idx existed,
+// migrations 0002-0007) instead of looking each id up by primary key. test/tasks-plans.test.ts
+// holds these plans, with such an index present.
 
 /** A task row as the presenters read it (snake_case, straight from SQLite). */
 export interface TaskRecord {
@@ -42,7 +48,7 @@ const COLS =
 export function findTaskWithList(db: Db, userId: string, id: string): TaskWithList | null {
   return db.sqlite
     .query<TaskWithList, [string, string]>(
-      `SELECT ${COLS}, l.deleted_at AS list_deleted_at FROM tasks t JOIN lists l ON l.id = t.list_id WHERE t.id = ? AND t.user_id = ?`,
+      `SELECT ${COLS}, l.deleted_at AS list_deleted_at FROM tasks t JOIN lists l ON l.id = t.list_id WHERE t.id = ? AND +t.user_id = ?`,
     )
     .get(id, userId);
 }
@@ -52,7 +58,7 @@ export function findTasksWithList(db: Db, userId: string, ids: string[]): TaskWi
   return db.sqlite
     .query<TaskWithList, [string, string]>(
       `SELECT ${COLS}, l.deleted_at AS list_deleted_at FROM tasks t JOIN lists l ON l.id = t.list_id
-       WHERE t.id IN (SELECT value FROM json_each(?)) AND t.user_id = ?`,
+       WHERE t.id IN (SELECT value FROM json_each(?)) AND +t.user_id = ?`,
     )
     .all(JSON.stringify(ids), userId);
 }
@@ -84,7 +90,8 @@ export function findTagsOfTasks(db: Db, taskIds: string[]): TagRecord[] {
   if (taskIds.length === 0) return [];
   return db.sqlite
     .query<TagRecord, [string]>(
-      `SELECT x.task_id, g.id, g.name, g.color FROM task_tags x JOIN tags g ON g.id = x.tag_id
+      // CROSS JOIN keeps the links outside: with a small tags table SQLite would scan every tag.
+      `SELECT x.task_id, g.id, g.name, g.color FROM task_tags x CROSS JOIN tags g ON g.id = x.tag_id
        WHERE x.task_id IN (SELECT value FROM json_each(?)) ORDER BY g.name_key, g.id`,
     )
     .all(JSON.stringify(taskIds));
@@ -186,7 +193,7 @@ function setClause(c: TaskChanges): { sql: string; values: (string | number | nu
 export function updateTaskIfVersion(db: Db, userId: string, id: string, expectedVersion: number, c: TaskChanges, now: string): boolean {
   const { sql, values } = setClause(c);
   const res = db.sqlite
-    .query(`UPDATE tasks SET ${sql}version = version + 1, updated_at = ? WHERE id = ? AND user_id = ? AND version = ? AND deleted_at IS NULL`)
+    .query(`UPDATE tasks SET ${sql}version = version + 1, updated_at = ? WHERE id = ? AND +user_id = ? AND version = ? AND deleted_at IS NULL`)
     .run(...values, now, id, userId, expectedVersion);
   return res.changes === 1;
 }
@@ -196,7 +203,7 @@ export function updateTasks(db: Db, userId: string, ids: string[], c: TaskChange
   if (ids.length === 0) return 0;
   const { sql, values } = setClause(c);
   return db.sqlite
-    .query(`UPDATE tasks SET ${sql}version = version + 1, updated_at = ? WHERE id IN (SELECT value FROM json_each(?)) AND user_id = ?`)
+    .query(`UPDATE tasks SET ${sql}version = version + 1, updated_at = ? WHERE id IN (SELECT value FROM json_each(?)) AND +user_id = ?`)
     .run(...values, now, JSON.stringify(ids), userId).changes;
 }
 
@@ -205,7 +212,7 @@ export function setDeleted(db: Db, userId: string, ids: string[], deletedAt: str
   if (ids.length === 0) return 0;
   return db.sqlite
     .query(
-      "UPDATE tasks SET deleted_at = ?, version = version + 1, updated_at = ? WHERE id IN (SELECT value FROM json_each(?)) AND user_id = ?",
+      "UPDATE tasks SET deleted_at = ?, version = version + 1, updated_at = ? WHERE id IN (SELECT value FROM json_each(?)) AND +user_id = ?",
     )
     .run(deletedAt, now, JSON.stringify(ids), userId).changes;
 }
@@ -213,7 +220,7 @@ export function setDeleted(db: Db, userId: string, ids: string[], deletedAt: str
 /** Removes tasks for good; subtasks, tag links and recurrences go by FK cascade, the index by trigger. */
 export function deleteTasks(db: Db, userId: string, ids: string[]): number {
   if (ids.length === 0) return 0;
-  return db.sqlite.query("DELETE FROM tasks WHERE id IN (SELECT value FROM json_each(?)) AND user_id = ?").run(JSON.stringify(ids), userId)
+  return db.sqlite.query("DELETE FROM tasks WHERE id IN (SELECT value FROM json_each(?)) AND +user_id = ?").run(JSON.stringify(ids), userId)
     .changes;
 }
 
@@ -230,7 +237,8 @@ export function ownedTagIds(db: Db, userId: string, ids: string[]): Set<string> 
   if (ids.length === 0) return new Set();
   return new Set(
     db.sqlite
-      .query<{ id: string }, [string, string]>("SELECT id FROM tags WHERE id IN (SELECT value FROM json_each(?)) AND user_id = ?")
+      // Each named id looked up by key (CROSS JOIN fixes the order), never a scan of the tags.
+      .query<{ id: string }, [string, string]>("SELECT g.id FROM json_each(?) j CROSS JOIN tags g ON g.id = j.value WHERE +g.user_id = ?")
       .all(JSON.stringify(ids), userId)
       .map((r) => r.id),
   );
@@ -391,6 +399,6 @@ export function batchUpdate(
   sets.push("version = version + 1", "updated_at = ?");
   values.push(now);
   return db.sqlite
-    .query(`UPDATE tasks SET ${sets.join(", ")} WHERE id IN (SELECT value FROM json_each(?)) AND user_id = ?`)
+    .query(`UPDATE tasks SET ${sets.join(", ")} WHERE id IN (SELECT value FROM json_each(?)) AND +user_id = ?`)
     .run(...values, JSON.stringify(ids), userId).changes;
 }
