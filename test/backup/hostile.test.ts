@@ -316,4 +316,33 @@ describe("preflight rejects bad records and broken rules", () => {
   });
   test("an attachment id that is not a UUID (it would name a file)", () =>
     mutate("data/attachments.json", (r) => r.map((a) => ({ ...a, id: "..-..-evil" })), /UUID/));
+  // The API's fields are required, in the API's shapes; mirrors must agree with what is stored.
+  test("a habit or countdown without the API's `archived`, or whose `archived` disagrees with archived_at", async () => {
+    await mutate("data/habits.json", (r) => r.map(({ archived: _a, ...h }) => h), /./, /data\/habits\.json\[0\]\.archived$/);
+    await mutate("data/habits.json", (r) => r.map((h) => ({ ...h, archived: true })), /`archived` must be true exactly when `archived_at` is set/, /\.archived$/);
+    await mutate("data/countdowns.json", (r) => r.map((x) => ({ ...x, archived: "no" })), /./, /data\/countdowns\.json\[0\]\.archived$/);
+    await mutate("data/countdowns.json", (r) => r.map((x) => ({ ...x, archived: false, archived_at: "2026-01-01T00:00:00.000Z" })), /`archived` must be true exactly/, /\.archived$/);
+  });
+  test("a countdown without its derived fields, or with values of the wrong shape", async () => {
+    for (const field of ["next_date", "days_until", "count"]) {
+      await mutate("data/countdowns.json", (r) => r.map((x) => Object.fromEntries(Object.entries(x).filter(([k]) => k !== field))), /./, new RegExp(`\\.${field}$`));
+    }
+    await mutate("data/countdowns.json", (r) => r.map((x) => ({ ...x, next_date: "2027-02-30" })), /real date/, /\.next_date$/);
+    await mutate("data/countdowns.json", (r) => r.map((x) => ({ ...x, days_until: 1.5 })), /./, /\.days_until$/);
+    await mutate("data/countdowns.json", (r) => r.map((x) => ({ ...x, count: -1 })), /./, /\.count$/);
+  });
+  test("a task still in the API's shape (`tags`, `subtasks`) instead of the archive's (`tag_ids`)", () =>
+    mutate("data/tasks.json", (r) => r.map(({ tag_ids: _t, ...t }) => ({ ...t, tags: [], subtasks: [] })), /unknown field\(s\) tags, subtasks/, /^data\/tasks\.json\[\d\]$/));
+  test("a recurrence without `exceptions`, or with exceptions out of order or that are not dates", async () => {
+    await mutate("data/recurrences.json", (r) => r.map(({ exceptions: _e, ...x }) => x), /./, /\.exceptions$/);
+    await mutate("data/recurrences.json", (r) => r.map((x) => ({ ...x, exceptions: ["2026-12-15", "2026-12-01"] })), /distinct and ascending/, /\.exceptions$/);
+    await mutate("data/recurrences.json", (r) => r.map((x) => ({ ...x, exceptions: ["2026-12-15", "2026-12-15"] })), /distinct and ascending/, /\.exceptions$/);
+    await mutate("data/recurrences.json", (r) => r.map((x) => ({ ...x, exceptions: ["tomorrow"] })), /real date/);
+  });
+  test("a recurrence's `exceptions` that disagree with data/recurrence_exceptions.json", async () => {
+    const rec = readJson<{ id: string }[]>(base, "data/recurrences.json")[0]!.id;
+    await mutate("data/recurrences.json", (r) => r.map((x) => ({ ...x, exceptions: ["2026-12-15", "2026-12-22"] })), /lists 2026-12-22, not in data\/recurrence_exceptions\.json/, `data/recurrences.json#${rec}.exceptions`);
+    await mutate("data/recurrences.json", (r) => r.map((x) => ({ ...x, exceptions: [] })), /leaves out 2026-12-15/, `data/recurrences.json#${rec}.exceptions`);
+    await mutate("data/recurrence_exceptions.json", () => [], /lists 2026-12-15, not in/, `data/recurrences.json#${rec}.exceptions`);
+  });
 });

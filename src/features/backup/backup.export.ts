@@ -4,7 +4,8 @@ import { join } from "node:path";
 import { AppError } from "../../core/errors";
 import { gcHint } from "./backup.archive";
 import type { BackupFiles } from "./backup.files";
-import { attachmentBytesOf, iterateRecords, usernameOf } from "./backup.repo";
+import { occurrence, type CountdownRule } from "../countdowns/countdowns.occurrence";
+import { attachmentBytesOf, exceptionDatesQuery, iterateRecords, usernameOf } from "./backup.repo";
 import { ENTITIES, type Entity } from "./backup.schemas";
 
 /** fflate writes no ZIP64 records: an archive (and every offset in it) must stay under 4 GiB. */
@@ -19,6 +20,37 @@ export interface ExportPlan {
   userId: string;
   createdAt: string;
   appVersion: string;
+  /** The exporting user's today (day number, in their zone): a countdown's derived fields count from it. */
+  today: number;
+}
+
+type Rec = Record<string, unknown>;
+
+/**
+ * A stored record (backup.repo's shape) → the archive's record: the API representation's fields
+ * in the API's order, with the documented extras beside them. Habits and countdowns gain
+ * `archived` (next to `archived_at`), countdowns their derived `next_date`, `days_until` and
+ * `count` as the API computes them for `today`, recurrences their `exceptions`.
+ */
+export function toArchiveRecord(entity: Entity, r: Rec, today: number, exceptionsOf: (recurrenceId: string) => string[]): Rec {
+  switch (entity) {
+    case "recurrences": {
+      const { created_at, updated_at, ...rest } = r;
+      return { ...rest, exceptions: exceptionsOf(r.id as string), created_at, updated_at };
+    }
+    case "habits": {
+      const { archived_at, created_at, updated_at, ...rest } = r;
+      return { ...rest, archived: archived_at !== null, archived_at, created_at, updated_at };
+    }
+    case "countdowns": {
+      const { archived_at, created_at, updated_at, ...rest } = r;
+      const rule = { date: r.date, repeat: r.repeat, calendar: r.calendar, type: r.type, lunar: r.lunar } as CountdownRule;
+      const o = occurrence(rule, today);
+      return { ...rest, archived: archived_at !== null, archived_at, next_date: o.next_date, days_until: o.days_until, count: o.count, created_at, updated_at };
+    }
+    default:
+      return r;
+  }
 }
 
 /**
@@ -114,37 +146,42 @@ async function* produce(conn: Database, attachmentsDir: string, plan: ExportPlan
   const entries: Record<string, { size: number; sha256: string }> = {};
   const counts = {} as Record<Entity, number>;
   const enc = new TextEncoder();
+  const exceptions = exceptionDatesQuery(conn);
 
-  for (const entity of ENTITIES) {
-    const name = `data/${entity}.json`;
-    const f = new ZipDeflate(name, { level: 6 });
-    f.mtime = mtime;
-    zip.add(f);
-    const sha = new Bun.CryptoHasher("sha256");
-    let size = 0;
-    let n = 0;
-    let buf = "[";
-    const flush = (final: boolean) => {
-      const b = enc.encode(buf);
-      // Rows, their JSON and the deflate buffers are garbage several times the text's size.
-      gcHint(b.byteLength * 3);
-      buf = "";
-      sha.update(b);
-      size += b.byteLength;
-      f.push(b, final);
-    };
-    for (const r of iterateRecords(conn, entity, plan.userId)) {
-      buf += (n++ === 0 ? "\n" : ",\n") + JSON.stringify(r);
-      if (buf.length >= BATCH) {
-        flush(false);
-        yield* drain();
+  try {
+    for (const entity of ENTITIES) {
+      const name = `data/${entity}.json`;
+      const f = new ZipDeflate(name, { level: 6 });
+      f.mtime = mtime;
+      zip.add(f);
+      const sha = new Bun.CryptoHasher("sha256");
+      let size = 0;
+      let n = 0;
+      let buf = "[";
+      const flush = (final: boolean) => {
+        const b = enc.encode(buf);
+        // Rows, their JSON and the deflate buffers are garbage several times the text's size.
+        gcHint(b.byteLength * 3);
+        buf = "";
+        sha.update(b);
+        size += b.byteLength;
+        f.push(b, final);
+      };
+      for (const r of iterateRecords(conn, entity, plan.userId)) {
+        buf += (n++ === 0 ? "\n" : ",\n") + JSON.stringify(toArchiveRecord(entity, r, plan.today, exceptions.of));
+        if (buf.length >= BATCH) {
+          flush(false);
+          yield* drain();
+        }
       }
+      buf += n === 0 ? "]\n" : "\n]\n";
+      flush(true);
+      counts[entity] = n;
+      entries[name] = { size, sha256: sha.digest("hex") };
+      yield* drain();
     }
-    buf += n === 0 ? "]\n" : "\n]\n";
-    flush(true);
-    counts[entity] = n;
-    entries[name] = { size, sha256: sha.digest("hex") };
-    yield* drain();
+  } finally {
+    exceptions.finalize();
   }
 
   for (const a of iterateRecords(conn, "attachments", plan.userId)) {

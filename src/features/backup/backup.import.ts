@@ -13,7 +13,7 @@ import {
   ownerOf,
   tagIdByName,
 } from "./backup.repo";
-import type { Entity, Mode } from "./backup.schemas";
+import { storedFields, type Entity, type Mode } from "./backup.schemas";
 import { DATA_ORDER, Problems, readRecords } from "./backup.validate";
 
 type Rec = Record<string, unknown>;
@@ -71,7 +71,9 @@ export function importArchive(s: Database, zip: ZipFile, entries: Map<string, Zi
     const entry = entries.get(`data/${entity}.json`);
     if (!entry) continue;
     const map = maps.get(entity)!;
-    readRecords(zip, entry, entity, problems, (src) => {
+    readRecords(zip, entry, entity, problems, (checked) => {
+      // Derived and mirrored API fields were checked at preflight and are not imported.
+      const src = storedFields(entity, checked);
       // The archive's inbox is the user's inbox; never inserted, never a conflict.
       if (entity === "lists" && src.is_inbox === true) {
         map.set(src.id as string, inbox);

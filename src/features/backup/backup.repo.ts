@@ -30,7 +30,10 @@ const SELECTS: Record<Entity, string> = {
   attachments: "SELECT id, task_id, filename, content_type, size, sha256, created_at FROM attachments WHERE user_id = ? ORDER BY id",
 };
 
-/** Row → backup record, keys in the record schema's order (the content digest depends on it). */
+/**
+ * Row → the stored part of a backup record (without the API-only fields the export adds, see
+ * API_ONLY_FIELDS), keys in the record schema's order (the content digest depends on it).
+ */
 export function toRecord(entity: Entity, r: Row): Row {
   switch (entity) {
     case "lists":
@@ -62,6 +65,12 @@ export function* iterateRecords(sqlite: Database, entity: Entity, userId: string
   } finally {
     stmt.finalize();
   }
+}
+
+/** A recurrence's exception dates, ascending (prepared once per export; the primary key serves it). */
+export function exceptionDatesQuery(sqlite: Database): { of(recurrenceId: string): string[]; finalize(): void } {
+  const stmt = sqlite.prepare<{ date: string }, [string]>("SELECT date FROM recurrence_exceptions WHERE recurrence_id = ? ORDER BY date");
+  return { of: (id) => stmt.all(id).map((r) => r.date), finalize: () => stmt.finalize() };
 }
 
 export function countRecords(sqlite: Database, entity: Entity, userId: string): number {

@@ -12,7 +12,7 @@ export function backupRoutes(service: BackupService) {
     .get(
       "/backup/export.zip",
       ({ request }) => {
-        const { stream, filename } = service.export(principalOf(request).user.id, requestMeta(request));
+        const { stream, filename } = service.export(principalOf(request).user, requestMeta(request));
         return new Response(stream, {
           headers: { "content-type": "application/zip", "content-disposition": `attachment; filename="${filename}"` },
         });
@@ -21,7 +21,7 @@ export function backupRoutes(service: BackupService) {
         detail: doc({
           summary: "Export everything as an app-backup v2 ZIP archive (streamed)",
           description:
-            "One consistent snapshot of the account (folders, lists, tags, tasks, recurrences and their exceptions, habits with logs and pauses, countdowns, memos, attachments with their bytes), streamed as it is written: memory does not grow with the archive. Layout: `manifest.json` (format, version, counts, SHA-256 and size of every other entry), `data/<entity>.json` (one JSON array per kind), `attachments/<id>`. An account whose attachments pass 4 GiB cannot be exported (`409 state_conflict`: ZIP64 is not written).",
+            "One consistent snapshot of the account (folders, lists, tags, tasks, recurrences and their exceptions, habits with logs and pauses, countdowns, memos, attachments with their bytes), streamed as it is written: memory does not grow with the archive. Layout: `manifest.json` (format, version, counts, SHA-256 and size of every other entry), `data/<entity>.json` (one JSON array per kind), `attachments/<id>`. Records use the API's field names and value shapes, every field present (`null` where empty), no user id: tasks carry `tag_ids` instead of `tags` and no `subtasks`; habit logs and pauses are the API's HabitLog and HabitPause with `habit_id`, recurrence exceptions `{ recurrence_id, date }`. Fields kept beyond the API representation for a faithful restore: `deleted_at` of folders, `position` of tasks, `archived_at` of habits and countdowns, `created_at` and `updated_at` of tags, habit logs and pauses, `created_at` of recurrence exceptions. A countdown's `next_date`, `days_until` and `count` are as computed at export time in your time zone; the restore ignores them (and checks `archived` against `archived_at`, and a recurrence's `exceptions` against the exception records). An account whose attachments pass 4 GiB cannot be exported (`409 state_conflict`: ZIP64 is not written).",
           tags: ["backup"],
           ok: { status: 200, schema: ZipBytes, contentType: "application/zip" },
           errors: ["state_conflict"],

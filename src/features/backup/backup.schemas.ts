@@ -4,11 +4,18 @@ import { isDateOnly, MAX_INTERVAL, parseRRule } from "../recurrence/recurrence.e
 import { cleanFilename } from "../attachments/attachments.names";
 
 /**
- * The app-backup v2 records (contract §9): API field names, every field present (null where
- * empty), no user id, tasks with `tag_ids` and no `subtasks`. Derived fields (a countdown's
- * next_date, a habit's stats) are not stored. Fields that a lossless restore needs beyond the API
- * shape: `position` of tasks, `archived_at` of habits and countdowns (the API's `archived` flag
- * alone loses the time), `dtstart` of recurrences.
+ * The app-backup v2 records (contract §9): the API's field names and value shapes, every field
+ * present (null where empty), no user id; tasks carry `tag_ids` instead of `tags` and no
+ * `subtasks`. Kinds that are not API resources of their own carry the API's fields of the
+ * parent's sub-resource plus the parent's id: habit_logs (`habit_id` + the HabitLog fields),
+ * habit_pauses (`habit_id` + the HabitPause fields), recurrence_exceptions (`recurrence_id` +
+ * `date`). Fields kept beyond the API shape because a faithful restore needs them
+ * (RECORD_EXTRAS): `deleted_at` of folders, `created_at`/`updated_at` of tags, habit logs and
+ * pauses, `created_at` of recurrence exceptions, `position` of tasks, `archived_at` of habits and
+ * countdowns (the API's `archived` flag alone loses the time). API fields that the import does
+ * not read (API_ONLY_FIELDS): a countdown's derived `next_date`, `days_until` and `count` (as
+ * computed at export time, in the exporting user's zone), the `archived` flags (checked against
+ * `archived_at`) and a recurrence's `exceptions` (checked against data/recurrence_exceptions.json).
  */
 
 export const ENTITIES = [
@@ -88,10 +95,15 @@ export const RecurrenceRecord = z
     unit: z.enum(["day", "week", "month", "year"]).nullable(),
     timezone: z.string().max(64).refine(isTimeZone, "an IANA time zone"),
     dtstart: DueAt.nullable(),
+    exceptions: z.array(DateOnly),
     created_at: Instant,
     updated_at: Instant,
   })
   .strict()
+  .refine((r) => r.exceptions.every((d, i) => i === 0 || r.exceptions[i - 1]! < d), {
+    message: "exceptions must be distinct and ascending",
+    path: ["exceptions"],
+  })
   .refine((r) => (r.kind === "rrule" ? r.rrule !== null : r.interval !== null && r.unit !== null), {
     message: "rrule needs `rrule`; after_completion needs `interval` and `unit`",
   })
@@ -107,6 +119,10 @@ const Frequency = z.discriminatedUnion("type", [
   z.object({ type: z.literal("weekdays"), days: z.array(z.number().int().min(1).max(7)).min(1).max(7) }).strict(),
   z.object({ type: z.literal("times_per_week"), count: z.number().int().min(1).max(7) }).strict(),
 ]);
+/** The API's `archived` flag and the stored `archived_at` say the same thing. */
+const archivedAgrees = (r: { archived: boolean; archived_at: string | null }) => r.archived === (r.archived_at !== null);
+const ARCHIVED_MESSAGE = { message: "`archived` must be true exactly when `archived_at` is set", path: ["archived"] };
+
 export const HabitRecord = z
   .object({
     id: Id,
@@ -118,11 +134,13 @@ export const HabitRecord = z
     unit: Text(1, 32).nullable(),
     start_date: DateOnly,
     position: Position,
+    archived: z.boolean(),
     archived_at: Instant.nullable(),
     created_at: Instant,
     updated_at: Instant,
   })
-  .strict();
+  .strict()
+  .refine(archivedAgrees, ARCHIVED_MESSAGE);
 export const HabitLogRecord = z
   .object({ habit_id: Id, date: DateOnly, value: z.number().min(0).max(1_000_000_000), note: Text(0, 2000).nullable(), created_at: Instant, updated_at: Instant })
   .strict();
@@ -141,12 +159,18 @@ export const CountdownRecord = z
     calendar: z.enum(["gregorian", "lunar"]),
     lunar: z.object({ month: z.number().int().min(1).max(12), day: z.number().int().min(1).max(30), leap: z.boolean() }).strict().nullable(),
     pinned: z.boolean(),
+    archived: z.boolean(),
     archived_at: Instant.nullable(),
+    // Derived, as computed at export time in the exporting user's zone; not imported.
+    next_date: DateOnly.nullable(),
+    days_until: z.number().int().min(-4_000_000).max(4_000_000),
+    count: z.number().int().min(0).max(10_000).nullable(),
     created_at: Instant,
     updated_at: Instant,
   })
   .strict()
-  .refine((c) => (c.calendar === "lunar") === (c.lunar !== null), { message: "`lunar` is set exactly for calendar lunar" });
+  .refine((c) => (c.calendar === "lunar") === (c.lunar !== null), { message: "`lunar` is set exactly for calendar lunar" })
+  .refine(archivedAgrees, ARCHIVED_MESSAGE);
 export const MemoRecord = z
   .object({ id: Id, content: Text(1, 100_000), pinned: z.boolean(), version: z.number().int().min(1), created_at: Instant, updated_at: Instant, deleted_at: Instant.nullable() })
   .strict();
@@ -178,6 +202,41 @@ export const RECORD_SCHEMAS: Record<Entity, z.ZodType> = {
   memos: MemoRecord,
   attachments: AttachmentRecord,
 };
+
+/** Fields each record carries beyond the API representation (documented in the export route). */
+export const RECORD_EXTRAS: Record<Entity, readonly string[]> = {
+  folders: ["deleted_at"],
+  lists: [],
+  tags: ["created_at", "updated_at"],
+  tasks: ["position"],
+  recurrences: [],
+  recurrence_exceptions: ["created_at"],
+  habits: ["archived_at"],
+  habit_logs: ["created_at", "updated_at"],
+  habit_pauses: ["created_at", "updated_at"],
+  countdowns: ["archived_at"],
+  memos: [],
+  attachments: [],
+};
+
+/**
+ * API fields the import checks and then drops: derived values and mirrors of stored fields. What
+ * remains is what the import stores and what a merge compares (the content digest).
+ */
+export const API_ONLY_FIELDS: Partial<Record<Entity, readonly string[]>> = {
+  recurrences: ["exceptions"],
+  habits: ["archived"],
+  countdowns: ["archived", "next_date", "days_until", "count"],
+};
+
+/** A checked record without its API-only fields (key order kept: the digest depends on it). */
+export function storedFields(entity: Entity, r: Record<string, unknown>): Record<string, unknown> {
+  const drop = API_ONLY_FIELDS[entity];
+  if (!drop) return r;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(r)) if (!drop.includes(k)) out[k] = v;
+  return out;
+}
 
 export type FolderRecord = z.infer<typeof FolderRecord>;
 export type ListRecord = z.infer<typeof ListRecord>;

@@ -1,10 +1,12 @@
 import { closeSync, existsSync, openSync, renameSync, statSync, writeSync } from "node:fs";
 import { open } from "node:fs/promises";
 import type { Core } from "../../core/core";
+import { dayNumber } from "../../core/days";
 import { sqliteOf, writeTx } from "../../core/db";
 import { AppError, malformed, payloadTooLarge, validationFailed } from "../../core/errors";
 import type { RequestMeta } from "../../core/http";
 import { newId, newToken } from "../../core/ids";
+import { localDate } from "../../core/time";
 import { recordAudit } from "../audit/audit.repo";
 import { BodyAborted, boundaryOf, MultipartReader } from "../attachments/attachments.multipart";
 import { gcHint, inflateEntry, readCentralDirectory, ZipFile, type ZipError, type ZipLimits } from "./backup.archive";
@@ -112,10 +114,14 @@ export class BackupService {
 
   // ---- export ----
 
-  export(userId: string, meta: RequestMeta): ExportResult {
+  export(user: { id: string; timezone: string }, meta: RequestMeta): ExportResult {
+    const userId = user.id;
     const now = this.core.clock.now();
     const backupId = newId();
-    const stream = exportStream(this.core.db.path, this.files, { backupId, userId, createdAt: now.toISOString(), appVersion: this.core.version }, () => {});
+    // Derived fields (a countdown's next_date, days_until, count) are written as of the user's today.
+    const today = dayNumber(localDate(now, user.timezone));
+    const plan = { backupId, userId, createdAt: now.toISOString(), appVersion: this.core.version, today };
+    const stream = exportStream(this.core.db.path, this.files, plan, () => {});
     writeTx(this.core.db, (tx) =>
       recordAudit(tx, { userId, action: "backup_exported", at: now, ip: meta.ip, userAgent: meta.userAgent, targetType: "backup", targetId: backupId }),
     );

@@ -99,6 +99,9 @@ class Topology {
   recurrences = new Map<string, string>();
   recurrenceTasks = new Set<string>();
   exceptions = new Set<string>();
+  /** A recurrence's `exceptions` as its record lists them (non-empty lists only), and as data/recurrence_exceptions.json holds them. */
+  listedExceptions = new Map<string, string[]>();
+  heldExceptions = new Map<string, Set<string>>();
   habits = new Set<string>();
   habitLogs = new Set<string>();
   pauses = new Set<string>();
@@ -307,11 +310,15 @@ function collect(t: Topology, own: OwnData, entity: Entity, r: Record<string, un
     case "recurrences":
       if (dup(t.recurrences, id)) return;
       t.recurrences.set(id, r.task_id as string);
+      if ((r.exceptions as string[]).length > 0) t.listedExceptions.set(id, r.exceptions as string[]);
       t.recurrenceOf.push({ id, task: r.task_id as string, path: `${path}.task_id` });
       return;
     case "recurrence_exceptions": {
       const key = `${r.recurrence_id as string}:${r.date as string}`;
       if (!dup(t.exceptions, key)) t.exceptions.add(key);
+      const held = t.heldExceptions.get(r.recurrence_id as string);
+      if (held) held.add(r.date as string);
+      else t.heldExceptions.set(r.recurrence_id as string, new Set([r.date as string]));
       t.exceptionOf.push({ rec: r.recurrence_id as string, path: `${path}.recurrence_id` });
       return;
     }
@@ -390,6 +397,19 @@ function checkRelations(t: Topology, own: OwnData, problems: Problems): void {
     if (t.recurrenceTasks.has(r.task)) problems.add(r.path, "one recurrence per task");
     t.recurrenceTasks.add(r.task);
   }
+  // A recurrence's `exceptions` (the API's field) and data/recurrence_exceptions.json say the same.
+  const exceptionsAgree = (rec: string) => {
+    const listed = t.listedExceptions.get(rec) ?? [];
+    const held = t.heldExceptions.get(rec) ?? new Set<string>();
+    const path = `data/recurrences.json#${rec}.exceptions`;
+    const notHeld = listed.filter((d) => !held.has(d));
+    const listedSet = new Set(listed);
+    const notListed = [...held].filter((d) => !listedSet.has(d)).sort();
+    if (notHeld.length > 0) problems.add(path, `lists ${notHeld.slice(0, 5).join(", ")}, not in data/recurrence_exceptions.json`);
+    if (notListed.length > 0) problems.add(path, `leaves out ${notListed.slice(0, 5).join(", ")}, which data/recurrence_exceptions.json holds`);
+  };
+  for (const rec of t.listedExceptions.keys()) exceptionsAgree(rec);
+  for (const rec of t.heldExceptions.keys()) if (t.recurrences.has(rec) && !t.listedExceptions.has(rec)) exceptionsAgree(rec);
   for (const e of t.exceptionOf) if (!t.recurrences.has(e.rec) && !own.recurrence(e.rec)) problems.add(e.path, `recurrence ${e.rec} does not exist`);
   for (const l of t.logOf) if (!t.habits.has(l.habit) && !own.habit(l.habit)) problems.add(l.path, `habit ${l.habit} does not exist`);
   for (const [id, a] of t.attachments) {
