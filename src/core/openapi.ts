@@ -2,8 +2,7 @@ import { z } from "zod";
 import type { ErrorCode } from "./errors";
 
 /** problem+json, as every 4xx/5xx answers (contract §1). */
-export const Problem = z
-  .object({
+export const Problem = z.object({
     type: z.string(),
     title: z.string(),
     status: z.number().int(),

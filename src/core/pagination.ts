@@ -10,5 +10,5 @@ export const pageQueryShape = {
     .default(50),
   cursor: z.string().min(1).max(2048).optional(),
 };
-export const PageQuery = z.object(pageQueryShape).strict();
+export const PageQuery = z.strictObject(pageQueryShape);
 export type PageQuery = z.infer<typeof PageQuery>;

@@ -17,27 +17,24 @@ export const Password = z.string().min(8, "at least 8 characters").max(1024, "at
 export const DisplayName = z.string().trim().min(1).max(100).refine(noControl, "no control characters");
 export const TimeZone = z.string().refine(isTimeZone, "not a known IANA time zone").transform(canonicalTimeZone);
 
-export const NewUser = z
-  .object({
+export const NewUser = z.strictObject({
     username: Username,
     password: Password,
     display_name: DisplayName.optional(),
     timezone: TimeZone.optional(),
-  })
-  .strict();
+  });
 export type NewUser = z.infer<typeof NewUser>;
 
-export const LoginBody = z.object({ username: z.string().max(256), password: z.string().max(1024) }).strict();
+export const LoginBody = z.strictObject({ username: z.string().max(256), password: z.string().max(1024) });
 export type LoginBody = z.infer<typeof LoginBody>;
 
-export const ChangePasswordBody = z.object({ current_password: z.string().max(1024), new_password: Password }).strict();
+export const ChangePasswordBody = z.strictObject({ current_password: z.string().max(1024), new_password: Password });
 export type ChangePasswordBody = z.infer<typeof ChangePasswordBody>;
 
-export const MePatch = z.object({ display_name: DisplayName.optional(), timezone: TimeZone.optional() }).strict();
+export const MePatch = z.strictObject({ display_name: DisplayName.optional(), timezone: TimeZone.optional() });
 export type MePatch = z.infer<typeof MePatch>;
 
-export const User = z
-  .object({
+export const User = z.object({
     id: z.string(),
     username: z.string(),
     display_name: z.string(),

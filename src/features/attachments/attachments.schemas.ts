@@ -3,8 +3,7 @@ import { z } from "zod";
 export const TaskAttachmentsParams = z.object({ task_id: z.string().max(64) });
 export const AttachmentParams = z.object({ attachment_id: z.string().max(64) });
 
-export const Attachment = z
-  .object({
+export const Attachment = z.object({
     id: z.string(),
     task_id: z.string(),
     filename: z.string().describe("the client's file name, cleaned: last path segment, NFC, no control or bidi characters, at most 255 characters"),

@@ -49,11 +49,8 @@ const noControl = (s: string) => !/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f
 const Name = Text(1, 200).refine(noControl, "no control characters");
 const Position = z.number().int().min(-(2 ** 53)).max(2 ** 53);
 
-export const FolderRecord = z
-  .object({ id: Id, name: Name, position: Position, created_at: Instant, updated_at: Instant, deleted_at: Instant.nullable() })
-  .strict();
-export const ListRecord = z
-  .object({
+export const FolderRecord = z.strictObject({ id: Id, name: Name, position: Position, created_at: Instant, updated_at: Instant, deleted_at: Instant.nullable() });
+export const ListRecord = z.strictObject({
     id: Id,
     name: Name,
     folder_id: Id.nullable(),
@@ -63,11 +60,9 @@ export const ListRecord = z
     created_at: Instant,
     updated_at: Instant,
     deleted_at: Instant.nullable(),
-  })
-  .strict();
-export const TagRecord = z.object({ id: Id, name: Text(1, 64).refine(noControl, "no control characters"), color: Color, created_at: Instant, updated_at: Instant }).strict();
-export const TaskRecord = z
-  .object({
+  });
+export const TagRecord = z.strictObject({ id: Id, name: Text(1, 64).refine(noControl, "no control characters"), color: Color, created_at: Instant, updated_at: Instant });
+export const TaskRecord = z.strictObject({
     id: Id,
     list_id: Id,
     parent_id: Id.nullable(),
@@ -83,10 +78,8 @@ export const TaskRecord = z
     created_at: Instant,
     updated_at: Instant,
     deleted_at: Instant.nullable(),
-  })
-  .strict();
-export const RecurrenceRecord = z
-  .object({
+  });
+export const RecurrenceRecord = z.strictObject({
     id: Id,
     task_id: Id,
     kind: z.enum(["rrule", "after_completion"]),
@@ -99,7 +92,6 @@ export const RecurrenceRecord = z
     created_at: Instant,
     updated_at: Instant,
   })
-  .strict()
   .refine((r) => r.exceptions.every((d, i) => i === 0 || r.exceptions[i - 1]! < d), {
     message: "exceptions must be distinct and ascending",
     path: ["exceptions"],
@@ -113,18 +105,17 @@ export const RecurrenceRecord = z
     const check = parseRRule(r.rrule, r.dtstart === null || isDateOnly(r.dtstart));
     if (!check.ok) ctx.addIssue({ code: "custom", path: ["rrule"], message: check.message });
   });
-export const RecurrenceExceptionRecord = z.object({ recurrence_id: Id, date: DateOnly, created_at: Instant }).strict();
+export const RecurrenceExceptionRecord = z.strictObject({ recurrence_id: Id, date: DateOnly, created_at: Instant });
 const Frequency = z.discriminatedUnion("type", [
-  z.object({ type: z.literal("daily") }).strict(),
-  z.object({ type: z.literal("weekdays"), days: z.array(z.number().int().min(1).max(7)).min(1).max(7) }).strict(),
-  z.object({ type: z.literal("times_per_week"), count: z.number().int().min(1).max(7) }).strict(),
+  z.strictObject({ type: z.literal("daily") }),
+  z.strictObject({ type: z.literal("weekdays"), days: z.array(z.number().int().min(1).max(7)).min(1).max(7) }),
+  z.strictObject({ type: z.literal("times_per_week"), count: z.number().int().min(1).max(7) }),
 ]);
 /** The API's `archived` flag and the stored `archived_at` say the same thing. */
 const archivedAgrees = (r: { archived: boolean; archived_at: string | null }) => r.archived === (r.archived_at !== null);
 const ARCHIVED_MESSAGE = { message: "`archived` must be true exactly when `archived_at` is set", path: ["archived"] };
 
-export const HabitRecord = z
-  .object({
+export const HabitRecord = z.strictObject({
     id: Id,
     name: Name,
     icon: Text(1, 64).nullable(),
@@ -139,17 +130,11 @@ export const HabitRecord = z
     created_at: Instant,
     updated_at: Instant,
   })
-  .strict()
   .refine(archivedAgrees, ARCHIVED_MESSAGE);
-export const HabitLogRecord = z
-  .object({ habit_id: Id, date: DateOnly, value: z.number().min(0).max(1_000_000_000), note: Text(0, 2000).nullable(), created_at: Instant, updated_at: Instant })
-  .strict();
-export const HabitPauseRecord = z
-  .object({ id: Id, habit_id: Id, start_date: DateOnly, end_date: DateOnly.nullable(), created_at: Instant, updated_at: Instant })
-  .strict()
+export const HabitLogRecord = z.strictObject({ habit_id: Id, date: DateOnly, value: z.number().min(0).max(1_000_000_000), note: Text(0, 2000).nullable(), created_at: Instant, updated_at: Instant });
+export const HabitPauseRecord = z.strictObject({ id: Id, habit_id: Id, start_date: DateOnly, end_date: DateOnly.nullable(), created_at: Instant, updated_at: Instant })
   .refine((p) => p.end_date === null || p.end_date >= p.start_date, { message: "end_date is before start_date" });
-export const CountdownRecord = z
-  .object({
+export const CountdownRecord = z.strictObject({
     id: Id,
     name: Name,
     date: DateOnly,
@@ -157,7 +142,7 @@ export const CountdownRecord = z
     repeat: z.enum(["none", "weekly", "monthly", "yearly"]),
     icon: Text(1, 64).nullable(),
     calendar: z.enum(["gregorian", "lunar"]),
-    lunar: z.object({ month: z.number().int().min(1).max(12), day: z.number().int().min(1).max(30), leap: z.boolean() }).strict().nullable(),
+    lunar: z.strictObject({ month: z.number().int().min(1).max(12), day: z.number().int().min(1).max(30), leap: z.boolean() }).nullable(),
     pinned: z.boolean(),
     archived: z.boolean(),
     archived_at: Instant.nullable(),
@@ -171,11 +156,9 @@ export const CountdownRecord = z
   .strict()
   .refine((c) => (c.calendar === "lunar") === (c.lunar !== null), { message: "`lunar` is set exactly for calendar lunar" })
   .refine(archivedAgrees, ARCHIVED_MESSAGE);
-export const MemoRecord = z
-  .object({ id: Id, content: Text(1, 100_000), pinned: z.boolean(), version: z.number().int().min(1), created_at: Instant, updated_at: Instant, deleted_at: Instant.nullable() })
+export const MemoRecord = z.object({ id: Id, content: Text(1, 100_000), pinned: z.boolean(), version: z.number().int().min(1), created_at: Instant, updated_at: Instant, deleted_at: Instant.nullable() })
   .strict();
-export const AttachmentRecord = z
-  .object({
+export const AttachmentRecord = z.object({
     // Becomes the stored file's name: exactly a UUID, never anything path-like.
     id: z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/, "a UUID"),
     task_id: Id,
@@ -185,8 +168,7 @@ export const AttachmentRecord = z
     size: z.number().int().min(0),
     sha256: z.string().regex(/^[0-9a-f]{64}$/, "lowercase hex SHA-256"),
     created_at: Instant,
-  })
-  .strict();
+  });
 
 export const RECORD_SCHEMAS: Record<Entity, z.ZodType> = {
   folders: FolderRecord,
@@ -252,28 +234,25 @@ export type MemoRecord = z.infer<typeof MemoRecord>;
 export type AttachmentRecord = z.infer<typeof AttachmentRecord>;
 
 const Sha = z.string().regex(/^[0-9a-f]{64}$/);
-export const Manifest = z
-  .object({
+export const Manifest = z.strictObject({
     format: z.literal("app-backup"),
     version: z.literal(2),
     backup_id: Id,
     created_at: Instant,
     app_version: z.string().max(64),
-    source_user: z.object({ id: Id, username: z.string().max(200) }).strict(),
+    source_user: z.strictObject({ id: Id, username: z.string().max(200) }),
     counts: z.record(z.enum(ENTITIES), z.number().int().min(0)),
-    entries: z.record(z.string().max(300), z.object({ size: z.number().int().min(0), sha256: Sha }).strict()),
-  })
-  .strict();
+    entries: z.record(z.string().max(300), z.strictObject({ size: z.number().int().min(0), sha256: Sha })),
+  });
 export type Manifest = z.infer<typeof Manifest>;
 
 // ---- HTTP shapes ----
 
 export const Mode = z.enum(["merge", "replace"]);
 export type Mode = z.infer<typeof Mode>;
-export const PreflightQuery = z.object({ mode: Mode }).strict();
+export const PreflightQuery = z.strictObject({ mode: Mode });
 export const Counts = z.record(z.string(), z.number().int()).describe("records per entity kind").meta({ id: "BackupCounts" });
-export const PreflightResult = z
-  .object({
+export const PreflightResult = z.object({
     valid: z.literal(true),
     preflight_token: z.string().describe("single use; bound to this user, the file's SHA-256 and the mode"),
     backup_id: z.string(),
@@ -283,10 +262,9 @@ export const PreflightResult = z
   })
   .meta({ id: "BackupPreflight" });
 export type PreflightResult = z.infer<typeof PreflightResult>;
-export const RestoreBody = z.object({ preflight_token: z.string().min(1).max(200), mode: Mode }).strict();
+export const RestoreBody = z.strictObject({ preflight_token: z.string().min(1).max(200), mode: Mode });
 export type RestoreBody = z.infer<typeof RestoreBody>;
-export const RestoreResult = z
-  .object({
+export const RestoreResult = z.object({
     backup_id: z.string(),
     mode: Mode,
     counts: Counts,

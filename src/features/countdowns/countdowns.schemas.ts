@@ -15,51 +15,43 @@ export const CountdownType = z.enum(["countdown", "anniversary", "birthday"]);
 export const Repeat = z.enum(["none", "weekly", "monthly", "yearly"]);
 export const Calendar = z.enum(["gregorian", "lunar"]);
 
-export const CountdownCreate = z
-  .object({
+export const CountdownCreate = z.strictObject({
     name: Name,
     date: CountdownDate,
     type: CountdownType.default("countdown"),
     repeat: Repeat.default("none"),
     icon: Icon.optional(),
     calendar: Calendar.default("gregorian"),
-  })
-  .strict();
+  });
 export type CountdownCreate = z.infer<typeof CountdownCreate>;
 
-export const CountdownPatch = z
-  .object({
+export const CountdownPatch = z.strictObject({
     name: Name.optional(),
     date: CountdownDate.optional(),
     type: CountdownType.optional(),
     repeat: Repeat.optional(),
     icon: Icon.optional(),
     calendar: Calendar.optional(),
-  })
-  .strict();
+  });
 export type CountdownPatch = z.infer<typeof CountdownPatch>;
 
-export const CountdownListQuery = z
-  .object({
+export const CountdownListQuery = z.strictObject({
     archived: z
       .enum(["true", "false"], { error: "archived must be true or false" })
       .default("false")
       .transform((v) => v === "true"),
-  })
-  .strict();
+  });
 
 export const CountdownParams = z.object({ countdown_id: z.string().max(64) });
 
-export const LunarMonthDay = z
-  .object({
+export const LunarMonthDay = z.object({
     month: z.number().int().min(1).max(12),
     day: z.number().int().min(1).max(30),
     leap: z.boolean().describe("true when the date falls in a leap month"),
   })
   .meta({ id: "LunarMonthDay" });
 
-export const Countdown = z
-  .object({
+export const Countdown = z.object({
     id: z.string(),
     name: z.string(),
     date: z.string(),

@@ -9,19 +9,18 @@ export const FolderName = z
   .refine((s) => [...s].length <= 200, "at most 200 characters")
   .refine(noControl, "no control characters");
 
-export const Folder = z
-  .object({ id: z.string(), name: z.string(), position: z.number().int(), created_at: z.string(), updated_at: z.string() })
+export const Folder = z.object({ id: z.string(), name: z.string(), position: z.number().int(), created_at: z.string(), updated_at: z.string() })
   .meta({ id: "Folder" });
 export type Folder = z.infer<typeof Folder>;
 
-export const FolderCreate = z.object({ name: FolderName }).strict();
+export const FolderCreate = z.strictObject({ name: FolderName });
 export type FolderCreate = z.infer<typeof FolderCreate>;
 
-export const FolderPatch = z.object({ name: FolderName.optional() }).strict();
+export const FolderPatch = z.strictObject({ name: FolderName.optional() });
 export type FolderPatch = z.infer<typeof FolderPatch>;
 
 /** A reorder names every active item exactly once, in the new order. */
-export const ReorderBody = z.object({ ids: z.array(z.string().max(64)).max(10_000) }).strict();
+export const ReorderBody = z.strictObject({ ids: z.array(z.string().max(64)).max(10_000) });
 export type ReorderBody = z.infer<typeof ReorderBody>;
 
 export const FolderList = z.object({ items: z.array(Folder) });

@@ -26,9 +26,8 @@ const Goal = z
 
 export const Frequency = z
   .discriminatedUnion("type", [
-    z.object({ type: z.literal("daily") }).strict(),
-    z
-      .object({
+    z.strictObject({ type: z.literal("daily") }),
+    z.strictObject({
         type: z.literal("weekdays"),
         days: z
           .array(z.number().int().min(1, "ISO weekdays are 1 (Monday) to 7 (Sunday)").max(7, "ISO weekdays are 1 (Monday) to 7 (Sunday)"))
@@ -36,16 +35,14 @@ export const Frequency = z
           .max(7)
           .refine((a) => new Set(a).size === a.length, "weekdays must not repeat")
           .transform((a) => [...a].sort((x, y) => x - y)),
-      })
-      .strict(),
-    z.object({ type: z.literal("times_per_week"), count: z.number().int().min(1).max(7) }).strict(),
+      }),
+    z.strictObject({ type: z.literal("times_per_week"), count: z.number().int().min(1).max(7) }),
   ])
   .meta({ id: "HabitFrequency" })
   .describe("daily; on the given ISO weekdays (1 = Monday … 7 = Sunday); or a number of days per ISO week (Monday to Sunday)");
 export type Frequency = z.infer<typeof Frequency>;
 
-export const HabitCreate = z
-  .object({
+export const HabitCreate = z.strictObject({
     name: Name,
     icon: Icon.optional(),
     color: Color.optional(),
@@ -53,12 +50,10 @@ export const HabitCreate = z
     goal: Goal.default(1),
     unit: Unit.optional(),
     start_date: DateString.optional().describe("first day the habit counts; defaults to the user's today"),
-  })
-  .strict();
+  });
 export type HabitCreate = z.infer<typeof HabitCreate>;
 
-export const HabitPatch = z
-  .object({
+export const HabitPatch = z.strictObject({
     name: Name.optional(),
     icon: Icon.optional(),
     color: Color.optional(),
@@ -66,12 +61,10 @@ export const HabitPatch = z
     goal: Goal.optional(),
     unit: Unit.optional(),
     start_date: DateString.optional(),
-  })
-  .strict();
+  });
 export type HabitPatch = z.infer<typeof HabitPatch>;
 
-export const Habit = z
-  .object({
+export const Habit = z.object({
     id: z.string(),
     name: z.string(),
     icon: z.string().nullable(),
@@ -90,67 +83,53 @@ export type Habit = z.infer<typeof Habit>;
 
 export const HabitList = z.object({ items: z.array(Habit) });
 
-export const HabitListQuery = z
-  .object({
+export const HabitListQuery = z.strictObject({
     archived: z
       .enum(["true", "false"], { error: "archived must be true or false" })
       .default("false")
       .transform((v) => v === "true"),
-  })
-  .strict();
+  });
 
-export const ReorderBody = z
-  .object({ ids: z.array(z.string().max(64)).max(10_000).describe("exactly the ids of the active habits, in the new order") })
-  .strict();
+export const ReorderBody = z.strictObject({ ids: z.array(z.string().max(64)).max(10_000).describe("exactly the ids of the active habits, in the new order") });
 export type ReorderBody = z.infer<typeof ReorderBody>;
 
 export const HabitParams = z.object({ habit_id: z.string().max(64) });
 export const LogParams = z.object({ habit_id: z.string().max(64), date: DateString });
 export const PauseParams = z.object({ habit_id: z.string().max(64), pause_id: z.string().max(64) });
 
-export const LogBody = z
-  .object({
+export const LogBody = z.strictObject({
     value: z.number({ error: "value must be a number" }).min(0, "value must be 0 or more").max(1_000_000_000),
     note: z.string().max(2000, "at most 2000 characters").nullable().optional(),
-  })
-  .strict();
+  });
 export type LogBody = z.infer<typeof LogBody>;
 
-export const HabitLog = z
-  .object({ date: z.string(), value: z.number(), note: z.string().nullable() })
+export const HabitLog = z.object({ date: z.string(), value: z.number(), note: z.string().nullable() })
   .meta({ id: "HabitLog" });
 export type HabitLog = z.infer<typeof HabitLog>;
 export const HabitLogList = z.object({ items: z.array(HabitLog) });
 
-export const LogRangeQuery = z
-  .object({
+export const LogRangeQuery = z.strictObject({
     from: DateString.optional().describe("first date, inclusive"),
     to: DateString.optional().describe("last date, inclusive"),
   })
-  .strict()
   .refine((q) => !q.from || !q.to || q.from <= q.to, { message: "from must not be after to", path: ["from"] });
 
-export const PauseCreate = z
-  .object({
+export const PauseCreate = z.strictObject({
     start_date: DateString,
     end_date: DateString.nullable().default(null).describe("last paused day, inclusive; null = open-ended"),
   })
-  .strict()
   .refine((p) => p.end_date === null || p.start_date <= p.end_date, { message: "end_date must not be before start_date", path: ["end_date"] });
 export type PauseCreate = z.infer<typeof PauseCreate>;
 
-export const PausePatch = z.object({ start_date: DateString.optional(), end_date: DateString.nullable().optional() }).strict();
+export const PausePatch = z.strictObject({ start_date: DateString.optional(), end_date: DateString.nullable().optional() });
 export type PausePatch = z.infer<typeof PausePatch>;
 
-export const HabitPause = z
-  .object({ id: z.string(), start_date: z.string(), end_date: z.string().nullable() })
+export const HabitPause = z.object({ id: z.string(), start_date: z.string(), end_date: z.string().nullable() })
   .meta({ id: "HabitPause" });
 export type HabitPause = z.infer<typeof HabitPause>;
 export const HabitPauseList = z.object({ items: z.array(HabitPause) });
 
-export const WeekQuery = z
-  .object({ start: DateString.optional().describe("first of the 7 days; defaults to the Monday of the user's current week") })
-  .strict();
+export const WeekQuery = z.strictObject({ start: DateString.optional().describe("first of the 7 days; defaults to the Monday of the user's current week") });
 
 export const DayStatus = z.enum(["done", "partial", "missed", "paused", "not_scheduled", "future"]);
 export const HabitWeek = z.object({

@@ -28,13 +28,10 @@ const Instant = z
   });
 const Position = z.number().int().min(-1_000_000_000).max(1_000_000_000);
 
-export const LegacyFolder = z
-  .object({ id: Id, name: FolderName, position: Position, created_at: Instant, updated_at: Instant })
-  .strict();
+export const LegacyFolder = z.strictObject({ id: Id, name: FolderName, position: Position, created_at: Instant, updated_at: Instant });
 export type LegacyFolder = z.infer<typeof LegacyFolder>;
 
-export const LegacyList = z
-  .object({
+export const LegacyList = z.strictObject({
     id: Id,
     name: ListName,
     folder_id: Id.nullable(),
@@ -44,12 +41,10 @@ export const LegacyList = z
     created_at: Instant,
     updated_at: Instant,
     deleted_at: Instant.nullable(),
-  })
-  .strict();
+  });
 export type LegacyList = z.infer<typeof LegacyList>;
 
-export const LegacyTask = z
-  .object({
+export const LegacyTask = z.strictObject({
     id: Id,
     list_id: Id,
     parent_id: Id.nullable(),
@@ -63,12 +58,10 @@ export const LegacyTask = z
     created_at: Instant,
     updated_at: Instant,
     deleted_at: Instant.nullable(),
-  })
-  .strict();
+  });
 export type LegacyTask = z.infer<typeof LegacyTask>;
 
-export const LegacyRecurrence = z
-  .object({
+export const LegacyRecurrence = z.strictObject({
     id: Id,
     task_id: Id,
     kind: z.enum(["rrule", "after_completion"]),
@@ -80,7 +73,6 @@ export const LegacyRecurrence = z
     created_at: Instant,
     updated_at: Instant,
   })
-  .strict()
   .superRefine((r, ctx) => {
     if (r.kind === "rrule") {
       if (r.rrule === null) ctx.addIssue({ code: "custom", path: ["rrule"], message: "required for kind rrule" });
@@ -97,8 +89,7 @@ export type LegacyRecurrence = z.infer<typeof LegacyRecurrence>;
 const HabitName = z.string().trim().min(1, "name is required").max(200, "at most 200 characters").refine(noControl, "no control characters");
 const Icon = z.string().min(1).max(64, "at most 64 characters").nullable();
 
-export const LegacyHabit = z
-  .object({
+export const LegacyHabit = z.strictObject({
     id: Id,
     name: HabitName,
     icon: Icon,
@@ -115,12 +106,10 @@ export const LegacyHabit = z
     archived: z.boolean(),
     created_at: Instant,
     updated_at: Instant,
-  })
-  .strict();
+  });
 export type LegacyHabit = z.infer<typeof LegacyHabit>;
 
-export const LegacyCountdown = z
-  .object({
+export const LegacyCountdown = z.strictObject({
     id: Id,
     name: HabitName,
     date: CountdownDate,
@@ -133,20 +122,17 @@ export const LegacyCountdown = z
     archived: z.boolean(),
     created_at: Instant,
     updated_at: Instant,
-  })
-  .strict();
+  });
 export type LegacyCountdown = z.infer<typeof LegacyCountdown>;
 
-export const LegacyMemo = z
-  .object({
+export const LegacyMemo = z.strictObject({
     id: Id,
     content: z.string().min(1, "content must not be empty").max(MEMO_CONTENT_MAX, `at most ${MEMO_CONTENT_MAX} characters`),
     pinned: z.boolean(),
     created_at: Instant,
     updated_at: Instant,
     deleted_at: Instant.nullable(),
-  })
-  .strict();
+  });
 export type LegacyMemo = z.infer<typeof LegacyMemo>;
 
 /** The kinds of a legacy file, in file (and restore) order. */
@@ -174,8 +160,7 @@ export interface LegacyRecords {
 }
 
 /** The JSON export (documentation and tests; restore validates record by record). */
-export const LegacyExport = z
-  .object({
+export const LegacyExport = z.object({
     format: z.literal("app-legacy"),
     version: z.literal(1),
     exported_at: z.string(),
@@ -189,14 +174,12 @@ export const LegacyExport = z
   })
   .meta({ id: "LegacyExport" });
 
-export const RestoreQuery = z
-  .object({
+export const RestoreQuery = z.strictObject({
     mode: z
       .enum(["merge", "replace"], { error: "mode must be merge or replace" })
       .default("merge")
       .describe("merge (default): add what this user does not have yet; replace: the file becomes the account's content"),
-  })
-  .strict();
+  });
 export type RestoreMode = "merge" | "replace";
 
 const Counts = z.object({
@@ -210,8 +193,7 @@ const Counts = z.object({
 });
 export type Counts = z.infer<typeof Counts>;
 
-export const RestoreResult = z
-  .object({
+export const RestoreResult = z.object({
     mode: z.enum(["merge", "replace"]),
     counts: Counts.describe("records written, per kind"),
     skipped: Counts.describe("merge: records skipped because this user already has their id"),

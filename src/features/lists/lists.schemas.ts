@@ -10,8 +10,7 @@ export const ListName = z
   .refine((s) => [...s].length <= 200, "at most 200 characters")
   .refine(noControl, "no control characters");
 
-export const List = z
-  .object({
+export const List = z.object({
     id: z.string(),
     name: z.string(),
     folder_id: z.string().nullable().describe("null at root, also when the folder was deleted"),
@@ -25,25 +24,21 @@ export const List = z
   .meta({ id: "List" });
 export type List = z.infer<typeof List>;
 
-export const ListCreate = z
-  .object({ name: ListName, folder_id: z.string().max(64).nullable().optional(), color: Color.nullable().optional() })
-  .strict();
+export const ListCreate = z.strictObject({ name: ListName, folder_id: z.string().max(64).nullable().optional(), color: Color.nullable().optional() });
 export type ListCreate = z.infer<typeof ListCreate>;
 
-export const ListPatch = z.object({ name: ListName.optional(), color: Color.nullable().optional() }).strict();
+export const ListPatch = z.strictObject({ name: ListName.optional(), color: Color.nullable().optional() });
 export type ListPatch = z.infer<typeof ListPatch>;
 
-export const ListMove = z.object({ folder_id: z.string().max(64).nullable() }).strict();
+export const ListMove = z.strictObject({ folder_id: z.string().max(64).nullable() });
 export type ListMove = z.infer<typeof ListMove>;
 
-export const ListsQuery = z
-  .object({
+export const ListsQuery = z.strictObject({
     archived: z
       .enum(["true", "false"], { error: "archived must be true or false" })
       .optional()
       .transform((v) => v === "true"),
-  })
-  .strict();
+  });
 
 export const ListList = z.object({ items: z.array(List) });
 export const ListParams = z.object({ list_id: z.string() });

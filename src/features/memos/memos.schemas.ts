@@ -9,34 +9,29 @@ const Content = z
   .max(MEMO_CONTENT_MAX, `at most ${MEMO_CONTENT_MAX} characters`)
   .describe("Markdown text, 1 to 100,000 characters");
 
-export const MemoCreate = z.object({ content: Content, pinned: z.boolean().optional() }).strict();
+export const MemoCreate = z.strictObject({ content: Content, pinned: z.boolean().optional() });
 export type MemoCreate = z.infer<typeof MemoCreate>;
 
-export const MemoPatch = z
-  .object({
+export const MemoPatch = z.strictObject({
     content: Content.optional(),
     pinned: z.boolean().optional(),
     version: z.number({ error: "version is required (an integer)" }).int().min(1).describe("the version the change is based on"),
-  })
-  .strict();
+  });
 export type MemoPatch = z.infer<typeof MemoPatch>;
 
-export const MemoListQuery = z
-  .object({
+export const MemoListQuery = z.strictObject({
     ...pageQueryShape,
     deleted: z
       .enum(["true", "false"], { error: "deleted must be true or false" })
       .default("false")
       .transform((v) => v === "true")
       .describe("true lists the soft-deleted memos instead of the active ones"),
-  })
-  .strict();
+  });
 export type MemoListQuery = z.infer<typeof MemoListQuery>;
 
 export const MemoParams = z.object({ memo_id: z.string().max(64) });
 
-export const Memo = z
-  .object({
+export const Memo = z.object({
     id: z.string(),
     content: z.string(),
     pinned: z.boolean(),

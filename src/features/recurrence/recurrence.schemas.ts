@@ -38,8 +38,7 @@ function kindFields(
   }
 }
 
-export const RecurrenceCreate = z
-  .object({
+export const RecurrenceCreate = z.strictObject({
     task_id: Id,
     kind: Kind,
     rrule: RRuleText.nullable().optional(),
@@ -47,31 +46,27 @@ export const RecurrenceCreate = z
     unit: Unit.nullable().optional(),
     timezone: TimeZone.optional().describe("IANA zone; defaults to the user's"),
   })
-  .strict()
   .superRefine((b, ctx) => kindFields(b, ctx, true));
 export type RecurrenceCreate = z.infer<typeof RecurrenceCreate>;
 
-export const RecurrencePatch = z
-  .object({
+export const RecurrencePatch = z.strictObject({
     kind: Kind.optional(),
     rrule: RRuleText.nullable().optional(),
     interval: Interval.nullable().optional(),
     unit: Unit.nullable().optional(),
     timezone: TimeZone.optional(),
   })
-  .strict()
   .superRefine((b, ctx) => kindFields(b, ctx, false));
 export type RecurrencePatch = z.infer<typeof RecurrencePatch>;
 
-export const ExceptionBody = z.object({ date: CalendarDate.describe("the local date (in the recurrence's zone) of the occurrence to skip") }).strict();
+export const ExceptionBody = z.strictObject({ date: CalendarDate.describe("the local date (in the recurrence's zone) of the occurrence to skip") });
 export type ExceptionBody = z.infer<typeof ExceptionBody>;
 
 export const RecurrenceParams = z.object({ id: Id });
 export const ExceptionParams = z.object({ id: Id, date: CalendarDate });
 export const TaskRecurrenceParams = z.object({ task_id: Id });
 
-export const Recurrence = z
-  .object({
+export const Recurrence = z.object({
     id: z.string(),
     task_id: z.string(),
     kind: Kind,
@@ -90,8 +85,7 @@ export const Recurrence = z
   .meta({ id: "Recurrence" });
 export type Recurrence = z.infer<typeof Recurrence>;
 
-export const CompleteResult = z
-  .object({
+export const CompleteResult = z.object({
     completed: Task.describe("the completed occurrence: a new completed copy, or the task itself when the series ended"),
     next: Task.nullable().describe("the recurring task at its next occurrence; null when COUNT/UNTIL are exhausted"),
   })

@@ -10,4 +10,4 @@ export const Session = z.object({
   current: z.boolean(),
 });
 export const SessionList = z.object({ items: z.array(Session) });
-export const SessionParams = z.object({ session_id: z.string().max(64) }).strict();
+export const SessionParams = z.strictObject({ session_id: z.string().max(64) });

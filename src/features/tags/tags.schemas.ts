@@ -13,10 +13,10 @@ export const Color = z.string().regex(/^#[0-9A-Fa-f]{6}$/, "a colour #RRGGBB");
 export const Tag = z.object({ id: z.string(), name: z.string(), color: z.string().describe("#RRGGBB") }).meta({ id: "Tag" });
 export type Tag = z.infer<typeof Tag>;
 
-export const TagCreate = z.object({ name: TagName, color: Color }).strict();
+export const TagCreate = z.strictObject({ name: TagName, color: Color });
 export type TagCreate = z.infer<typeof TagCreate>;
 
-export const TagPatch = z.object({ name: TagName.optional(), color: Color.optional() }).strict();
+export const TagPatch = z.strictObject({ name: TagName.optional(), color: Color.optional() });
 export type TagPatch = z.infer<typeof TagPatch>;
 
 export const TagList = z.object({ items: z.array(Tag) });

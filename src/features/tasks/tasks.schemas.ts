@@ -37,8 +37,7 @@ export const DueAt = z
 
 const TagIds = z.array(Id).max(100, "at most 100 tags");
 
-export const TaskCreate = z
-  .object({
+export const TaskCreate = z.strictObject({
     title: Title,
     description: Description.optional(),
     list_id: Id.optional().describe("omitted: the inbox, or the parent's list"),
@@ -47,12 +46,10 @@ export const TaskCreate = z
     due_at: DueAt.optional(),
     priority: Priority.optional(),
     tag_ids: TagIds.optional(),
-  })
-  .strict();
+  });
 export type TaskCreate = z.infer<typeof TaskCreate>;
 
-export const TaskPatch = z
-  .object({
+export const TaskPatch = z.strictObject({
     version: z.number({ error: "version is required" }).int().min(1),
     title: Title.optional(),
     description: Description.optional(),
@@ -62,12 +59,10 @@ export const TaskPatch = z
     due_at: DueAt.optional(),
     priority: Priority.optional(),
     tag_ids: TagIds.optional(),
-  })
-  .strict();
+  });
 export type TaskPatch = z.infer<typeof TaskPatch>;
 
-export const TaskBatch = z
-  .object({
+export const TaskBatch = z.strictObject({
     task_ids: z.array(Id).min(1, "at least one task id").max(500, "at most 500 task ids"),
     completed: z.boolean().optional(),
     list_id: Id.optional(),
@@ -75,7 +70,6 @@ export const TaskBatch = z
     tag_ids: TagIds.optional(),
     soft_delete: z.literal(true).optional(),
   })
-  .strict()
   .superRefine((b, ctx) => {
     const ops = [b.completed, b.list_id, b.due_at, b.tag_ids].filter((v) => v !== undefined).length;
     if (b.soft_delete) {
@@ -88,8 +82,7 @@ export type TaskBatch = z.infer<typeof TaskBatch>;
 
 const DateParam = z.string().refine(isCalendarDate, "a date YYYY-MM-DD");
 
-export const TaskQuery = z
-  .object({
+export const TaskQuery = z.strictObject({
     ...pageQueryShape,
     q: z
       .string()
@@ -102,8 +95,7 @@ export const TaskQuery = z
     completed: z.enum(["true", "false"], { error: "completed must be true or false" }).optional(),
     due_before: DateParam.optional().describe("inclusive"),
     due_after: DateParam.optional().describe("inclusive"),
-  })
-  .strict();
+  });
 export type TaskQuery = z.infer<typeof TaskQuery>;
 
 const TaskFields = {
@@ -123,8 +115,7 @@ const TaskFields = {
   deleted_at: z.string().nullable(),
 };
 
-export const Subtask = z
-  .object({ ...TaskFields, subtasks: z.array(z.object({}).strict()).max(0).describe("always empty: nesting is one level deep") })
+export const Subtask = z.object({ ...TaskFields, subtasks: z.array(z.strictObject({})).max(0).describe("always empty: nesting is one level deep") })
   .meta({ id: "Subtask" });
 export type Subtask = z.infer<typeof Subtask>;
 export const Task = z.object({ ...TaskFields, subtasks: z.array(Subtask) }).meta({ id: "Task" });
@@ -134,4 +125,4 @@ export const TaskPage = z.object({ items: z.array(Task), next_cursor: z.string()
 export const BatchResult = z.object({ updated: z.number().int() });
 // Any id in the URL that names nothing of the user is 404, whatever its length.
 export const TaskParams = z.object({ task_id: z.string() });
-export const TrashQuery = z.object(pageQueryShape).strict();
+export const TrashQuery = z.strictObject(pageQueryShape);
