@@ -1388,6 +1388,83 @@ describe("state probes", () => {
 });
 
 // ---------------------------------------------------------------------------------------------
+describe("finer points", () => {
+  test("a cursor walk neither repeats nor skips items that existed before it, while items are added and removed", async () => {
+    const list = (await admin.post("/lists", { name: "walk" })).body.id;
+    const made: string[] = [];
+    for (let i = 0; i < 9; i++) made.push((await admin.post("/tasks", { title: `walk ${i}`, list_id: list })).body.id);
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    let round = 0;
+    do {
+      const r: Res = await admin.get(`/tasks?list_id=${list}&limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`);
+      seen.push(...r.body.items.map((t: { id: string }) => t.id));
+      cursor = r.body.next_cursor;
+      // Between pages: add a task, and delete one already seen.
+      await admin.post("/tasks", { title: `added ${round}`, list_id: list });
+      if (round === 1) await admin.del(`/tasks/${seen[0]}`);
+      round++;
+    } while (cursor);
+    const fromStart = seen.filter((id) => made.includes(id));
+    expect(new Set(seen).size).toBe(seen.length);
+    expect(fromStart.sort()).toEqual([...made].sort());
+  });
+
+  test("due_at with fractional seconds and an offset is normalised to UTC milliseconds; completed_at clears", async () => {
+    const t = await admin.post("/tasks", { title: "frac", due_at: "2026-12-01T10:00:00.5+01:00" });
+    expect(t.body.due_at).toBe("2026-12-01T09:00:00.500Z");
+    const c = await admin.patch(`/tasks/${t.body.id}`, { version: 1, completed: true });
+    expect(c.body.completed_at).toMatch(INSTANT);
+    const u = await admin.patch(`/tasks/${t.body.id}`, { version: 2, completed: false });
+    expect({ done: u.body.completed, at: u.body.completed_at }).toEqual({ done: false, at: null });
+  });
+
+  test("field-level problems carry errors with the field's path; a version conflict names version", async () => {
+    const a = await admin.post("/tasks", { title: "" });
+    expect(a.body.errors.map((e: { path: string }) => e.path)).toContain("title");
+    const b = await admin.post("/tasks", { title: "ok", colour: "red" });
+    expect(JSON.stringify(b.body.errors ?? [])).toContain("colour");
+    const t = await admin.post("/tasks", { title: "v" });
+    const c = await admin.patch(`/tasks/${t.body.id}`, { version: 5, title: "w" });
+    expect(sc(c)).toEqual(err(409, "version_conflict"));
+    expect(JSON.stringify(c.body)).toContain("version");
+    const l = await admin.get("/tasks?limit=0");
+    expect(l.body.errors.map((e: { path: string }) => e.path)).toContain("limit");
+  });
+
+  test("countdown due today: next_date today, days_until 0; week grid marks days after today future", async () => {
+    const today = new Date().toISOString().slice(0, 10);
+    const c = await admin.post("/countdowns", { name: "today", date: today });
+    expect({ n: c.body.next_date, d: c.body.days_until }).toEqual({ n: today, d: 0 });
+    const anniv = await admin.post("/countdowns", { name: "wedding", date: "2000-01-01", type: "anniversary", repeat: "yearly" });
+    const year = Number(anniv.body.next_date.slice(0, 4));
+    expect(anniv.body.count).toBe(year - 2000);
+    const h = await admin.post("/habits", { name: "future check", frequency: { type: "daily" }, start_date: "2026-01-01" });
+    const wk = await admin.get(`/habits/week?start=${today}`);
+    const row = wk.body.items.find((x: { habit: { id: string } }) => x.habit.id === h.body.id);
+    expect(row.days.slice(1).map((d: { status: string }) => d.status)).toEqual(Array(6).fill("future"));
+    expect(row.days[0].status).not.toBe("future");
+  });
+
+  test("a subtask deleted on its own leaves its parent's subtasks", async () => {
+    const p = await admin.post("/tasks", { title: "parent" });
+    const s1 = await admin.post("/tasks", { title: "s1", parent_id: p.body.id });
+    const s2 = await admin.post("/tasks", { title: "s2", parent_id: p.body.id });
+    await admin.del(`/tasks/${s1.body.id}`);
+    expect((await admin.get(`/tasks/${p.body.id}`)).body.subtasks.map((x: { id: string }) => x.id)).toEqual([s2.body.id]);
+    const listed = (await admin.get(`/tasks?q=parent`)).body.items.find((x: { id: string }) => x.id === p.body.id);
+    expect(listed.subtasks.map((x: { id: string }) => x.id)).toEqual([s2.body.id]);
+  });
+
+  test("passwords: 1024 characters accepted, 7 refused", async () => {
+    expect((await admin.post("/users", { username: "longpw", password: "p".repeat(1024) })).status).toBe(201);
+    expect(sc(await admin.post("/users", { username: "shortpw", password: "p".repeat(7) }))).toEqual(err(422, "validation_failed"));
+    const c = new Client();
+    expect((await c.post("/auth/login", { username: "longpw", password: "p".repeat(1024) })).status).toBe(200);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
 describe("a second server: trusted proxy and session lifetime", () => {
   test("behind a declared proxy, an HTTPS request gets a Secure session cookie; an idle session expires", async () => {
     const dir = mkdtempSync(join(tmpdir(), "app-contract2-"));
@@ -1451,6 +1528,10 @@ describe("OpenAPI as a client generator reads it", () => {
         else seen.add(op.operationId);
         if (!op.responses || !Object.keys(op.responses).some((s) => /^2\d\d$/.test(s))) problems.push(`${m} ${path}: no success response`);
         if (!/^[A-Za-z][A-Za-z0-9_]*$/.test(op.operationId ?? "")) problems.push(`${m} ${path}: operationId not an identifier`);
+        // Contract §1: create answers 201 with a Location header; §1 errors: 429 sets Retry-After.
+        const resp = (op.responses ?? {}) as Record<string, { headers?: Record<string, unknown> }>;
+        if (resp["201"] && !Object.keys(resp["201"].headers ?? {}).some((h) => h.toLowerCase() === "location")) problems.push(`${m} ${path}: 201 without a Location header`);
+        if (resp["429"] && !Object.keys(resp["429"].headers ?? {}).some((h) => h.toLowerCase() === "retry-after")) problems.push(`${m} ${path}: 429 without Retry-After`);
       }
     }
     expect(problems).toEqual([]);

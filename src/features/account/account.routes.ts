@@ -36,7 +36,7 @@ export function accountRoutes(core: Core, account: AccountService) {
           summary: "Create the first (admin) user and sign in",
           tags: ["account"],
           public: true,
-          ok: { status: 201, schema: UserEnvelope, headers: cookieHeader },
+          ok: { status: 201, schema: UserEnvelope, headers: { ...cookieHeader, Location: { description: "the signed-in user's URL (/api/v1/me)" } } },
           errors: ["already_initialized", "validation_failed", "csrf_failed", "malformed_request", "payload_too_large"],
         }),
       },
@@ -113,7 +113,7 @@ export function accountRoutes(core: Core, account: AccountService) {
         detail: doc({
           summary: "Create a user (admin only)",
           tags: ["users"],
-          ok: { status: 201, schema: User },
+          ok: { status: 201, schema: User, headers: { Location: { description: "the user's URL" } } },
           errors: ["forbidden", "name_taken", "validation_failed", "csrf_failed", "malformed_request", "payload_too_large"],
         }),
       },
