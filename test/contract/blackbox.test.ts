@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import SwaggerParser from "@apidevtools/swagger-parser";
+import { unzipSync } from "fflate";
 import { fromJSONSchema } from "zod";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -1095,6 +1096,62 @@ describe("§9 backup, §10 legacy", () => {
     expect(sc(await admin.post("/backup/preflight?mode=sideways", undefined, { raw: f }))).toEqual(err(422, "validation_failed"));
   });
 
+  test("backup archive layout and manifest (§9)", async () => {
+    const zip = (await admin.get("/backup/export.zip")).bytes;
+    const files = unzipSync(zip);
+    const manifest = JSON.parse(new TextDecoder().decode(files["manifest.json"]!));
+    shape("manifest", manifest, { format: "string", version: "int", backup_id: "string", created_at: "instant", app_version: "string", source_user: "object", counts: "object", entries: "object" });
+    expect({ f: manifest.format, v: manifest.version }).toEqual({ f: "app-backup", v: 2 });
+    expect(Object.keys(manifest.source_user).sort()).toEqual(["id", "username"]);
+    const kinds = ["folders", "lists", "tasks", "recurrences", "recurrence_exceptions", "habits", "habit_logs", "habit_pauses", "countdowns", "memos", "attachments", "tags"];
+    for (const k of kinds) {
+      const bytes = files[`data/${k}.json`];
+      expect({ k, present: !!bytes }).toEqual({ k, present: true });
+      const records = JSON.parse(new TextDecoder().decode(bytes!));
+      expect({ k, count: manifest.counts[k] }).toEqual({ k, count: records.length });
+      for (const r of records) expect({ k, user: "user_id" in r }).toEqual({ k, user: false });
+    }
+    const tasks = JSON.parse(new TextDecoder().decode(files["data/tasks.json"]!));
+    expect(tasks.every((t: Record<string, unknown>) => Array.isArray(t.tag_ids) && !("tags" in t) && !("subtasks" in t))).toBe(true);
+    const others = Object.keys(files).filter((n) => n !== "manifest.json" && !n.endsWith("/"));
+    expect(Object.keys(manifest.entries).sort()).toEqual(others.sort());
+    for (const n of others) {
+      const e = manifest.entries[n];
+      expect({ n, size: e.size, sha: e.sha256 }).toEqual({ n, size: files[n]!.length, sha: new Bun.CryptoHasher("sha256").update(files[n]!).digest("hex") });
+    }
+    expect(others.some((n) => n.startsWith("attachments/"))).toBe(true);
+  });
+
+  test("backup merge: re-running adds nothing and reports the same counts; another user's ids are a 409 merge_conflict", async () => {
+    const zip = (await admin.get("/backup/export.zip")).bytes;
+    async function preflight(c: Client, mode: string): Promise<Res> {
+      const f = new FormData();
+      f.append("file", new Blob([zip], { type: "application/zip" }), "b.zip");
+      return c.post(`/backup/preflight?mode=${mode}`, undefined, { raw: f });
+    }
+    const before = (await walk(admin, "/tasks", 100)).length;
+    const p1 = await preflight(admin, "merge");
+    const r1 = await admin.post("/backup/restore", { preflight_token: p1.body.preflight_token, mode: "merge" });
+    const p2 = await preflight(admin, "merge");
+    const r2 = await admin.post("/backup/restore", { preflight_token: p2.body.preflight_token, mode: "merge" });
+    expect({ s1: r1.status, s2: r2.status }).toEqual({ s1: 200, s2: 200 });
+    expect(r2.body.counts).toEqual(r1.body.counts);
+    expect((await walk(admin, "/tasks", 100)).length).toBe(before);
+    // Another user restoring this archive meets ids owned by admin.
+    const carol = new Client();
+    expect((await admin.post("/users", { username: "carol", password: "carol's password" })).status).toBe(201);
+    expect((await carol.post("/auth/login", { username: "carol", password: "carol's password" })).status).toBe(200);
+    const p3 = await preflight(carol, "merge");
+    expect(p3.status).toBe(200);
+    const r3 = await carol.post("/backup/restore", { preflight_token: p3.body.preflight_token, mode: "merge" });
+    expect(sc(r3)).toEqual(err(409, "merge_conflict"));
+    expect(r3.body.errors.length).toBeGreaterThan(0);
+    for (const e of r3.body.errors) expect(e.path).toMatch(/^[a-z_]+\/.+/);
+    expect((await carol.get("/tasks")).body.items).toEqual([]);
+    const p4 = await preflight(carol, "replace");
+    expect(sc(await carol.post("/backup/restore", { preflight_token: p4.body.preflight_token, mode: "replace" }))).toEqual(err(409, "merge_conflict"));
+  });
+
   test("legacy: JSON export shape, CSV with BOM and kind column, both restores", async () => {
     const ex = await admin.get("/export");
     expect(ex.status).toBe(200);
@@ -1454,6 +1511,66 @@ describe("finer points", () => {
     expect((await admin.get(`/tasks/${p.body.id}`)).body.subtasks.map((x: { id: string }) => x.id)).toEqual([s2.body.id]);
     const listed = (await admin.get(`/tasks?q=parent`)).body.items.find((x: { id: string }) => x.id === p.body.id);
     expect(listed.subtasks.map((x: { id: string }) => x.id)).toEqual([s2.body.id]);
+  });
+
+  test("memo pinned and list colour are writable; priority defaults to 0", async () => {
+    const m = await admin.post("/memos", { content: "pin me", pinned: true });
+    expect({ s: m.status, p: m.body.pinned }).toEqual({ s: 201, p: true });
+    const u = await admin.patch(`/memos/${m.body.id}`, { version: 1, pinned: false });
+    expect({ s: u.status, p: u.body.pinned }).toEqual({ s: 200, p: false });
+    const l = await admin.post("/lists", { name: "coloured", color: "#112233" });
+    expect({ s: l.status, c: l.body.color }).toEqual({ s: 201, c: "#112233" });
+    expect(sc(await admin.post("/lists", { name: "bad colour", color: "blue" }))).toEqual(err(422, "validation_failed"));
+    const t = await admin.post("/tasks", { title: "plain" });
+    expect({ p: t.body.priority, d: t.body.description, due: t.body.due_at, parent: t.body.parent_id, done: t.body.completed_at, del: t.body.deleted_at }).toEqual({
+      p: 0, d: "", due: null, parent: null, done: null, del: null,
+    });
+  });
+
+  test("attachments of a task in an archived list are out of reach", async () => {
+    const l = await admin.post("/lists", { name: "files list" });
+    const t = await admin.post("/tasks", { title: "file holder", list_id: l.body.id });
+    const f = new FormData();
+    f.append("file", new Blob(["hello"], { type: "text/plain" }), "a.txt");
+    const a = await admin.post(`/tasks/${t.body.id}/attachments`, undefined, { raw: f });
+    expect(a.status).toBe(201);
+    await admin.del(`/lists/${l.body.id}`);
+    expect(sc(await admin.get(`/tasks/${t.body.id}/attachments`))).toEqual(err(404, "not_found"));
+    const f2 = new FormData();
+    f2.append("file", new Blob(["hello"], { type: "text/plain" }), "b.txt");
+    expect(sc(await admin.post(`/tasks/${t.body.id}/attachments`, undefined, { raw: f2 }))).toEqual(err(404, "not_found"));
+  });
+
+  test("recurrence completion: the copy keeps subtasks as they were and has no recurrence; the task's subtasks reset", async () => {
+    const t = await admin.post("/tasks", { title: "laundry", due_at: "2026-12-01T18:00:00Z" });
+    const s = await admin.post("/tasks", { title: "fold", parent_id: t.body.id });
+    await admin.patch(`/tasks/${s.body.id}`, { version: 1, completed: true });
+    const r = await admin.post("/recurrences", { task_id: t.body.id, kind: "rrule", rrule: "FREQ=WEEKLY" });
+    const c = await admin.post(`/recurrences/${r.body.id}/complete`);
+    expect(c.status).toBe(200);
+    expect(c.body.completed.subtasks.map((x: { completed: boolean }) => x.completed)).toEqual([true]);
+    expect(sc(await admin.get(`/tasks/${c.body.completed.id}/recurrence`))).toEqual(err(404, "not_found"));
+    expect(c.body.next.due_at).toBe("2026-12-08T18:00:00.000Z");
+    expect(c.body.next.subtasks.map((x: { completed: boolean }) => x.completed)).toEqual([false]);
+    expect(c.body.next.completed).toBe(false);
+  });
+
+  test("after_completion: next due is the local completion date plus the interval, keeping a deadline's time of day", async () => {
+    const t = await admin.post("/tasks", { title: "timed", due_at: "2026-01-05T15:30:00Z" });
+    const r = await admin.post("/recurrences", { task_id: t.body.id, kind: "after_completion", interval: 1, unit: "day" });
+    const before = new Date().toISOString().slice(0, 10);
+    const c = await admin.post(`/recurrences/${r.body.id}/complete`);
+    const after = new Date().toISOString().slice(0, 10);
+    const plusOne = (d: string) => new Date(Date.parse(`${d}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
+    expect([`${plusOne(before)}T15:30:00.000Z`, `${plusOne(after)}T15:30:00.000Z`]).toContain(c.body.next.due_at);
+  });
+
+  test("a lunar yearly countdown follows the official calendar (2027 new year on 6 February)", async () => {
+    const c = await admin.post("/countdowns", { name: "Spring Festival", date: "2026-02-17", repeat: "yearly", calendar: "lunar" });
+    expect(c.status).toBe(201);
+    expect(c.body.lunar).toEqual({ month: 1, day: 1, leap: false });
+    const today = new Date().toISOString().slice(0, 10);
+    if (today > "2026-02-17" && today <= "2027-02-06") expect(c.body.next_date).toBe("2027-02-06");
   });
 
   test("passwords: 1024 characters accepted, 7 refused", async () => {
