@@ -31,7 +31,7 @@ let proc: ReturnType<typeof Bun.spawn> | undefined;
 let base = "";
 
 /** Every answer seen: method, path, status; and every problem-shape violation. */
-const hits: { method: string; path: string; status: number; body?: unknown }[] = [];
+const hits: { method: string; path: string; query: string[]; status: number; body?: unknown }[] = [];
 const problemViolations: string[] = [];
 /** Fields an answer carries beyond those the contract names (reported, not failed). */
 const extras = new Set<string>();
@@ -109,7 +109,8 @@ class Client {
     }
     const r: Res = { status: res.status, headers: res.headers, text, bytes, body: parsed };
     const pathname = new URL(base + url).pathname;
-    hits.push({ method, path: pathname, status: r.status, body: (r.headers.get("content-type") ?? "").includes("json") ? parsed : undefined });
+    const query = [...new URL(base + url).searchParams.keys()];
+    hits.push({ method, path: pathname, query, status: r.status, body: (r.headers.get("content-type") ?? "").includes("json") ? parsed : undefined });
     if (r.status >= 400) checkProblem(method, pathname, r);
     else if (pathname.startsWith("/api/v1/") && r.text.startsWith("{") && !(r.headers.get("content-type") ?? "").startsWith("application/json")) {
       problemViolations.push(`${method} ${pathname} → ${r.status}: JSON with content-type ${r.headers.get("content-type")}`);
@@ -1325,7 +1326,7 @@ describe("deeper probes across sections", () => {
   });
 
   test("the legacy restore takes bodies over 1 MiB (its limit is 64 MiB)", async () => {
-    const ex = (await bob.get("/export")).body;
+    const ex = structuredClone((await bob.get("/export")).body);
     ex.memos.push({ ...(ex.memos[0] ?? {}), id: "01900000-0000-7000-8000-00000000abcd", content: "z".repeat(90_000) });
     const padded = { ...ex };
     const body = JSON.stringify(padded) + " ".repeat(1.5 * 1024 * 1024);
@@ -1689,7 +1690,7 @@ describe("OpenAPI as a client generator reads it", () => {
     expect([...undocumented]).toEqual([]);
   });
 
-  test("a documented status exists for every answer seen", () => {
+  test("a documented status exists for every answer seen, and every query parameter used is documented", () => {
     const missing = new Set<string>();
     for (const h of hits) {
       if (!h.path.startsWith("/api/v1/")) continue;
@@ -1700,6 +1701,9 @@ describe("OpenAPI as a client generator reads it", () => {
       const [path, ops] = matches[0] ?? [];
       if (!path || !ops) continue;
       if (!(String(h.status) in ops[h.method.toLowerCase()]!.responses)) missing.add(`${h.method} ${path} → ${h.status}`);
+      // Every query parameter the walk used is a documented parameter of the operation.
+      const params = ((ops[h.method.toLowerCase()] as { parameters?: { name: string; in: string }[] }).parameters ?? []).filter((p) => p.in === "query").map((p) => p.name);
+      for (const q of h.query) if (!params.includes(q)) missing.add(`${h.method} ${path}: query parameter ${q} undocumented`);
     }
     expect([...missing].sort()).toEqual([]);
   });
