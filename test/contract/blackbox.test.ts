@@ -2,18 +2,35 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import SwaggerParser from "@apidevtools/swagger-parser";
 import { unzipSync } from "fflate";
 import { fromJSONSchema } from "zod";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 
-// Outside-in conformance check: the program (APP_EXE, else dist/app, else `bun src/main.ts`) is
-// started on a fresh data directory and driven over plain HTTP against contract.md and
-// service-api.md alone. Nothing from src/ is imported. Every 4xx/5xx answer seen is checked for
+// Outside-in conformance check: the program (APP_EXE, else dist/app unless older than the sources,
+// else `bun src/main.ts`) is started on a fresh data directory and driven over plain HTTP against
+// contract.md and service-api.md alone. Nothing from src/ is imported. Every 4xx/5xx answer seen is checked for
 // the problem+json shape, and every operation hit must be described by /api/openapi.json.
 
 const ROOT = resolve(import.meta.dir, "../..");
 const EXE = resolve(ROOT, process.env.APP_EXE ?? "dist/app");
-const CMD = existsSync(EXE) ? [EXE] : [process.execPath, join(ROOT, "src/main.ts")];
+
+/** Newest modification time of the files the executable is built from. */
+function newestSource(dir: string): number {
+  let newest = 0;
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    newest = Math.max(newest, e.isDirectory() ? newestSource(p) : statSync(p).mtimeMs);
+  }
+  return newest;
+}
+
+// An explicit APP_EXE is always used. The default dist/app is used only when it is at least as new
+// as src/ and migrations/: a stale build would check yesterday's program.
+const useExe =
+  existsSync(EXE) &&
+  (process.env.APP_EXE !== undefined || statSync(EXE).mtimeMs >= Math.max(newestSource(join(ROOT, "src")), newestSource(join(ROOT, "migrations"))));
+if (!useExe && existsSync(EXE)) console.log(`${EXE} is older than the sources: checking bun src/main.ts instead (run bun run build)`);
+const CMD = useExe ? [EXE] : [process.execPath, join(ROOT, "src/main.ts")];
 
 const ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -1572,6 +1589,46 @@ describe("finer points", () => {
     expect(c.body.lunar).toEqual({ month: 1, day: 1, leap: false });
     const today = new Date().toISOString().slice(0, 10);
     if (today > "2026-02-17" && today <= "2027-02-06") expect(c.body.next_date).toBe("2027-02-06");
+  });
+
+  test("purging from the trash or purging a list removes recurrences and attachments too; files get server-chosen names", async () => {
+    async function withExtras(listId?: string) {
+      const t = await admin.post("/tasks", { title: "extras", due_at: "2026-12-01", ...(listId ? { list_id: listId } : {}) });
+      const r = await admin.post("/recurrences", { task_id: t.body.id, kind: "rrule", rrule: "FREQ=DAILY" });
+      const f = new FormData();
+      f.append("file", new Blob(["bytes"], { type: "text/plain" }), "../../evil name.txt");
+      const a = await admin.post(`/tasks/${t.body.id}/attachments`, undefined, { raw: f });
+      expect({ r: r.status, a: a.status }).toEqual({ r: 201, a: 201 });
+      return { task: t.body.id as string, rec: r.body.id as string, att: a.body.id as string };
+    }
+    const stored = [...new Bun.Glob("**/*").scanSync({ cwd: dataDir, onlyFiles: true })];
+    expect(stored.some((p) => p.includes("evil name") || p.includes("pixel"))).toBe(false);
+
+    const x = await withExtras();
+    // The stored file is named by the server (here: after the attachment id), never by the user.
+    expect([...new Bun.Glob("**/*").scanSync({ cwd: dataDir, onlyFiles: true })].some((p) => p.includes(x.att))).toBe(true);
+    await admin.del(`/tasks/${x.task}`);
+    expectNoContent("purge from trash", await admin.del(`/trash/${x.task}`));
+    expect(sc(await admin.get(`/recurrences/${x.rec}`))).toEqual(err(404, "not_found"));
+    expect(sc(await admin.get(`/attachments/${x.att}`))).toEqual(err(404, "not_found"));
+
+    const l = await admin.post("/lists", { name: "purge me" });
+    const y = await withExtras(l.body.id);
+    await admin.del(`/lists/${l.body.id}`);
+    expectNoContent("purge list", await admin.del(`/lists/${l.body.id}/purge`));
+    expect(sc(await admin.get(`/recurrences/${y.rec}`))).toEqual(err(404, "not_found"));
+    expect(sc(await admin.get(`/attachments/${y.att}`))).toEqual(err(404, "not_found"));
+    const files = [...new Bun.Glob("**/*").scanSync({ cwd: dataDir, onlyFiles: true })];
+    expect(files.filter((p) => p.includes(x.att) || p.includes(y.att))).toEqual([]);
+  });
+
+  test("the program answers --version and --help (§11)", async () => {
+    const v = Bun.spawnSync([...CMD, "--version"], { cwd: ROOT });
+    expect(v.exitCode).toBe(0);
+    expect(v.stdout.toString()).toMatch(/\d+\.\d+\.\d+/);
+    const h = Bun.spawnSync([...CMD, "--help"], { cwd: ROOT });
+    expect(h.exitCode).toBe(0);
+    for (const flag of ["--data-dir", "--host", "--port", "--trust-proxy", "reset-password"]) expect(h.stdout.toString()).toContain(flag);
   });
 
   test("passwords: 1024 characters accepted, 7 refused", async () => {
