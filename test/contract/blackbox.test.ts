@@ -1631,6 +1631,81 @@ describe("finer points", () => {
     for (const flag of ["--data-dir", "--host", "--port", "--trust-proxy", "reset-password"]) expect(h.stdout.toString()).toContain(flag);
   });
 
+  test("unknown fields are 422 on every JSON write, nested objects included", async () => {
+    const t = await admin.post("/tasks", { title: "sweep", due_at: "2026-12-01" });
+    const h = await admin.post("/habits", { name: "sweep" });
+    const c = await admin.post("/countdowns", { name: "sweep", date: "2030-01-01" });
+    const m = await admin.post("/memos", { content: "sweep" });
+    const l = await admin.post("/lists", { name: "sweep" });
+    const f = await admin.post("/folders", { name: "sweep" });
+    const tg = await admin.post("/tags", { name: "sweep", color: "#000000" });
+    const r = await admin.post("/recurrences", { task_id: t.body.id, kind: "rrule", rrule: "FREQ=DAILY" });
+    const today = new Date().toISOString().slice(0, 10);
+    const p = await admin.post(`/habits/${h.body.id}/pauses`, { start_date: today });
+    const X = { zzz_unknown: 1 };
+    const cases: [string, string, unknown][] = [
+      ["POST", "/auth/change-password", { current_password: ADMIN_CRED.password, new_password: "whatever123", ...X }],
+      ["PATCH", "/me", { ...X }],
+      ["POST", "/users", { username: "zz", password: "password123", ...X }],
+      ["POST", "/folders", { name: "a", ...X }],
+      ["PATCH", `/folders/${f.body.id}`, { name: "a", ...X }],
+      ["POST", "/folders/reorder", { ids: [], ...X }],
+      ["POST", "/lists", { name: "a", ...X }],
+      ["PATCH", `/lists/${l.body.id}`, { name: "a", ...X }],
+      ["POST", `/lists/${l.body.id}/move`, { folder_id: null, ...X }],
+      ["POST", "/lists/reorder", { ids: [], ...X }],
+      ["POST", "/tags", { name: "zz", color: "#000000", ...X }],
+      ["PATCH", `/tags/${tg.body.id}`, { name: "zz", ...X }],
+      ["POST", "/tasks", { title: "a", ...X }],
+      ["PATCH", `/tasks/${t.body.id}`, { version: 1, ...X }],
+      ["POST", "/tasks/batch", { task_ids: [t.body.id], completed: true, ...X }],
+      ["POST", "/recurrences", { task_id: t.body.id, kind: "rrule", rrule: "FREQ=DAILY", ...X }],
+      ["PATCH", `/recurrences/${r.body.id}`, { rrule: "FREQ=DAILY", ...X }],
+      ["POST", `/recurrences/${r.body.id}/exceptions`, { date: "2026-12-03", ...X }],
+      ["POST", "/habits", { name: "a", ...X }],
+      ["POST", "/habits", { name: "a", frequency: { type: "daily", ...X } }],
+      ["PATCH", `/habits/${h.body.id}`, { name: "a", ...X }],
+      ["POST", "/habits/reorder", { ids: [], ...X }],
+      ["PUT", `/habits/${h.body.id}/logs/${today}`, { value: 1, ...X }],
+      ["POST", `/habits/${h.body.id}/pauses`, { start_date: today, ...X }],
+      ["PATCH", `/habits/${h.body.id}/pauses/${p.body.id}`, { end_date: today, ...X }],
+      ["POST", "/countdowns", { name: "a", date: "2030-01-01", ...X }],
+      ["PATCH", `/countdowns/${c.body.id}`, { name: "a", ...X }],
+      ["POST", "/memos", { content: "a", ...X }],
+      ["PATCH", `/memos/${m.body.id}`, { content: "a", version: 1, ...X }],
+      ["POST", "/backup/restore", { preflight_token: "x", mode: "merge", ...X }],
+    ];
+    const wrong: string[] = [];
+    for (const [method, path, body] of cases) {
+      const res = await admin.req(method, path, body);
+      if (res.status !== 422 || res.body?.code !== "validation_failed") wrong.push(`${method} ${path} → ${res.status} ${res.body?.code ?? ""}`);
+    }
+    expect(wrong).toEqual([]);
+  });
+
+  test("moves: a list to root with null; a subtask promoted with parent_id null; a subtask alone to another list is invalid_parent; a bad RRULE is 422", async () => {
+    const f = await admin.post("/folders", { name: "holder" });
+    const l = await admin.post("/lists", { name: "inside", folder_id: f.body.id });
+    const mv = await admin.post(`/lists/${l.body.id}/move`, { folder_id: null });
+    expect({ s: mv.status, f: mv.body.folder_id }).toEqual({ s: 200, f: null });
+    const p = await admin.post("/tasks", { title: "p", list_id: l.body.id });
+    const s = await admin.post("/tasks", { title: "s", parent_id: p.body.id });
+    expect(sc(await admin.patch(`/tasks/${s.body.id}`, { version: 1, list_id: ids.inbox }))).toEqual(err(422, "invalid_parent"));
+    const up = await admin.patch(`/tasks/${s.body.id}`, { version: 1, parent_id: null });
+    expect({ s: up.status, parent: up.body.parent_id, v: up.body.version }).toEqual({ s: 200, parent: null, v: 2 });
+    expect((await admin.get(`/tasks/${p.body.id}`)).body.subtasks).toEqual([]);
+    const t = await admin.post("/tasks", { title: "rr", due_at: "2026-12-01" });
+    expect(sc(await admin.post("/recurrences", { task_id: t.body.id, kind: "rrule", rrule: "FREQ=SOMETIMES" }))).toEqual(err(422, "validation_failed"));
+    expect(sc(await admin.post("/recurrences", { task_id: t.body.id, kind: "rrule" }))).toEqual(err(422, "validation_failed"));
+  });
+
+  test("the audit log holds only the user's own entries", async () => {
+    const bobActions = (await walk(bob, "/audit-logs", 100)).map((e) => e.action as string);
+    // Action names are not pinned: match by event.
+    expect(bobActions.filter((a) => /setup|initiali|user.*creat/.test(a))).toEqual([]);
+    expect(bobActions.some((a) => /^login$|login_succe/.test(a))).toBe(true);
+  });
+
   test("passwords: 1024 characters accepted, 7 refused", async () => {
     expect((await admin.post("/users", { username: "longpw", password: "p".repeat(1024) })).status).toBe(201);
     expect(sc(await admin.post("/users", { username: "shortpw", password: "p".repeat(7) }))).toEqual(err(422, "validation_failed"));
