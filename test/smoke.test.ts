@@ -18,6 +18,9 @@ test("setup, me, CSRF, unknown fields, OpenAPI, audit cursor, malformed JSON, un
   const doc = await c.get("/api/openapi.json");
   expect(doc.status).toBe(200);
   expect(doc.body.paths["/api/v1/me"].get.responses["200"].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/Me" });
+  const limitParam = doc.body.paths["/api/v1/audit-logs"].get.parameters.find((p: { name: string }) => p.name === "limit");
+  expect(limitParam.required).toBe(false);
+  expect(limitParam.schema.default).toBe(50);
   const audit = await c.get("/api/v1/audit-logs?limit=1");
   expect(audit.body.items).toHaveLength(1);
   const tampered = await c.get(`/api/v1/audit-logs?limit=1&cursor=${audit.body.next_cursor}x`);
