@@ -328,6 +328,52 @@ describe("rejected restores change nothing", () => {
     );
   });
 
+  test("the JSON is read record by record, yet answered as a whole: a syntax error anywhere is 400 before any 422", async () => {
+    const json = (body: string) => () => alice.request("POST", "/api/v1/restore?mode=replace", { body, headers: { "content-type": "application/json" } });
+    // The last record broken (a comma before its closing brace).
+    const breakLast = (t: string) => {
+      const k = t.lastIndexOf("}]}");
+      return `${t.slice(0, k)},${t.slice(k)}`;
+    };
+    await refused(json(breakLast(JSON.stringify({ ...base(), format: "app-backup" }))), 400, "malformed_request");
+    await refused(json(breakLast(JSON.stringify({ ...base(), extra: 1 }))), 400, "malformed_request");
+    const invalid = base();
+    invalid.tasks[0].due_at = "2026-02-30";
+    await refused(json(breakLast(JSON.stringify(invalid))), 400, "malformed_request");
+    // An earlier occurrence of a key is overridden, but must still be JSON.
+    await refused(json(`{"memos":[{"id":1,}],${JSON.stringify(base()).slice(1)}`), 400, "malformed_request");
+    await refused(json(`${JSON.stringify(base())} x`), 400, "malformed_request");
+    await refused(json(`${JSON.stringify(base())}}`), 400, "malformed_request");
+    const notUtf8 = new Uint8Array([...new TextEncoder().encode(JSON.stringify(base()).slice(0, -2)), 0xe9, 0x5d, 0x7d]);
+    await refused(() => alice.request("POST", "/api/v1/restore?mode=replace", { body: notUtf8, headers: { "content-type": "application/json" } }), 400, "malformed_request");
+    // A "__proto__" member is an unknown field like any other (it cannot stand in for the envelope).
+    const { format: _f, ...rest } = base();
+    const p = await refused(json(`{"__proto__":{"format":"app-legacy"},${JSON.stringify(rest).slice(1)}`), 422, "validation_failed");
+    expect(p.body.errors[0].path).toBe("format");
+    const q = await refused(json(`{"__proto__":1,${JSON.stringify(base()).slice(1)}`), 422, "validation_failed");
+    expect(q.body.errors).toEqual([{ path: "__proto__", message: "unknown field" }]);
+    // A kind that is not an array, even when an earlier occurrence was one.
+    const k = await refused(json(`{"tasks":[],${JSON.stringify({ ...base(), tasks: { a: 1 } }).slice(1)}`), 422, "validation_failed");
+    expect(k.body.errors).toEqual([{ path: "tasks", message: "must be an array" }]);
+  });
+
+  test("problems are listed kind by kind in file order, at most 100 and a few", async () => {
+    const file = base();
+    // Records of a later kind first in the text: still listed after the earlier kinds.
+    const memos = Array.from({ length: 150 }, (_, i) => ({ ...file.memos[0], id: `m${i}`, content: "" }));
+    const text = `{"memos":${JSON.stringify(memos)},${JSON.stringify({ ...file, memos: undefined }).slice(1)}`;
+    const withBadTask = text.replace(`"priority":${file.tasks[0].priority}`, '"priority":"high"');
+    const r = await refused(
+      () => alice.request("POST", "/api/v1/restore?mode=replace", { body: withBadTask, headers: { "content-type": "application/json" } }),
+      422,
+      "validation_failed",
+    );
+    expect(r.body.errors[0].path).toBe("tasks.0.priority");
+    expect(r.body.errors[1].path).toBe("memos.0.content");
+    expect(r.body.errors.length).toBe(100);
+    expect(r.body.detail).toContain("first 100 of 101 listed");
+  });
+
   test("wrong version, wrong format, not an object: 422 naming the field", async () => {
     const r = await refused(() => alice.post("/api/v1/restore?mode=replace", { ...base(), version: 2 }), 422, "validation_failed");
     expect(r.body.errors[0].path).toBe("version");

@@ -7,6 +7,22 @@ export const LEGACY_BODY_LIMIT = 64 * 1024 * 1024;
 export const STREAMED_BODY = Object.freeze({ streamed: true as const });
 
 /**
+ * The unparsed bytes of a large restore body (POST /restore as JSON, /restore.csv as text): the
+ * route reads them record by record instead of holding the text and its whole parsed tree.
+ * `take()` hands the bytes over once, so the request context no longer keeps them alive.
+ */
+export class RawBody {
+  constructor(private bytes: Uint8Array | null) {}
+  take(): Uint8Array {
+    const b = this.bytes ?? new Uint8Array(0);
+    this.bytes = null;
+    return b;
+  }
+}
+// The endpoints whose JSON body is handed over unparsed.
+const RAW_JSON_PATHS = new Set(["/api/v1/restore"]);
+
+/**
  * Reads a body up to `limit` bytes, deciding while reading: a declared Content-Length over the
  * limit is refused before the first byte, a chunked body as soon as it passes the limit.
  */
@@ -17,6 +33,22 @@ export async function readLimited(request: Request, limit: number): Promise<Uint
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
   let total = 0;
+  // A large declared body is copied into one buffer as it arrives (not held twice: chunks, then their copy).
+  const size = declared === null ? NaN : Number(declared);
+  if (Number.isSafeInteger(size) && size > 1024 * 1024) {
+    const out = new Uint8Array(size);
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      if (total + value.byteLength > size) {
+        await reader.cancel().catch(() => {});
+        throw malformed("the body is longer than its Content-Length");
+      }
+      out.set(value, total);
+      total += value.byteLength;
+    }
+    return total === size ? out : out.subarray(0, total);
+  }
   for (;;) {
     const { done, value } = await reader.read();
     if (done) break;
@@ -57,6 +89,7 @@ export async function parseBody(request: Request, path: string, contentType: str
   const bytes = await readLimited(request, limitFor(path));
   if (type === "application/json" || type.endsWith("+json")) {
     if (bytes.byteLength === 0) return undefined;
+    if (RAW_JSON_PATHS.has(path)) return new RawBody(bytes);
     let text: string;
     try {
       text = decoder.decode(bytes);
@@ -69,13 +102,7 @@ export async function parseBody(request: Request, path: string, contentType: str
       throw malformed("the body is not valid JSON");
     }
   }
-  if ((type === "text/csv" || type === "text/plain") && TEXT_BODY_PATHS.has(path)) {
-    try {
-      return decoder.decode(bytes);
-    } catch {
-      throw malformed("the body is not valid UTF-8");
-    }
-  }
+  if ((type === "text/csv" || type === "text/plain") && TEXT_BODY_PATHS.has(path)) return new RawBody(bytes);
   if (bytes.byteLength === 0) return undefined;
   throw malformed(type ? `unsupported Content-Type ${type}; send application/json` : "the Content-Type header is missing; send application/json");
 }

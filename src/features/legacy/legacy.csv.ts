@@ -29,6 +29,8 @@ export function encodeRow(cells: string[]): string {
 export interface CsvRow {
   /** 1-based line where the row starts (a quoted cell may span lines). */
   line: number;
+  /** Its length in the text (characters). */
+  size: number;
   cells: string[];
 }
 
@@ -53,6 +55,7 @@ export function* parseCsv(text: string): Generator<CsvRow> {
   let line = 1;
   while (i < n) {
     const rowLine = line;
+    const rowStart = i;
     const cells: string[] = [];
     for (;;) {
       let cell = "";
@@ -99,6 +102,6 @@ export function* parseCsv(text: string): Generator<CsvRow> {
       line++;
       break;
     }
-    yield { line: rowLine, cells };
+    yield { line: rowLine, cells, size: i - rowStart };
   }
 }

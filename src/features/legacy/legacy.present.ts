@@ -238,7 +238,7 @@ export function cellValue(type: CellType, cell: string): unknown {
 }
 
 /** An export as a download: the text, its type, and a file name with the export's date. */
-export function presentExportFile(bytes: Blob, format: "json" | "csv", exportedOn: string): Response {
+export function presentExportFile(bytes: ReadableStream<Uint8Array>, format: "json" | "csv", exportedOn: string): Response {
   return new Response(bytes, {
     status: 200,
     headers: {

@@ -1,5 +1,5 @@
 import { Elysia } from "elysia";
-import { LEGACY_BODY_LIMIT, STREAMED_BODY } from "../../core/body";
+import { LEGACY_BODY_LIMIT, RawBody, STREAMED_BODY } from "../../core/body";
 import { malformed } from "../../core/errors";
 import { deferredJsonSchema, doc, type DeferredSchema } from "../../core/openapi";
 import { principalOf, requestMeta } from "../../core/http";
@@ -10,9 +10,9 @@ import { presentExportFile } from "./legacy.present";
 
 const RESTORE_ERRORS = ["validation_failed", "invalid_reference", "invalid_parent", "malformed_request", "payload_too_large", "csrf_failed"] as const;
 
-/** The CSV of a restore.csv request: the text body, or a stream over the multipart body (field `file`). */
-function csvSource(body: unknown, request: Request): string | MultipartReader {
-  if (typeof body === "string") return body;
+/** The CSV of a restore.csv request: the text body's bytes, or a stream over the multipart body (field `file`). */
+function csvSource(body: unknown, request: Request): RawBody | MultipartReader {
+  if (body instanceof RawBody) return body;
   if (body === STREAMED_BODY) {
     const declared = request.headers.get("content-length");
     return new MultipartReader(
