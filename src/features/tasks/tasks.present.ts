@@ -1,9 +1,10 @@
 import type { Db } from "../../core/db";
 import type { Tag } from "../tags/tags.schemas";
-import { findSubtasks, findTagsOfTasks, type TaskRecord } from "./tasks.repo";
+import { subtasksOfParents, tagsAt, type TaskRecord } from "./tasks.repo";
 import type { Subtask, Task } from "./tasks.schemas";
 
-function base(r: TaskRecord, tags: Tag[]): Subtask {
+/** Row → API shape (the field order is the JSON's), given its tags and subtasks. */
+function shape<S extends Subtask[]>(r: TaskRecord, tags: Tag[], subtasks: S) {
   return {
     id: r.id,
     list_id: r.list_id,
@@ -16,38 +17,47 @@ function base(r: TaskRecord, tags: Tag[]): Subtask {
     priority: r.priority,
     version: r.version,
     tags,
-    subtasks: [],
+    subtasks,
     created_at: r.created_at,
     updated_at: r.updated_at,
     deleted_at: r.deleted_at,
   };
 }
 
-/** Row → API shape, given its tags and (for a top-level task) its subtasks' rows. */
-export function presentTask(r: TaskRecord, tagsByTask: Map<string, Tag[]>, subtasks: TaskRecord[]): Task {
-  return { ...base(r, tagsByTask.get(r.id) ?? []), subtasks: subtasks.map((s) => base(s, tagsByTask.get(s.id) ?? [])) };
-}
-
 /**
- * Presents many tasks with two extra queries in all (subtasks, then the tags of every task
- * shown), never one per task. `withDeletedSubtasks` for the trash, where subtasks went with their parent.
+ * Presents many tasks with two extra statements in all, never one per task: the subtasks of the
+ * top-level rows, then the tags of every task shown (each tag row names its task by position).
+ * `withDeletedSubtasks` for the trash, where subtasks went with their parent.
  */
 export function presentTasks(db: Db, rows: TaskRecord[], withDeletedSubtasks = false): Task[] {
-  if (rows.length === 0) return [];
-  const topIds = rows.filter((r) => r.parent_id === null).map((r) => r.id);
-  const subs = findSubtasks(db, topIds, withDeletedSubtasks);
-  const byParent = new Map<string, TaskRecord[]>();
-  for (const s of subs) {
+  const n = rows.length;
+  if (n === 0) return [];
+  const parents = new Set<string>();
+  for (const r of rows) if (r.parent_id === null) parents.add(r.id);
+  const subs = subtasksOfParents(db, [...parents], withDeletedSubtasks);
+  const ids: string[] = new Array(n + subs.length);
+  const tags: Tag[][] = new Array(n + subs.length);
+  for (let i = 0; i < n; i++) {
+    ids[i] = rows[i]!.id;
+    tags[i] = [];
+  }
+  for (let i = 0; i < subs.length; i++) {
+    ids[n + i] = subs[i]!.id;
+    tags[n + i] = [];
+  }
+  for (const t of tagsAt(db, ids)) tags[t.at]!.push({ id: t.id, name: t.name, color: t.color });
+  const byParent = new Map<string, Subtask[]>();
+  for (let i = 0; i < subs.length; i++) {
+    const s = subs[i]!;
+    const sub: Subtask = shape(s, tags[n + i]!, []);
     const arr = byParent.get(s.parent_id!);
-    if (arr) arr.push(s);
-    else byParent.set(s.parent_id!, [s]);
+    if (arr) arr.push(sub);
+    else byParent.set(s.parent_id!, [sub]);
   }
-  const tagsByTask = new Map<string, Tag[]>();
-  for (const t of findTagsOfTasks(db, [...rows.map((r) => r.id), ...subs.map((s) => s.id)])) {
-    const tag = { id: t.id, name: t.name, color: t.color };
-    const arr = tagsByTask.get(t.task_id);
-    if (arr) arr.push(tag);
-    else tagsByTask.set(t.task_id, [tag]);
+  const out: Task[] = new Array(n);
+  for (let i = 0; i < n; i++) {
+    const r = rows[i]!;
+    out[i] = shape(r, tags[i]!, (subs.length && r.parent_id === null && byParent.get(r.id)) || []);
   }
-  return rows.map((r) => presentTask(r, tagsByTask, byParent.get(r.id) ?? []));
+  return out;
 }

@@ -72,6 +72,20 @@ export function findSubtasks(db: Db, parentIds: string[], withDeleted: boolean):
   return db.sqlite.query<TaskRecord, [string]>(sql).all(JSON.stringify(parentIds));
 }
 
+/**
+ * The presenter's subtask read: direct subtasks of distinct parents, oldest first. Each parent is
+ * looked up in tasks_parent_idx in the order given (CROSS JOIN), without first building an
+ * ephemeral index of the list as `parent_id IN (SELECT value FROM json_each(?))` does (4 µs
+ * instead of 10 µs for 50 parents without subtasks). `parentIds` must be distinct.
+ */
+export function subtasksOfParents(db: Db, parentIds: string[], withDeleted: boolean): TaskRecord[] {
+  if (parentIds.length === 0) return [];
+  const sql = `SELECT ${COLS} FROM json_each(?) j CROSS JOIN tasks t ON t.parent_id = j.value${
+    withDeleted ? "" : " WHERE t.deleted_at IS NULL"
+  } ORDER BY t.created_at, t.id`;
+  return db.sqlite.query<TaskRecord, [string]>(sql).all(JSON.stringify(parentIds));
+}
+
 /** Ids of every subtask (deleted or not) of the given parents. */
 export function subtaskIds(db: Db, parentIds: string[]): string[] {
   if (parentIds.length === 0) return [];
@@ -93,6 +107,29 @@ export function findTagsOfTasks(db: Db, taskIds: string[]): TagRecord[] {
       // CROSS JOIN keeps the links outside: with a small tags table SQLite would scan every tag.
       `SELECT x.task_id, g.id, g.name, g.color FROM task_tags x CROSS JOIN tags g ON g.id = x.tag_id
        WHERE x.task_id IN (SELECT value FROM json_each(?)) ORDER BY g.name_key, g.id`,
+    )
+    .all(JSON.stringify(taskIds));
+}
+
+/** A tag as the presenter reads it, with the position of its task in the list asked for. */
+export interface TagAt {
+  at: number;
+  id: string;
+  name: string;
+  color: string;
+}
+
+/**
+ * Tags of the given tasks by name, each row naming its task by position in `taskIds` (an integer
+ * from json_each, not the 36-character id again): one statement for a whole page. Each task's
+ * links are read in the task_tags primary key, each tag by its key.
+ */
+export function tagsAt(db: Db, taskIds: string[]): TagAt[] {
+  if (taskIds.length === 0) return [];
+  return db.sqlite
+    .query<TagAt, [string]>(
+      `SELECT j.key AS at, g.id, g.name, g.color FROM json_each(?) j CROSS JOIN task_tags x ON x.task_id = j.value CROSS JOIN tags g ON g.id = x.tag_id
+       ORDER BY g.name_key, g.id`,
     )
     .all(JSON.stringify(taskIds));
 }
@@ -264,6 +301,15 @@ export interface TaskFilter {
   driveByTag?: boolean;
 }
 
+/**
+ * "The task's list is active", tested on each row a page walk reaches. Not `JOIN lists l ... AND
+ * l.deleted_at IS NULL`: once `PRAGMA optimize` has gathered statistics, SQLite answers that join
+ * with a Bloom filter built by reading every active list of every user before the walk starts
+ * (2.3 ms per page with 50,000 lists on the server, whatever the page). The LIMIT keeps the
+ * subquery from being turned back into that join; EXISTS keeps the join's meaning.
+ */
+const ACTIVE_LIST = "EXISTS (SELECT 1 FROM lists l WHERE l.id = t.list_id AND l.deleted_at IS NULL LIMIT 1)";
+
 /** Tasks carrying a tag, counted up to `cap`. */
 export function countTagLinks(db: Db, tagId: string, cap: number): number {
   return db.sqlite
@@ -284,7 +330,7 @@ export function countFtsMatches(db: Db, phrase: string, cap: number): number {
  * walk stops after `limit` matches.
  */
 export function pageLiveTasks(db: Db, userId: string, f: TaskFilter, after: [string, string] | null, limit: number): TaskRecord[] {
-  const where: string[] = ["t.user_id = ?", "t.parent_id IS NULL", "t.deleted_at IS NULL", "l.deleted_at IS NULL"];
+  const where: string[] = ["t.user_id = ?", "t.parent_id IS NULL", "t.deleted_at IS NULL"];
   const args: (string | number)[] = [userId];
   if (f.listId !== undefined) {
     where.push("t.list_id = ?");
@@ -326,6 +372,11 @@ export function pageLiveTasks(db: Db, userId: string, f: TaskFilter, after: [str
     }
     where.push(`(${alts.join(" OR ")})`);
   }
+  const driveByTag = !f.driveBy && f.driveByTag === true && f.tagId !== undefined;
+  const walkList = !f.driveBy && !driveByTag && f.listId !== undefined;
+  // The list must be active. Walking one list's index, that list is read once, ahead of the walk;
+  // otherwise each row's list is looked up by key as the walk reaches it (see ACTIVE_LIST).
+  where.push(walkList ? "l.deleted_at IS NULL" : ACTIVE_LIST);
   if (after) {
     where.push("(t.created_at, t.id) < (?, ?)");
     args.push(after[0], after[1]);
@@ -339,24 +390,24 @@ export function pageLiveTasks(db: Db, userId: string, f: TaskFilter, after: [str
   if (f.driveBy) {
     from = "(SELECT rowid AS rid FROM tasks_fts WHERE tasks_fts MATCH ?) m CROSS JOIN tasks t ON t.rowid = m.rid";
     args.unshift(f.driveBy);
-  } else if (f.driveByTag && f.tagId !== undefined) {
+  } else if (driveByTag) {
     from = "task_tags d CROSS JOIN tasks t ON t.id = d.task_id";
     where.push("d.tag_id = ?");
-    args.splice(args.length - 1, 0, f.tagId);
-  } else if (f.listId !== undefined) {
-    from = "tasks t INDEXED BY tasks_live_list_idx";
+    args.splice(args.length - 1, 0, f.tagId!);
+  } else if (walkList) {
+    from = "tasks t INDEXED BY tasks_live_list_idx JOIN lists l ON l.id = t.list_id";
   } else {
     from = "tasks t INDEXED BY tasks_live_top_idx";
   }
-  const sql = `SELECT ${COLS} FROM ${from} JOIN lists l ON l.id = t.list_id
+  const sql = `SELECT ${COLS} FROM ${from}
     WHERE ${where.join(" AND ")} ORDER BY t.created_at DESC, t.id DESC LIMIT ?`;
   return db.sqlite.query<TaskRecord, (string | number)[]>(sql).all(...args);
 }
 
 /** One page of the trash: deleted top-level tasks of active lists, most recently deleted first. */
 export function pageTrash(db: Db, userId: string, after: [string, string] | null, limit: number): TaskRecord[] {
-  const sql = `SELECT ${COLS} FROM tasks t INDEXED BY tasks_trash_idx JOIN lists l ON l.id = t.list_id
-    WHERE t.user_id = ? AND t.parent_id IS NULL AND t.deleted_at IS NOT NULL AND l.deleted_at IS NULL${
+  const sql = `SELECT ${COLS} FROM tasks t INDEXED BY tasks_trash_idx
+    WHERE t.user_id = ? AND t.parent_id IS NULL AND t.deleted_at IS NOT NULL AND ${ACTIVE_LIST}${
       after ? " AND (t.deleted_at, t.id) < (?, ?)" : ""
     } ORDER BY t.deleted_at DESC, t.id DESC LIMIT ?`;
   const args: (string | number)[] = after ? [userId, after[0], after[1], limit + 1] : [userId, limit + 1];
