@@ -277,7 +277,7 @@ export class LegacyService {
     const inbox = inboxId(tx, userId);
     const problems: Problem[] = [];
 
-    const gc = gcEvery(WRITE_GC_RECORDS);
+    const gc = gcEvery(WRITE_GC_RECORDS, true);
     for (let i = 0; i < f.json.folders.length; i++) {
       const r = take(f, "folders", i);
       if (skip.folders.has(r.id)) {
@@ -340,8 +340,12 @@ export class LegacyService {
     // Parents before their subtasks (the foreign key is checked row by row).
     const subtasks: number[] = [];
     for (let i = 0; i < f.json.tasks.length; i++) {
-      if (recordAt(f, "tasks", i).parent_id !== null) subtasks.push(i);
-      else insertTask(take(f, "tasks", i), i);
+      const r = recordAt(f, "tasks", i);
+      if (r.parent_id !== null) subtasks.push(i);
+      else {
+        f.json.tasks[i] = "";
+        insertTask(r, i);
+      }
     }
     for (const i of subtasks) insertTask(take(f, "tasks", i), i);
     if (problems.length) rejectWith(problems);
@@ -433,20 +437,20 @@ function take<K extends Kind>(f: StoredFile, kind: K, i: number): LegacyRecords[
 }
 
 /**
- * A minor collection (`Bun.gc(false)`: young objects only, cheap) every `n` calls, a full one
- * every `10 n`. Parsing, validating and binding a record leaves garbage many times its size (~6 KB per
+ * A minor collection (`Bun.gc(false)`: young objects only, cheap) every `n` calls, and with
+ * `fullToo` a full one every `10 n`. Parsing, validating and binding a record leaves garbage many times its size (~6 KB per
  * task), which the collector does not weigh soon enough: left alone, the heap grew by ~130 MiB
  * between two of its own collections; with a minor collection every 2,000 records it stays flat.
  */
-function gcEvery(n: number): () => void {
+function gcEvery(n: number, fullToo = false): () => void {
   let since = 0;
   let minor = 0;
   return () => {
     if (++since >= n) {
       since = 0;
-      // Every tenth one is a full collection: the records written so far (let go by `take`) have
-      // lived long enough to be out of a minor collection's reach.
-      Bun.gc(++minor % 10 === 0);
+      // Writing: every tenth one is a full collection, as the records written so far (let go by
+      // `take`) have lived long enough to be out of a minor collection's reach.
+      Bun.gc(fullToo && ++minor % 10 === 0);
     }
   };
 }
