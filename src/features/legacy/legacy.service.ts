@@ -91,6 +91,7 @@ class Utf8Chunks {
   stream(): ReadableStream<Uint8Array> {
     this.flush();
     const chunks = this.chunks.splice(0);
+    const large = chunks.length > 16;
     let sent = 0;
     return new ReadableStream<Uint8Array>(
       {
@@ -105,8 +106,8 @@ class Utf8Chunks {
             }
           } else {
             ctrl.close();
-            // The export's garbage (rows, their JSON) goes back now rather than at the next request.
-            Bun.gc(true);
+            // A large export's garbage (rows, their JSON) goes back now rather than at the next request.
+            if (large) Bun.gc(true);
           }
         },
         cancel() {
