@@ -126,6 +126,30 @@ export function readTx<T>(db: Db, fn: (tx: Tx) => T): T {
 }
 
 /**
+ * readTx for raw-statement reads on hot paths (task pages): the same one-snapshot read, opened
+ * with bun:sqlite statements instead of a drizzle transaction (which builds a new drizzle
+ * database object, relational query builders included, on every call: ~5% of a task page's
+ * time under load). The callback gets no `tx`: it must use `db.sqlite` statements. Inside an
+ * open transaction it simply runs in that one.
+ */
+export function readSnapshot<T>(db: Db, fn: () => T): T {
+  const s = db.sqlite;
+  if (s.inTransaction) return fn();
+  s.query("BEGIN").run();
+  try {
+    const result = fn();
+    if (result && typeof (result as { then?: unknown }).then === "function") {
+      throw new Error("readSnapshot callback returned a promise; transaction callbacks must be synchronous");
+    }
+    s.query("COMMIT").run();
+    return result;
+  } catch (e) {
+    if (s.inTransaction) s.query("ROLLBACK").run();
+    throw e;
+  }
+}
+
+/**
  * Rows changed by a drizzle `.run()`. bun:sqlite returns `Changes` at run time, but drizzle types
  * the result of its bun-sqlite driver as `void`, hence the cast.
  */

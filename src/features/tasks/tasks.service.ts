@@ -1,5 +1,5 @@
 import type { Core } from "../../core/core";
-import { readTx, writeTx, type Tx } from "../../core/db";
+import { readSnapshot, writeTx, type Tx } from "../../core/db";
 import type { AuthUser } from "../../core/auth/principal";
 import type { RequestMeta } from "../../core/http";
 import type { Page } from "../../core/cursor";
@@ -122,7 +122,7 @@ export class TasksService {
 
   /** The task as GET /tasks/{id} answers it; 404 when not visible. For other features too. */
   getTaskForUser(userId: string, id: string): Task {
-    return readTx(this.db, () => {
+    return readSnapshot(this.db, () => {
       this.visibleTask(userId, id);
       return this.present(userId, id);
     });
@@ -142,7 +142,7 @@ export class TasksService {
     if (q.completed !== undefined) f.completed = q.completed === "true";
     if (q.due_before !== undefined) f.dueBefore = { date: q.due_before, instantBefore: localMidnightUtc(nextDate(q.due_before), user.timezone) };
     if (q.due_after !== undefined) f.dueAfter = { date: q.due_after, instantFrom: localMidnightUtc(q.due_after, user.timezone) };
-    return readTx(this.db, () => {
+    return readSnapshot(this.db, () => {
       if (q.q !== undefined) {
         const terms = searchTerms(q.q);
         if (terms.length) {
@@ -172,7 +172,7 @@ export class TasksService {
 
   trashPage(user: AuthUser, limit: number, cursor: string | undefined): Page<Task> {
     const after = cursor ? this.decodePair(TasksService.TRASH_ENDPOINT, user.id, cursor) : null;
-    return readTx(this.db, () => {
+    return readSnapshot(this.db, () => {
       const rows = pageTrash(this.db, user.id, after, limit);
       return this.toPage(TasksService.TRASH_ENDPOINT, user.id, rows, limit, (r) => [r.deleted_at!, r.id], true);
     });
