@@ -1,10 +1,10 @@
 import type { Db } from "../../core/db";
 import type { Tag } from "../tags/tags.schemas";
-import { subtasksOfParents, tagsAt, type TaskRecord } from "./tasks.repo";
+import { subtasksOfParents, tagsAt, type TaskRow } from "./tasks.repo";
 import type { Subtask, Task } from "./tasks.schemas";
 
 /** Row → API shape (the field order is the JSON's), given its tags and subtasks. */
-function shape<S extends Subtask[]>(r: TaskRecord, tags: Tag[], subtasks: S) {
+function shape<S extends Subtask[]>(r: TaskRow, tags: Tag[], subtasks: S) {
   return {
     id: r.id,
     list_id: r.list_id,
@@ -29,7 +29,7 @@ function shape<S extends Subtask[]>(r: TaskRecord, tags: Tag[], subtasks: S) {
  * top-level rows, then the tags of every task shown (each tag row names its task by position).
  * `withDeletedSubtasks` for the trash, where subtasks went with their parent.
  */
-export function presentTasks(db: Db, rows: TaskRecord[], withDeletedSubtasks = false): Task[] {
+export function presentTasks(db: Db, rows: TaskRow[], withDeletedSubtasks = false): Task[] {
   const n = rows.length;
   if (n === 0) return [];
   const parents = new Set<string>();

@@ -12,10 +12,9 @@ import { taskSearchText } from "./tasks.search";
 // migrations 0002-0007) instead of looking each id up by primary key. test/tasks-plans.test.ts
 // holds these plans, with such an index present.
 
-/** A task row as the presenters read it (snake_case, straight from SQLite). */
-export interface TaskRecord {
+/** A task row as pages and the presenter read it (snake_case, straight from SQLite). */
+export interface TaskRow {
   id: string;
-  user_id: string;
   list_id: string;
   parent_id: string | null;
   title: string;
@@ -28,6 +27,11 @@ export interface TaskRecord {
   created_at: string;
   updated_at: string;
   deleted_at: string | null;
+}
+
+/** A task row with its owner. */
+export interface TaskRecord extends TaskRow {
+  user_id: string;
 }
 
 /** A task with the state of its list, for the visibility rules. */
@@ -44,6 +48,9 @@ export interface TagRecord {
 
 const COLS =
   "t.id, t.user_id, t.list_id, t.parent_id, t.title, t.description, t.completed, t.completed_at, t.due_at, t.priority, t.version, t.created_at, t.updated_at, t.deleted_at";
+/** What a page and the presenter read (pages are of one user: no user_id, one string less per row). */
+const ROW_COLS =
+  "t.id, t.list_id, t.parent_id, t.title, t.description, t.completed, t.completed_at, t.due_at, t.priority, t.version, t.created_at, t.updated_at, t.deleted_at";
 
 export function findTaskWithList(db: Db, userId: string, id: string): TaskWithList | null {
   return db.sqlite
@@ -78,12 +85,12 @@ export function findSubtasks(db: Db, parentIds: string[], withDeleted: boolean):
  * ephemeral index of the list as `parent_id IN (SELECT value FROM json_each(?))` does (4 µs
  * instead of 10 µs for 50 parents without subtasks). `parentIds` must be distinct.
  */
-export function subtasksOfParents(db: Db, parentIds: string[], withDeleted: boolean): TaskRecord[] {
+export function subtasksOfParents(db: Db, parentIds: string[], withDeleted: boolean): TaskRow[] {
   if (parentIds.length === 0) return [];
-  const sql = `SELECT ${COLS} FROM json_each(?) j CROSS JOIN tasks t ON t.parent_id = j.value${
+  const sql = `SELECT ${ROW_COLS} FROM json_each(?) j CROSS JOIN tasks t ON t.parent_id = j.value${
     withDeleted ? "" : " WHERE t.deleted_at IS NULL"
   } ORDER BY t.created_at, t.id`;
-  return db.sqlite.query<TaskRecord, [string]>(sql).all(JSON.stringify(parentIds));
+  return db.sqlite.query<TaskRow, [string]>(sql).all(JSON.stringify(parentIds));
 }
 
 /** Ids of every subtask (deleted or not) of the given parents. */
@@ -329,7 +336,7 @@ export function countFtsMatches(db: Db, phrase: string, cap: number): number {
  * Walks tasks_live_top_idx backwards; every filter is a check on the row being walked, so the
  * walk stops after `limit` matches.
  */
-export function pageLiveTasks(db: Db, userId: string, f: TaskFilter, after: [string, string] | null, limit: number): TaskRecord[] {
+export function pageLiveTasks(db: Db, userId: string, f: TaskFilter, after: [string, string] | null, limit: number): TaskRow[] {
   const where: string[] = ["t.user_id = ?", "t.parent_id IS NULL", "t.deleted_at IS NULL"];
   const args: (string | number)[] = [userId];
   if (f.listId !== undefined) {
@@ -399,19 +406,19 @@ export function pageLiveTasks(db: Db, userId: string, f: TaskFilter, after: [str
   } else {
     from = "tasks t INDEXED BY tasks_live_top_idx";
   }
-  const sql = `SELECT ${COLS} FROM ${from}
+  const sql = `SELECT ${ROW_COLS} FROM ${from}
     WHERE ${where.join(" AND ")} ORDER BY t.created_at DESC, t.id DESC LIMIT ?`;
-  return db.sqlite.query<TaskRecord, (string | number)[]>(sql).all(...args);
+  return db.sqlite.query<TaskRow, (string | number)[]>(sql).all(...args);
 }
 
 /** One page of the trash: deleted top-level tasks of active lists, most recently deleted first. */
-export function pageTrash(db: Db, userId: string, after: [string, string] | null, limit: number): TaskRecord[] {
-  const sql = `SELECT ${COLS} FROM tasks t INDEXED BY tasks_trash_idx
+export function pageTrash(db: Db, userId: string, after: [string, string] | null, limit: number): TaskRow[] {
+  const sql = `SELECT ${ROW_COLS} FROM tasks t INDEXED BY tasks_trash_idx
     WHERE t.user_id = ? AND t.parent_id IS NULL AND t.deleted_at IS NOT NULL AND ${ACTIVE_LIST}${
       after ? " AND (t.deleted_at, t.id) < (?, ?)" : ""
     } ORDER BY t.deleted_at DESC, t.id DESC LIMIT ?`;
   const args: (string | number)[] = after ? [userId, after[0], after[1], limit + 1] : [userId, limit + 1];
-  return db.sqlite.query<TaskRecord, (string | number)[]>(sql).all(...args);
+  return db.sqlite.query<TaskRow, (string | number)[]>(sql).all(...args);
 }
 
 /** Ids of the user's lists / tags whose normalised name contains a term (small per-user sets). */

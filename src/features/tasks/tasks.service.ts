@@ -38,6 +38,7 @@ import {
   type TaskChanges,
   type TaskFilter,
   type TaskRecord,
+  type TaskRow,
   type TaskWithList,
 } from "./tasks.repo";
 import { presentTasks } from "./tasks.present";
@@ -187,9 +188,9 @@ export class TasksService {
   private toPage(
     endpoint: string,
     userId: string,
-    rows: TaskRecord[],
+    rows: TaskRow[],
     limit: number,
-    keyOf: (r: TaskRecord) => [string, string],
+    keyOf: (r: TaskRow) => [string, string],
     withDeletedSubtasks: boolean,
   ): Page<Task> {
     const more = rows.length > limit;
