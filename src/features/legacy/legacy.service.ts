@@ -338,17 +338,31 @@ export class LegacyService {
       counts.tasks++;
       gc();
     };
-    // Parents before their subtasks (the foreign key is checked row by row).
-    const subtasks: number[] = [];
+    // File order, so that tasks created in the same millisecond come back in the same order (the
+    // export orders by created_at, then insertion); a subtask that comes before its parent waits for
+    // it (the foreign key is checked row by row). Validation made sure every parent is in the file.
+    const placed = new Set<string>();
+    const waiting = new Map<string, number[]>();
+    const place = (r: LegacyRecords["tasks"][number], i: number): void => {
+      insertTask(r, i);
+      placed.add(r.id);
+      const children = waiting.get(r.id);
+      if (children) {
+        waiting.delete(r.id);
+        for (const j of children) place(take(f, "tasks", j), j);
+      }
+    };
     for (let i = 0; i < f.json.tasks.length; i++) {
       const r = recordAt(f, "tasks", i);
-      if (r.parent_id !== null) subtasks.push(i);
-      else {
-        f.json.tasks[i] = "";
-        insertTask(r, i);
+      if (r.parent_id !== null && !placed.has(r.parent_id)) {
+        waiting.set(r.parent_id, [...(waiting.get(r.parent_id) ?? []), i]);
+        continue;
       }
+      f.json.tasks[i] = "";
+      place(r, i);
     }
-    for (const i of subtasks) insertTask(take(f, "tasks", i), i);
+    // Unreachable after validation (every parent is a task of the file); kept so nothing is lost silently.
+    for (const [, list] of waiting) for (const j of list) insertTask(take(f, "tasks", j), j);
     if (problems.length) rejectWith(problems);
 
     for (let i = 0; i < f.json.recurrences.length; i++) {
