@@ -1,3 +1,4 @@
+import { deleteAccountContent, deleteUserRowsInBatches } from "../account/account-content.repo";
 import type { Database } from "bun:sqlite";
 import { sqliteOf, type Tx } from "../../core/db";
 import { taskSearchText } from "../tasks/tasks.search";
@@ -168,29 +169,10 @@ export function ownTopLevelTasks(sqlite: Database, userId: string): Map<string, 
 
 // ---- writes (inside the importing transaction) ----
 
-/**
- * Replace: removes the user's business entities (the inbox row stays; its tasks go). Cascades do
- * the rest. In batches: one DELETE of 100k tasks keeps a statement journal of every page it
- * touches (in memory: temp_store = MEMORY), ~30 MiB; batches of 2,000 keep it small.
- */
+/** Replace: the user's content goes (shared with the legacy restore), and so does the merge ledger. */
 export function deleteBusinessData(tx: Tx, userId: string): void {
-  const s = sqliteOf(tx);
-  const batch = (table: string, extra = "") => {
-    const stmt = s.query(`DELETE FROM ${table} WHERE rowid IN (SELECT rowid FROM ${table} WHERE user_id = ?${extra} LIMIT 2000)`);
-    while (stmt.run(userId).changes > 0) {
-      /* next batch */
-    }
-  };
-  batch("tasks", " AND parent_id IS NOT NULL");
-  batch("tasks");
-  batch("lists", " AND is_inbox = 0");
-  batch("folders");
-  batch("tags");
-  batch("habit_logs");
-  batch("habits");
-  batch("countdowns");
-  batch("memos");
-  batch("backup_ledger");
+  deleteAccountContent(tx, userId);
+  deleteUserRowsInBatches(tx, "backup_ledger", userId);
 }
 
 export function attachmentIdsOf(sqlite: Database, userId: string): string[] {

@@ -219,31 +219,6 @@ export function allTaskIds(tx: Tx, userId: string): string[] {
     .map((r) => r.id);
 }
 
-/**
- * Replace: removes the user's folders, lists (not the inbox), tasks (with tag links, recurrences
- * and attachment rows by cascade), tags, habits (with logs and pauses), countdowns and memos.
- * In batches of 2,000 rows (as the backup does): one DELETE of 100,000 tasks keeps a statement
- * journal of every page it touches, in memory (temp_store = MEMORY).
- */
-export function deleteAccountContent(tx: Tx, userId: string): void {
-  const db = sqliteOf(tx);
-  const batch = (table: string, extra = "") => {
-    const stmt = db.query(`DELETE FROM ${table} WHERE rowid IN (SELECT rowid FROM ${table} WHERE user_id = ?${extra} LIMIT 2000)`);
-    while (stmt.run(userId).changes > 0) {
-      /* next batch */
-    }
-  };
-  // Subtasks first, so the parent cascade does not walk row by row.
-  batch("tasks", " AND parent_id IS NOT NULL");
-  batch("tasks");
-  batch("lists", " AND is_inbox = 0");
-  batch("folders");
-  batch("tags");
-  batch("habits");
-  batch("countdowns");
-  batch("memos");
-}
-
 export function updateInbox(tx: Tx, id: string, color: string | null, position: number, updatedAt: string): void {
   sqliteOf(tx).query("UPDATE lists SET color = ?, position = ?, updated_at = ? WHERE id = ?").run(color, position, updatedAt, id);
 }

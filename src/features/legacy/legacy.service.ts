@@ -1,3 +1,4 @@
+import { deleteAccountContent } from "../account/account-content.repo";
 import type { Core } from "../../core/core";
 import { readTx, writeTx, type Tx } from "../../core/db";
 import { dayNumber } from "../../core/days";
@@ -17,7 +18,6 @@ import { JsonSyntaxError, arrayElements, isArrayValue, parseSlice, readTopLevel,
 import {
   LegacyInserts,
   allTaskIds,
-  deleteAccountContent,
   existingTasks,
   exportCountdowns,
   exportFolders,
