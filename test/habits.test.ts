@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { dump, FixedClock, makeTestApp, setupAdmin, signedInUser, type TestClient, type TestResponse } from "./helpers/app";
+import { rejected as rejectedIn } from "./helpers/app";
 
 // Wednesday 2026-11-25, 10:00 UTC.
 const clock = new FixedClock(new Date("2026-11-25T10:00:00.000Z"));
@@ -14,14 +15,7 @@ beforeAll(async () => {
 });
 afterAll(() => app.close());
 
-async function rejected(run: () => Promise<TestResponse>, status: number, code: string): Promise<TestResponse> {
-  const before = dump(app.db);
-  const r = await run();
-  expect(r.status).toBe(status);
-  expect(r.body.code).toBe(code);
-  expect(dump(app.db)).toEqual(before);
-  return r;
-}
+const rejected = (run: () => Promise<TestResponse>, status: number, code: string) => rejectedIn(app, run, status, code);
 
 async function habit(c: TestClient, body: Record<string, unknown> = {}) {
   const r = await c.post("/api/v1/habits", { name: "Read", ...body });

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { dump, FixedClock, makeTestApp, setupAdmin, signedInUser, type TestClient, type TestResponse } from "./helpers/app";
+import { rejected as rejectedIn } from "./helpers/app";
 
 const clock = new FixedClock(new Date("2026-11-25T10:00:00.000Z"));
 const app = makeTestApp({ clock });
@@ -19,15 +20,7 @@ async function newMemo(c: TestClient, content = "# hello\n\n*world*") {
   return r.body;
 }
 
-/** Runs a request that must be refused and proves the database did not change. */
-async function rejected(run: () => Promise<TestResponse>, status: number, code: string): Promise<TestResponse> {
-  const before = dump(app.db);
-  const r = await run();
-  expect(r.status).toBe(status);
-  expect(r.body.code).toBe(code);
-  expect(dump(app.db)).toEqual(before);
-  return r;
-}
+const rejected = (run: () => Promise<TestResponse>, status: number, code: string) => rejectedIn(app, run, status, code);
 
 describe("memos", () => {
   test("create answers 201, Location and the memo; GET reads it", async () => {

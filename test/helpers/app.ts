@@ -1,3 +1,4 @@
+import { expect } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -152,6 +153,16 @@ export function dump(db: Db, ignore: string[] = ["audit_logs", "sessions", "__dr
     out[t] = rows.map((r) => JSON.stringify(r)).sort();
   }
   return out;
+}
+
+/** Runs a request that must be rejected and proves the database did not change. */
+export async function rejected(app: TestApp, run: () => Promise<TestResponse>, status: number, code: string): Promise<TestResponse> {
+  const before = dump(app.db);
+  const r = await run();
+  if (r.status !== status || r.body?.code !== code) throw new Error(`expected ${status} ${code}, got ${r.status} ${r.text}`);
+  expect(r.headers.get("content-type")).toContain("application/problem+json");
+  expect(dump(app.db)).toEqual(before);
+  return r;
 }
 
 export { FixedClock };

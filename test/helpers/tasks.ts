@@ -1,5 +1,5 @@
 import { expect } from "bun:test";
-import { dump, type TestApp, type TestClient, type TestResponse } from "./app";
+import { type TestClient } from "./app";
 
 let seq = 0;
 /** A fresh username per call, so tests in one file never collide. */
@@ -32,12 +32,4 @@ export async function mkTask(c: TestClient, body: Record<string, unknown>): Prom
   return r.body;
 }
 
-/** Runs a request that must be rejected and proves the database did not change. */
-export async function rejected(app: TestApp, run: () => Promise<TestResponse>, status: number, code: string): Promise<TestResponse> {
-  const before = dump(app.db);
-  const r = await run();
-  if (r.status !== status || r.body?.code !== code) throw new Error(`expected ${status} ${code}, got ${r.status} ${r.text}`);
-  expect(r.headers.get("content-type")).toContain("application/problem+json");
-  expect(dump(app.db)).toEqual(before);
-  return r;
-}
+export { rejected } from "./app";
