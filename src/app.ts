@@ -59,7 +59,7 @@ export interface AppHandle {
   app: AnyElysia;
   core: Core;
   /** Serves one request: context, logging, request id and security headers around the app. */
-  fetch(request: Request, server?: { requestIP(r: Request): { address: string } | null }): Promise<Response>;
+  fetch(request: Request, server?: { requestIP(r: Request): { address: string } | null }): Response | Promise<Response>;
   account: AccountService;
   /** The task service and its purge hooks, for features built on tasks. */
   tasks: TasksService;
@@ -142,6 +142,30 @@ export function createApp(opts: AppOptions): AppHandle {
     .use(docsRoutes(() => root, APP_VERSION))
     .use(webRoutes(new WebService()));
 
+  const failure = (e: unknown, ctx: RequestContext): Response => {
+    const { body } = toProblem(e);
+    body.request_id = ctx.id;
+    return problemResponse(body);
+  };
+  const finish = (request: Request, ctx: RequestContext, res: Response): Response => {
+    const h = res.headers;
+    h.set("x-request-id", ctx.id);
+    if (!h.has("cache-control")) h.set("cache-control", "no-store");
+    h.set("x-content-type-options", "nosniff");
+    if (logger.enabled) {
+      logger.request({
+        method: request.method,
+        path: pathOf(request.url),
+        status: res.status,
+        duration_ms: Math.round((performance.now() - ctx.startedAt) * 10) / 10,
+        request_id: ctx.id,
+        user_id: ctx.principal?.user.id ?? null,
+        ip: ctx.ip,
+      });
+    }
+    return res;
+  };
+
   return {
     app: root,
     core,
@@ -149,34 +173,19 @@ export function createApp(opts: AppOptions): AppHandle {
     tasks,
     taskPurgeHooks,
     attachments,
-    async fetch(request, server) {
-      const url = request.url;
+    fetch(request, server) {
       const ctx = new RequestContext(shortId(), request, () => server?.requestIP(request)?.address ?? null, core.config.trustProxy);
       setContext(request, ctx);
-      let res: Response;
+      // Elysia's composed handler answers synchronously when no hook or handler of the route awaits;
+      // finishing in the same tick then spares Bun.serve a promise per request.
+      let out: Response | Promise<Response>;
       try {
-        res = await root.handle(request);
+        out = root.fetch(request) as Response | Promise<Response>;
       } catch (e) {
-        const { body } = toProblem(e);
-        body.request_id = ctx.id;
-        res = problemResponse(body);
+        return finish(request, ctx, failure(e, ctx));
       }
-      const h = res.headers;
-      h.set("x-request-id", ctx.id);
-      if (!h.has("cache-control")) h.set("cache-control", "no-store");
-      h.set("x-content-type-options", "nosniff");
-      if (logger.enabled) {
-        logger.request({
-          method: request.method,
-          path: pathOf(url),
-          status: res.status,
-          duration_ms: Math.round((performance.now() - ctx.startedAt) * 10) / 10,
-          request_id: ctx.id,
-          user_id: ctx.principal?.user.id ?? null,
-          ip: ctx.ip,
-        });
-      }
-      return res;
+      if (out instanceof Promise) return out.then((res) => finish(request, ctx, res), (e: unknown) => finish(request, ctx, failure(e, ctx)));
+      return finish(request, ctx, out);
     },
   };
 }

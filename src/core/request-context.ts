@@ -45,13 +45,15 @@ export class RequestContext {
   }
 }
 
-// Keyed by the Request object, so nothing leaks between requests and nothing needs cleaning.
-const contexts = new WeakMap<Request, RequestContext>();
+// Kept on the Request object itself under a private symbol: it lives and dies with the request, and
+// reading it is a property load (a WeakMap entry costs more and has to be swept by the collector).
+const CONTEXT = Symbol("app.requestContext");
+type WithContext = Request & { [CONTEXT]?: RequestContext };
 
 export function setContext(req: Request, ctx: RequestContext): void {
-  contexts.set(req, ctx);
+  (req as WithContext)[CONTEXT] = ctx;
 }
 
 export function getContext(req: Request): RequestContext | undefined {
-  return contexts.get(req);
+  return (req as WithContext)[CONTEXT];
 }
