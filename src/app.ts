@@ -10,6 +10,7 @@ import { getContext, setContext, RequestContext } from "./core/request-context";
 import type { ServerSecret } from "./core/secret";
 import { systemClock, type Clock } from "./core/time";
 import { APP_VERSION } from "./version";
+import { lazy } from "./core/lazy";
 import { AccountService } from "./features/account/account.service";
 import { accountRoutes } from "./features/account/account.routes";
 import { SessionsService } from "./features/sessions/sessions.service";
@@ -41,9 +42,8 @@ import { RecurrenceService } from "./features/recurrence/recurrence.service";
 import { recurrenceRoutes } from "./features/recurrence/recurrence.routes";
 import { AttachmentsService } from "./features/attachments/attachments.service";
 import { attachmentsRoutes } from "./features/attachments/attachments.routes";
-import { LegacyService } from "./features/legacy/legacy.service";
 import { legacyRoutes } from "./features/legacy/legacy.routes";
-import { BackupService } from "./features/backup/backup.service";
+import { reconcileAtStartup as reconcileBackups } from "./features/backup/backup.reconcile";
 import { backupRoutes } from "./features/backup/backup.routes";
 
 export interface AppOptions {
@@ -90,8 +90,10 @@ export function createApp(opts: AppOptions): AppHandle {
   const taskPurgeHooks = new TaskPurgeHooks();
   const tasks = new TasksService(core, taskPurgeHooks);
   // Before anything touches attachment files: finish or undo restores a crash interrupted.
-  const backup = new BackupService(core);
-  backup.reconcileAtStartup();
+  reconcileBackups(core);
+  // Rarely used features whose code is loaded on first use (an idle server does not hold it).
+  const legacy = lazy(async () => new (await import("./features/legacy/legacy.service")).LegacyService(core, taskPurgeHooks));
+  const backup = lazy(async () => new (await import("./features/backup/backup.service")).BackupService(core));
   const attachments = new AttachmentsService(core, taskPurgeHooks);
 
   const ensureContext = (request: Request): RequestContext => {
@@ -137,7 +139,7 @@ export function createApp(opts: AppOptions): AppHandle {
     .use(trashRoutes(tasks))
     .use(recurrenceRoutes(new RecurrenceService(core)))
     .use(attachmentsRoutes(attachments))
-    .use(legacyRoutes(new LegacyService(core, taskPurgeHooks), core.clock))
+    .use(legacyRoutes(legacy, core.clock))
     .use(backupRoutes(backup))
     .use(docsRoutes(() => root, APP_VERSION))
     .use(webRoutes(new WebService()));

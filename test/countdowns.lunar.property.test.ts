@@ -3,7 +3,9 @@ import fc from "fast-check";
 import { Lunar, LunarMonth, LunarYear, Solar } from "lunar-typescript";
 import { dateOfDay, dayNumber } from "../src/core/days";
 import { occurrence } from "../src/features/countdowns/countdowns.occurrence";
-import { toLunar } from "../src/features/countdowns/lunar-calendar";
+import * as lunarCalendar from "../src/features/countdowns/lunar-calendar";
+
+const { toLunar } = lunarCalendar;
 
 /** Lunar month/day of a Gregorian date straight from the library (no cache). */
 function libLunar(date: string) {
@@ -36,7 +38,7 @@ describe("lunar countdowns", () => {
     fc.assert(
       fc.property(dateArb("1901-01-01", 125 * 365), dateArb("2020-01-01", 30 * 365), (origin, today) => {
         const l = libLunar(origin);
-        const o = occurrence({ date: origin, repeat: "yearly", calendar: "lunar", type: "birthday", lunar: { month: l.month, day: l.day, leap: l.leap } }, dayNumber(today));
+        const o = occurrence({ date: origin, repeat: "yearly", calendar: "lunar", type: "birthday", lunar: { month: l.month, day: l.day, leap: l.leap } }, dayNumber(today), lunarCalendar);
         expect(o.next_date).not.toBeNull();
         const next = o.next_date!;
         expect(next >= today).toBe(true);
@@ -68,7 +70,7 @@ describe("lunar countdowns", () => {
     fc.assert(
       fc.property(dateArb("1950-01-01", 70 * 365), dateArb("2020-01-01", 30 * 365), (origin, today) => {
         const l = libLunar(origin);
-        const o = occurrence({ date: origin, repeat: "monthly", calendar: "lunar", type: "countdown", lunar: { month: l.month, day: l.day, leap: l.leap } }, dayNumber(today));
+        const o = occurrence({ date: origin, repeat: "monthly", calendar: "lunar", type: "countdown", lunar: { month: l.month, day: l.day, leap: l.leap } }, dayNumber(today), lunarCalendar);
         const next = o.next_date!;
         expect(next >= today && next >= origin).toBe(true);
         const back = libLunar(next);

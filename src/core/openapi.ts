@@ -51,18 +51,47 @@ const STATUS_OF: Record<ErrorCode, number> = {
  */
 export class DeferredSchema {
   constructor(
-    readonly schema: z.ZodType,
+    readonly schema: z.ZodType | LazySchema,
     readonly io: "input" | "output",
   ) {}
 }
 
-export function deferredJsonSchema(schema: z.ZodType, io: "input" | "output"): DeferredSchema {
+export function deferredJsonSchema(schema: z.ZodType | LazySchema, io: "input" | "output"): DeferredSchema {
   return new DeferredSchema(schema, io);
+}
+
+/**
+ * A schema that lives in a module loaded on first use (a rarely used feature's records): a route
+ * documents it without importing it. loadLazySchemas() loads them all before the document is built.
+ */
+export class LazySchema {
+  schema: z.ZodType | null = null;
+  constructor(readonly load: () => Promise<z.ZodType>) {}
+}
+
+const lazySchemas = new Set<LazySchema>();
+
+/** Made once per module (at its top level), not per route or per app. */
+export function lazySchema(load: () => Promise<z.ZodType>): LazySchema {
+  const s = new LazySchema(load);
+  lazySchemas.add(s);
+  return s;
+}
+
+/** Loads every lazy schema's module (before resolveDeferred, which cannot wait). */
+export async function loadLazySchemas(): Promise<void> {
+  await Promise.all([...lazySchemas].map(async (s) => void (s.schema ??= await s.load())));
+}
+
+function schemaOf(s: z.ZodType | LazySchema): z.ZodType {
+  if (!(s instanceof LazySchema)) return s;
+  if (!s.schema) throw new Error("a lazy schema was not loaded: await loadLazySchemas() before building the document");
+  return s.schema;
 }
 
 /** Replaces every DeferredSchema inside `v` by its JSON Schema. */
 export function resolveDeferred(v: unknown): unknown {
-  if (v instanceof DeferredSchema) return jsonSchema(v.schema, v.io);
+  if (v instanceof DeferredSchema) return jsonSchema(schemaOf(v.schema), v.io);
   if (Array.isArray(v)) return v.map(resolveDeferred);
   if (v && typeof v === "object") {
     const o: Record<string, unknown> = {};
@@ -105,7 +134,7 @@ export interface RouteDoc {
   tags: string[];
   description?: string;
   /** Success status and body (omit schema for 204). */
-  ok: { status: number; schema?: z.ZodType; description?: string; contentType?: string; headers?: Record<string, { description: string }> };
+  ok: { status: number; schema?: z.ZodType | LazySchema; description?: string; contentType?: string; headers?: Record<string, { description: string }> };
   /** Error codes this operation can answer besides the ones every operation can. */
   errors?: ErrorCode[];
   /** No session needed. */

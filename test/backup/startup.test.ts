@@ -2,7 +2,7 @@ import { afterEach, expect, test } from "bun:test";
 import { mkdirSync, readdirSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { makeTestApp, setupAdmin, signedInUser, type TestApp } from "../helpers/app";
-import { BackupService } from "../../src/features/backup/backup.service";
+import { reconcileAtStartup } from "../../src/features/backup/backup.reconcile";
 import { entriesOf, exportBytes, preflight, readJson, rebuild, seed } from "./helpers";
 
 let app: TestApp;
@@ -27,7 +27,7 @@ test("start-up reconciliation: unfinished uploads, orphan staged files, export l
   renameSync(join(app.dir, "attachments", ids.attachment), join(b, "restores", restoreId, "quarantine", ids.attachment));
   writeFileSync(join(b, "restores", restoreId, "staging", Bun.randomUUIDv7()), "new file never placed");
 
-  new BackupService(app.handle.core).reconcileAtStartup();
+  reconcileAtStartup(app.handle.core);
 
   expect(readdirSync(join(b, "staging"))).toEqual(liveStaged);
   expect(readdirSync(join(b, "exports"))).toEqual([]);

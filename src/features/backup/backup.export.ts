@@ -4,9 +4,9 @@ import { join } from "node:path";
 import { AppError } from "../../core/errors";
 import { gcHint } from "./backup.archive";
 import type { BackupFiles } from "./backup.files";
-import { occurrence, type CountdownRule } from "../countdowns/countdowns.occurrence";
+import { occurrence, type CountdownRule, type LunarCalendar } from "../countdowns/countdowns.occurrence";
 import { attachmentBytesOf, exceptionDatesQuery, iterateRecords, usernameOf } from "./backup.repo";
-import { ENTITIES, type Entity } from "./backup.schemas";
+import { ENTITIES, type Entity } from "./backup.records";
 
 /** fflate writes no ZIP64 records: an archive (and every offset in it) must stay under 4 GiB. */
 export const ZIP32_LIMIT = 0xffffffff;
@@ -22,6 +22,8 @@ export interface ExportPlan {
   appVersion: string;
   /** The exporting user's today (day number, in their zone): a countdown's derived fields count from it. */
   today: number;
+  /** The lunar calendar (loadLunar()), for the derived fields of lunar countdowns. */
+  lunar: LunarCalendar;
 }
 
 type Rec = Record<string, unknown>;
@@ -32,7 +34,7 @@ type Rec = Record<string, unknown>;
  * `archived` (next to `archived_at`), countdowns their derived `next_date`, `days_until` and
  * `count` as the API computes them for `today`, recurrences their `exceptions`.
  */
-export function toArchiveRecord(entity: Entity, r: Rec, today: number, exceptionsOf: (recurrenceId: string) => string[]): Rec {
+export function toArchiveRecord(entity: Entity, r: Rec, today: number, lunar: LunarCalendar, exceptionsOf: (recurrenceId: string) => string[]): Rec {
   switch (entity) {
     case "recurrences": {
       const { created_at, updated_at, ...rest } = r;
@@ -45,7 +47,7 @@ export function toArchiveRecord(entity: Entity, r: Rec, today: number, exception
     case "countdowns": {
       const { archived_at, created_at, updated_at, ...rest } = r;
       const rule = { date: r.date, repeat: r.repeat, calendar: r.calendar, type: r.type, lunar: r.lunar } as CountdownRule;
-      const o = occurrence(rule, today);
+      const o = occurrence(rule, today, lunar);
       return { ...rest, archived: archived_at !== null, archived_at, next_date: o.next_date, days_until: o.days_until, count: o.count, created_at, updated_at };
     }
     default:
@@ -168,7 +170,7 @@ async function* produce(conn: Database, attachmentsDir: string, plan: ExportPlan
         f.push(b, final);
       };
       for (const r of iterateRecords(conn, entity, plan.userId)) {
-        buf += (n++ === 0 ? "\n" : ",\n") + JSON.stringify(toArchiveRecord(entity, r, plan.today, exceptions.of));
+        buf += (n++ === 0 ? "\n" : ",\n") + JSON.stringify(toArchiveRecord(entity, r, plan.today, plan.lunar, exceptions.of));
         if (buf.length >= BATCH) {
           flush(false);
           yield* drain();

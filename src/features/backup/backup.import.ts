@@ -13,7 +13,8 @@ import {
   ownerOf,
   tagIdByName,
 } from "./backup.repo";
-import { storedFields, type Entity, type Mode } from "./backup.schemas";
+import { storedFields, type Entity } from "./backup.records";
+import type { Mode } from "./backup.schemas";
 import { DATA_ORDER, Problems, readRecords } from "./backup.validate";
 
 type Rec = Record<string, unknown>;

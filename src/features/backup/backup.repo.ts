@@ -3,7 +3,8 @@ import type { Database } from "bun:sqlite";
 import { sqliteOf, type Tx } from "../../core/db";
 import { taskSearchText } from "../tasks/tasks.search";
 import { tagNameKey } from "../tags/tags.repo";
-import type { Entity, Mode } from "./backup.schemas";
+import type { Entity } from "./backup.records";
+import type { Mode } from "./backup.schemas";
 
 /**
  * Every feature's tables, read and written in the backup's record shape with prepared statements
@@ -177,6 +178,12 @@ export function deleteBusinessData(tx: Tx, userId: string): void {
 
 export function attachmentIdsOf(sqlite: Database, userId: string): string[] {
   return (sqlite.query("SELECT id FROM attachments WHERE user_id = ?").all(userId) as { id: string }[]).map((r) => r.id);
+}
+
+/** Whether the user has an attachment row with this id (a restore places only the files whose row committed). */
+export function hasAttachmentRow(sqlite: Database, userId: string): (id: string) => boolean {
+  const q = sqlite.query("SELECT 1 FROM attachments WHERE id = ? AND user_id = ?");
+  return (id) => q.get(id, userId) !== null;
 }
 
 /** Inserts one record (already mapped to target ids) for `userId`. */

@@ -7,12 +7,14 @@ import { PreflightQuery, PreflightResult, RestoreBody, RestoreResult } from "./b
 
 const ZipBytes = z.string().meta({ format: "binary" }).describe("the app-backup v2 ZIP archive");
 
-export function backupRoutes(service: BackupService) {
+/** `backup` loads the service on its first call (and shares it afterwards): see app.ts. */
+export function backupRoutes(backup: () => Promise<BackupService>) {
   return new Elysia({ name: "backup", prefix: "/api/v1" })
     .get(
       "/backup/export.zip",
-      ({ request }) => {
-        const { stream, filename } = service.export(principalOf(request).user, requestMeta(request));
+      async ({ request }) => {
+        const service = await backup();
+        const { stream, filename } = await service.export(principalOf(request).user, requestMeta(request));
         return new Response(stream, {
           headers: { "content-type": "application/zip", "content-disposition": `attachment; filename="${filename}"` },
         });
@@ -30,7 +32,7 @@ export function backupRoutes(service: BackupService) {
     )
     .post(
       "/backup/preflight",
-      ({ query, request }) => service.preflight(principalOf(request).user.id, query.mode, request, requestMeta(request)),
+      async ({ query, request }) => (await backup()).preflight(principalOf(request).user.id, query.mode, request, requestMeta(request)),
       {
         query: PreflightQuery,
         detail: doc({
@@ -44,7 +46,7 @@ export function backupRoutes(service: BackupService) {
         }),
       },
     )
-    .post("/backup/restore", ({ body, request }) => service.restore(principalOf(request).user.id, body, requestMeta(request)), {
+    .post("/backup/restore", async ({ body, request }) => (await backup()).restore(principalOf(request).user.id, body, requestMeta(request)), {
       body: RestoreBody,
       detail: doc({
         summary: "Restore a preflighted archive (merge or replace)",

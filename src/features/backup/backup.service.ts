@@ -8,6 +8,7 @@ import type { RequestMeta } from "../../core/http";
 import { newId, newToken } from "../../core/ids";
 import { localDate } from "../../core/time";
 import { recordAudit } from "../audit/audit.repo";
+import { loadLunar } from "../countdowns/countdowns.occurrence";
 import { BodyAborted, boundaryOf, MultipartReader } from "../attachments/attachments.multipart";
 import { gcHint, inflateEntry, readCentralDirectory, ZipFile, type ZipError, type ZipLimits } from "./backup.archive";
 import { exportStream } from "./backup.export";
@@ -17,19 +18,15 @@ import {
   attachmentIdsOf,
   consumePreflight,
   deleteBusinessData,
-  deletePreflight,
-  expiredPreflights,
   findPreflightByToken,
-  findRestore,
   findRestoreOfPreflight,
   insertPreflight,
   insertRestore,
-  livePreflightIds,
-  markCleanupDone,
   pendingOf,
   type PreflightRow,
   type RestoreRow,
 } from "./backup.repo";
+import { finishRestoreFiles, sweepExpiredPreflights } from "./backup.reconcile";
 import type { Mode, PreflightResult, RestoreBody, RestoreResult } from "./backup.schemas";
 import { Problems, readRecords, validateArchive } from "./backup.validate";
 
@@ -60,7 +57,10 @@ export interface ExportResult {
   filename: string;
 }
 
-/** The complete backup: streaming export, staged and validated preflight, merge and replace restore. */
+/**
+ * The complete backup: streaming export, staged and validated preflight, merge and replace restore.
+ * Loaded on first use (app.ts); the start-up reconciliation is backup.reconcile.ts.
+ */
 export class BackupService {
   readonly files: BackupFiles;
   /** Uploads in progress per user (not yet rows), so concurrent preflights share the quota. */
@@ -77,50 +77,17 @@ export class BackupService {
     return { maxEntries: c.backupMaxEntries, maxRatio: c.backupMaxRatio, maxTotalBytes: c.backupMaxInflatedBytes };
   }
 
-  /**
-   * Start-up: restores interrupted by a crash are rolled forward (their import committed: the
-   * backup_restores row exists) or back (it did not); leftover export links and staged uploads
-   * without a live preflight go. Runs before anything else touches the attachment files.
-   */
-  reconcileAtStartup(): void {
-    for (const id of this.files.restoreIds()) this.finishRestoreFiles(id);
-    this.files.sweepExports();
-    this.sweepExpired();
-    this.files.sweepStaging(livePreflightIds(this.core.db.sqlite));
-  }
-
-  /** Rolls one restore directory forward or back, by whether its import committed. */
-  private finishRestoreFiles(restoreId: string): void {
-    const s = this.core.db.sqlite;
-    const row = findRestore(s, restoreId);
-    if (!row) {
-      this.files.rollBack(restoreId);
-      return;
-    }
-    const hasRow = s.query("SELECT 1 FROM attachments WHERE id = ? AND user_id = ?");
-    this.files.rollForward(restoreId, (id) => hasRow.get(id, row.user_id) !== null, () => failpoint("restore.during_cleanup"));
-    this.files.removeStaged(row.preflight_id);
-    markCleanupDone(s, restoreId, this.core.clock.now().toISOString());
-  }
-
-  /** Expired, unconsumed preflights lose their row and their staged file. */
-  private sweepExpired(): void {
-    const s = this.core.db.sqlite;
-    for (const id of expiredPreflights(s, this.core.clock.now().toISOString())) {
-      this.files.removeStaged(id);
-      deletePreflight(s, id);
-    }
-  }
-
   // ---- export ----
 
-  export(user: { id: string; timezone: string }, meta: RequestMeta): ExportResult {
+  async export(user: { id: string; timezone: string }, meta: RequestMeta): Promise<ExportResult> {
+    // A lunar countdown's derived fields need the lunar calendar (loaded on its first need).
+    const lunar = await loadLunar();
     const userId = user.id;
     const now = this.core.clock.now();
     const backupId = newId();
     // Derived fields (a countdown's next_date, days_until, count) are written as of the user's today.
     const today = dayNumber(localDate(now, user.timezone));
-    const plan = { backupId, userId, createdAt: now.toISOString(), appVersion: this.core.version, today };
+    const plan = { backupId, userId, createdAt: now.toISOString(), appVersion: this.core.version, today, lunar };
     const stream = exportStream(this.core.db.path, this.files, plan, () => {});
     writeTx(this.core.db, (tx) =>
       recordAudit(tx, { userId, action: "backup_exported", at: now, ip: meta.ip, userAgent: meta.userAgent, targetType: "backup", targetId: backupId }),
@@ -133,7 +100,7 @@ export class BackupService {
 
   async preflight(userId: string, mode: Mode, request: Request, meta: RequestMeta): Promise<PreflightResult> {
     const cfg = this.core.config;
-    this.sweepExpired();
+    sweepExpiredPreflights(this.core, this.files);
     const nowIso = this.core.clock.now().toISOString();
     const pending = pendingOf(this.core.db.sqlite, userId, nowIso);
     const inFlight = this.uploading.get(userId) ?? { n: 0, bytes: 0 };
@@ -288,7 +255,7 @@ export class BackupService {
   private cleanupRetry(pf: PreflightRow): RestoreResult {
     const r = findRestoreOfPreflight(this.core.db.sqlite, pf.id);
     if (!r || r.cleanup_done_at !== null) throw tokenConsumed();
-    this.finishRestoreFiles(r.id);
+    finishRestoreFiles(this.core, this.files, r.id);
     return { backup_id: r.backup_id, mode: r.mode, counts: JSON.parse(r.counts) as Record<string, number>, cleanup: "completed" };
   }
 
@@ -364,7 +331,7 @@ export class BackupService {
       // 4. Cleanup: new files into place, quarantine deleted. A failure here leaves the import
       // committed; the same token then retries only the cleanup.
       try {
-        this.finishRestoreFiles(restoreId);
+        finishRestoreFiles(this.core, this.files, restoreId);
       } catch (e) {
         this.core.logger.error("backup restore cleanup failed", { restore_id: restoreId, error: e instanceof Error ? e.message : String(e) });
         throw new AppError(

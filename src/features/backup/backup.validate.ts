@@ -2,7 +2,8 @@ import type { Database } from "bun:sqlite";
 import type { FieldProblem } from "../../core/errors";
 import { tagNameKey } from "../tags/tags.repo";
 import { inflateEntry, JsonArraySplitter, readCentralDirectory, ZipError, type ZipEntry, type ZipFile, type ZipLimits } from "./backup.archive";
-import { ENTITIES, Manifest, RECORD_SCHEMAS, type Entity, type Mode } from "./backup.schemas";
+import { ENTITIES, Manifest, RECORD_SCHEMAS, type Entity } from "./backup.records";
+import type { Mode } from "./backup.schemas";
 
 /** At most this many problems are listed; past it the archive is plainly not ours. */
 const MAX_PROBLEMS = 200;

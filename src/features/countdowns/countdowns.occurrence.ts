@@ -1,6 +1,23 @@
 import { dateOfDay, dayNumber } from "../../core/days";
 import { daysInMonth } from "../../core/time";
-import { nextMonthlyOccurrence, occurrenceInYear, toLunar } from "./lunar-calendar";
+import { lazy } from "../../core/lazy";
+
+/** The lunar calendar module (lunar-calendar.ts and lunar-typescript under it). */
+export type LunarCalendar = typeof import("./lunar-calendar");
+
+/**
+ * The lunar calendar, loaded on first need: lunar-typescript holds ~1.2 MiB of objects once
+ * imported, which a server whose countdowns are all Gregorian never needs.
+ */
+export const loadLunar: () => Promise<LunarCalendar> = lazy(() => import("./lunar-calendar"));
+
+/** Whether computing this rule's occurrences needs the lunar calendar. */
+export const needsLunar = (rule: { calendar: "gregorian" | "lunar" }) => rule.calendar === "lunar";
+
+function loaded(lunar: LunarCalendar | null): LunarCalendar {
+  if (!lunar) throw new Error("a lunar countdown's occurrence needs the lunar calendar (await loadLunar())");
+  return lunar;
+}
 
 /**
  * When a countdown next happens, as of the user's today. Rules (also in the OpenAPI text):
@@ -33,7 +50,7 @@ const dayOf = (s: string) => Number(s.slice(8, 10));
 const ymd = (y: number, m: number, d: number) => `${String(y).padStart(4, "0")}-${m < 10 ? "0" : ""}${m}-${d < 10 ? "0" : ""}${d}`;
 
 /** Next occurrence day number on or after `from` (which is ≥ the original date). */
-function nextOn(rule: CountdownRule, origin: number, from: number): number | null {
+function nextOn(rule: CountdownRule, origin: number, from: number, lunar: LunarCalendar | null): number | null {
   const date = rule.date;
   switch (rule.repeat) {
     case "none":
@@ -41,7 +58,7 @@ function nextOn(rule: CountdownRule, origin: number, from: number): number | nul
     case "weekly":
       return origin + Math.ceil((from - origin) / 7) * 7;
     case "monthly": {
-      if (rule.calendar === "lunar" && rule.lunar) return nextMonthlyOccurrence(from, yearOf(dateOfDay(from)), rule.lunar.day);
+      if (rule.calendar === "lunar" && rule.lunar) return loaded(lunar).nextMonthlyOccurrence(from, yearOf(dateOfDay(from)), rule.lunar.day);
       const fromStr = dateOfDay(from);
       let y = yearOf(fromStr);
       let m = monthOf(fromStr);
@@ -55,10 +72,11 @@ function nextOn(rule: CountdownRule, origin: number, from: number): number | nul
     }
     case "yearly": {
       if (rule.calendar === "lunar" && rule.lunar) {
-        const l = toLunar(from, yearOf(dateOfDay(from)));
+        const cal = loaded(lunar);
+        const l = cal.toLunar(from, yearOf(dateOfDay(from)));
         if (!l) return null;
         for (let y = l.year; y <= l.year + 1; y++) {
-          const d = occurrenceInYear(y, rule.lunar.month, rule.lunar.leap, rule.lunar.day);
+          const d = cal.occurrenceInYear(y, rule.lunar.month, rule.lunar.leap, rule.lunar.day);
           if (d === null) return null;
           if (d >= from) return d;
         }
@@ -74,12 +92,13 @@ function nextOn(rule: CountdownRule, origin: number, from: number): number | nul
 }
 
 /** Years at `next` (a birthday's age): the occurrence number for yearly repeats, else whole years elapsed. */
-function yearsAt(rule: CountdownRule, origin: number, next: number): number {
+function yearsAt(rule: CountdownRule, origin: number, next: number, lunar: LunarCalendar | null): number {
   const nextStr = dateOfDay(next);
   if (rule.repeat === "yearly") {
     if (rule.calendar === "lunar") {
-      const a = toLunar(origin, yearOf(rule.date));
-      const b = toLunar(next, yearOf(nextStr));
+      const cal = loaded(lunar);
+      const a = cal.toLunar(origin, yearOf(rule.date));
+      const b = cal.toLunar(next, yearOf(nextStr));
       if (a && b) return b.year - a.year;
     }
     return yearOf(nextStr) - yearOf(rule.date);
@@ -89,10 +108,11 @@ function yearsAt(rule: CountdownRule, origin: number, next: number): number {
   return years;
 }
 
-export function occurrence(rule: CountdownRule, today: number): Occurrence {
+/** `lunar` is the loaded lunar calendar (loadLunar()); it may be null for a Gregorian rule (needsLunar). */
+export function occurrence(rule: CountdownRule, today: number, lunar: LunarCalendar | null): Occurrence {
   const origin = dayNumber(rule.date);
-  const next = nextOn(rule, origin, Math.max(origin, today));
+  const next = nextOn(rule, origin, Math.max(origin, today), lunar);
   if (next === null) return { next_date: null, days_until: origin - today, count: null };
-  const count = rule.type === "countdown" ? null : yearsAt(rule, origin, next);
+  const count = rule.type === "countdown" ? null : yearsAt(rule, origin, next, lunar);
   return { next_date: dateOfDay(next), days_until: next - today, count };
 }

@@ -1,7 +1,7 @@
 import { Elysia } from "elysia";
 import { doc } from "../../core/openapi";
 import { principalOf } from "../../core/http";
-import { CountdownsService, type CountdownView } from "./countdowns.service";
+import type { CountdownsService, CountdownView } from "./countdowns.service";
 import { Countdown, CountdownCreate, CountdownList, CountdownListQuery, CountdownParams, CountdownPatch } from "./countdowns.schemas";
 import { presentCountdown } from "./countdowns.present";
 
@@ -16,7 +16,7 @@ Lunar (\`calendar: "lunar"\`, Purple Mountain Observatory rules as computed by l
 
 export function countdownsRoutes(service: CountdownsService) {
   return new Elysia({ name: "countdowns", prefix: "/api/v1" })
-    .get("/countdowns", ({ query, request }) => ({ items: service.list(principalOf(request).user, query.archived).map(present) }), {
+    .get("/countdowns", async ({ query, request }) => ({ items: (await service.list(principalOf(request).user, query.archived)).map(present) }), {
       query: CountdownListQuery,
       detail: doc({
         summary: "List countdowns (archived=true lists the archived ones)",
@@ -28,8 +28,8 @@ export function countdownsRoutes(service: CountdownsService) {
     })
     .post(
       "/countdowns",
-      ({ body, request, set }) => {
-        const c = present(service.create(principalOf(request).user, body));
+      async ({ body, request, set }) => {
+        const c = present(await service.create(principalOf(request).user, body));
         set.status = 201;
         set.headers["location"] = `/api/v1/countdowns/${c.id}`;
         return c;
@@ -45,11 +45,11 @@ export function countdownsRoutes(service: CountdownsService) {
         }),
       },
     )
-    .get("/countdowns/:countdown_id", ({ params, request }) => present(service.get(principalOf(request).user, params.countdown_id)), {
+    .get("/countdowns/:countdown_id", async ({ params, request }) => present(await service.get(principalOf(request).user, params.countdown_id)), {
       params: CountdownParams,
       detail: doc({ summary: "One countdown (an archived one is answered too)", tags: TAGS, ok: { status: 200, schema: Countdown }, errors: ["not_found", "validation_failed"] }),
     })
-    .patch("/countdowns/:countdown_id", ({ params, body, request }) => present(service.update(principalOf(request).user, params.countdown_id, body)), {
+    .patch("/countdowns/:countdown_id", async ({ params, body, request }) => present(await service.update(principalOf(request).user, params.countdown_id, body)), {
       params: CountdownParams,
       body: CountdownPatch,
       detail: doc({
@@ -71,7 +71,7 @@ export function countdownsRoutes(service: CountdownsService) {
         detail: doc({ summary: "Archive a countdown (unpins it; idempotent)", tags: TAGS, ok: { status: 204 }, errors: ["not_found", "validation_failed", "csrf_failed"] }),
       },
     )
-    .post("/countdowns/:countdown_id/restore", ({ params, request }) => present(service.restore(principalOf(request).user, params.countdown_id)), {
+    .post("/countdowns/:countdown_id/restore", async ({ params, request }) => present(await service.restore(principalOf(request).user, params.countdown_id)), {
       params: CountdownParams,
       detail: doc({
         summary: "Restore an archived countdown (an active one is answered unchanged)",
@@ -91,7 +91,7 @@ export function countdownsRoutes(service: CountdownsService) {
         detail: doc({ summary: "Permanently delete an archived countdown", tags: TAGS, ok: { status: 204 }, errors: ["not_found", "not_archived", "validation_failed", "csrf_failed"] }),
       },
     )
-    .post("/countdowns/:countdown_id/pin", ({ params, request }) => present(service.pin(principalOf(request).user, params.countdown_id)), {
+    .post("/countdowns/:countdown_id/pin", async ({ params, request }) => present(await service.pin(principalOf(request).user, params.countdown_id)), {
       params: CountdownParams,
       detail: doc({
         summary: "Pin a countdown; any other pinned countdown is unpinned",
@@ -101,7 +101,7 @@ export function countdownsRoutes(service: CountdownsService) {
         errors: ["not_found", "validation_failed", "csrf_failed"],
       }),
     })
-    .delete("/countdowns/:countdown_id/pin", ({ params, request }) => present(service.unpin(principalOf(request).user, params.countdown_id)), {
+    .delete("/countdowns/:countdown_id/pin", async ({ params, request }) => present(await service.unpin(principalOf(request).user, params.countdown_id)), {
       params: CountdownParams,
       detail: doc({ summary: "Unpin a countdown (idempotent)", tags: TAGS, ok: { status: 200, schema: Countdown }, errors: ["not_found", "validation_failed", "csrf_failed"] }),
     });

@@ -7,8 +7,7 @@ import { newId } from "../../core/ids";
 import { today as todayOf } from "../../core/time";
 import { CountdownReads, deleteCountdown, findCountdown, insertCountdown, unpinAll, updateCountdown, type CountdownRow } from "./countdowns.repo";
 import type { CountdownCreate, CountdownPatch } from "./countdowns.schemas";
-import { occurrence, type Occurrence } from "./countdowns.occurrence";
-import { inLunarRange, LUNAR_MAX_YEAR, LUNAR_MIN_YEAR, toLunar } from "./lunar-calendar";
+import { loadLunar, needsLunar, occurrence, type LunarCalendar, type Occurrence } from "./countdowns.occurrence";
 
 /** A countdown with its next occurrence as of the user's today. */
 export interface CountdownView {
@@ -28,7 +27,12 @@ export class CountdownsService {
     return this.core.clock.now().toISOString();
   }
 
-  private view(row: CountdownRow, today: number): CountdownView {
+  /** The lunar calendar when one of `rows` needs it (loaded on first need), else null. */
+  private async lunarFor(rows: readonly { calendar: "gregorian" | "lunar" }[]): Promise<LunarCalendar | null> {
+    return rows.some(needsLunar) ? loadLunar() : null;
+  }
+
+  private view(row: CountdownRow, today: number, lunar: LunarCalendar | null): CountdownView {
     return {
       row,
       occ: occurrence(
@@ -40,8 +44,14 @@ export class CountdownsService {
           lunar: row.calendar === "lunar" && row.lunarMonth !== null && row.lunarDay !== null ? { month: row.lunarMonth, day: row.lunarDay, leap: row.lunarLeap === true } : null,
         },
         today,
+        lunar,
       ),
     };
+  }
+
+  /** The view of one row (the lunar calendar loaded first when the row needs it). */
+  private async viewOf(row: CountdownRow, user: AuthUser): Promise<CountdownView> {
+    return this.view(row, this.todayOf(user), await this.lunarFor([row]));
   }
 
   private todayOf(user: AuthUser): number {
@@ -60,12 +70,16 @@ export class CountdownsService {
     return r;
   }
 
-  /** The lunar month/day of a date for the lunar calendar; 422 outside the supported lunar years. */
-  private lunarFields(date: string, calendar: "gregorian" | "lunar"): Pick<CountdownRow, "lunarMonth" | "lunarDay" | "lunarLeap"> {
+  /**
+   * The lunar month/day of a date for the lunar calendar; 422 outside the supported lunar years.
+   * `lunar` is loaded by the caller whenever `calendar` may be lunar (a transaction cannot await).
+   */
+  private lunarFields(date: string, calendar: "gregorian" | "lunar", lunar: LunarCalendar | null): Pick<CountdownRow, "lunarMonth" | "lunarDay" | "lunarLeap"> {
     if (calendar === "gregorian") return { lunarMonth: null, lunarDay: null, lunarLeap: null };
-    const l = toLunar(dayNumber(date), Number(date.slice(0, 4)));
-    if (!inLunarRange(l)) {
-      throw validationFailed([{ path: "date", message: `a lunar countdown needs a date in the lunar years ${LUNAR_MIN_YEAR} to ${LUNAR_MAX_YEAR}` }]);
+    if (!lunar) throw new Error("a lunar countdown needs the lunar calendar (await loadLunar())");
+    const l = lunar.toLunar(dayNumber(date), Number(date.slice(0, 4)));
+    if (!lunar.inLunarRange(l)) {
+      throw validationFailed([{ path: "date", message: `a lunar countdown needs a date in the lunar years ${lunar.LUNAR_MIN_YEAR} to ${lunar.LUNAR_MAX_YEAR}` }]);
     }
     return { lunarMonth: l.month, lunarDay: l.day, lunarLeap: l.leap };
   }
@@ -74,9 +88,11 @@ export class CountdownsService {
    * Pinned first; then by next_date ascending; past one-offs last, most recent first. Ties by
    * name, then id, so the order is stable.
    */
-  list(user: AuthUser, archived: boolean): CountdownView[] {
+  async list(user: AuthUser, archived: boolean): Promise<CountdownView[]> {
     const today = this.todayOf(user);
-    const views = this.reads.list(user.id, archived).map((r) => this.view(r, today));
+    const rows = this.reads.list(user.id, archived);
+    const lunar = await this.lunarFor(rows);
+    const views = rows.map((r) => this.view(r, today, lunar));
     return views.sort((a, b) => {
       if (a.row.pinned !== b.row.pinned) return a.row.pinned ? -1 : 1;
       const an = a.occ.next_date;
@@ -90,12 +106,12 @@ export class CountdownsService {
     });
   }
 
-  get(user: AuthUser, id: string): CountdownView {
-    return this.view(this.countdown(this.core.db.orm, user, id), this.todayOf(user));
+  async get(user: AuthUser, id: string): Promise<CountdownView> {
+    return this.viewOf(this.countdown(this.core.db.orm, user, id), user);
   }
 
-  create(user: AuthUser, input: CountdownCreate): CountdownView {
-    const lunar = this.lunarFields(input.date, input.calendar);
+  async create(user: AuthUser, input: CountdownCreate): Promise<CountdownView> {
+    const lunar = this.lunarFields(input.date, input.calendar, await this.lunarFor([input]));
     const row = writeTx(this.core.db, (tx) => {
       const now = this.now();
       const row: CountdownRow = {
@@ -116,10 +132,13 @@ export class CountdownsService {
       insertCountdown(tx, row);
       return row;
     });
-    return this.view(row, this.todayOf(user));
+    return this.viewOf(row, user);
   }
 
-  update(user: AuthUser, id: string, patch: CountdownPatch): CountdownView {
+  async update(user: AuthUser, id: string, patch: CountdownPatch): Promise<CountdownView> {
+    // A new date or calendar recomputes the lunar fields inside the transaction, which cannot
+    // await: load the calendar first unless the countdown is being made Gregorian.
+    const lunar = (patch.date !== undefined && patch.calendar !== "gregorian") || patch.calendar === "lunar" ? await loadLunar() : null;
     const row = writeTx(this.core.db, (tx) => {
       const current = this.active(tx, user, id);
       const set: Partial<CountdownRow> = { updatedAt: this.now() };
@@ -130,16 +149,16 @@ export class CountdownsService {
       if (patch.date !== undefined) set.date = patch.date;
       if (patch.calendar !== undefined) set.calendar = patch.calendar;
       if (patch.date !== undefined || patch.calendar !== undefined) {
-        Object.assign(set, this.lunarFields(patch.date ?? current.date, patch.calendar ?? current.calendar));
+        Object.assign(set, this.lunarFields(patch.date ?? current.date, patch.calendar ?? current.calendar, lunar));
       }
       updateCountdown(tx, user.id, id, set);
       return this.countdown(tx, user, id);
     });
-    return this.view(row, this.todayOf(user));
+    return this.viewOf(row, user);
   }
 
   /** Pins this countdown and unpins any other (one pin per user). */
-  pin(user: AuthUser, id: string): CountdownView {
+  async pin(user: AuthUser, id: string): Promise<CountdownView> {
     const row = writeTx(this.core.db, (tx) => {
       const r = this.active(tx, user, id);
       if (r.pinned) return r;
@@ -148,17 +167,17 @@ export class CountdownsService {
       updateCountdown(tx, user.id, id, { pinned: true, updatedAt: now });
       return this.countdown(tx, user, id);
     });
-    return this.view(row, this.todayOf(user));
+    return this.viewOf(row, user);
   }
 
-  unpin(user: AuthUser, id: string): CountdownView {
+  async unpin(user: AuthUser, id: string): Promise<CountdownView> {
     const row = writeTx(this.core.db, (tx) => {
       const r = this.countdown(tx, user, id);
       if (!r.pinned) return r;
       updateCountdown(tx, user.id, id, { pinned: false, updatedAt: this.now() });
       return this.countdown(tx, user, id);
     });
-    return this.view(row, this.todayOf(user));
+    return this.viewOf(row, user);
   }
 
   /** Archiving unpins; archiving an archived countdown changes nothing. */
@@ -171,14 +190,14 @@ export class CountdownsService {
     });
   }
 
-  restore(user: AuthUser, id: string): CountdownView {
+  async restore(user: AuthUser, id: string): Promise<CountdownView> {
     const row = writeTx(this.core.db, (tx) => {
       const r = this.countdown(tx, user, id);
       if (r.archivedAt === null) return r;
       updateCountdown(tx, user.id, id, { archivedAt: null, updatedAt: this.now() });
       return this.countdown(tx, user, id);
     });
-    return this.view(row, this.todayOf(user));
+    return this.viewOf(row, user);
   }
 
   purge(user: AuthUser, id: string): void {

@@ -1,4 +1,5 @@
 import { Elysia, type AnyElysia } from "elysia";
+import { loadLazySchemas } from "../../core/openapi";
 
 const INIT_JS = `window.addEventListener("load", function () {
   window.ui = SwaggerUIBundle({
@@ -30,8 +31,12 @@ export function docsRoutes(getApp: () => AnyElysia, version: string) {
   return new Elysia({ name: "docs" })
     .get("/api/openapi.json", async () => {
       // The generator is loaded on first use: it is not needed to serve the API.
-      const { buildOpenApiDocument } = await import("../../core/openapi-document");
-      cached ??= JSON.stringify(buildOpenApiDocument(getApp(), version));
+      if (cached === null) {
+        const { buildOpenApiDocument } = await import("../../core/openapi-document");
+        // Schemas of features loaded on first use (their modules load now).
+        await loadLazySchemas();
+        cached = JSON.stringify(buildOpenApiDocument(getApp(), version));
+      }
       return new Response(cached, { headers: { "content-type": "application/json" } });
     }, { detail: { hide: true } })
     .get("/api/docs", () => new Response(PAGE, { headers: { "content-type": "text/html; charset=utf-8", "content-security-policy": CSP } }), {

@@ -236,14 +236,3 @@ export function cellValue(type: CellType, cell: string): unknown {
       }
   }
 }
-
-/** An export as a download: the text, its type, and a file name with the export's date. */
-export function presentExportFile(bytes: ReadableStream<Uint8Array>, format: "json" | "csv", exportedOn: string): Response {
-  return new Response(bytes, {
-    status: 200,
-    headers: {
-      "content-type": format === "json" ? "application/json; charset=utf-8" : "text/csv; charset=utf-8",
-      "content-disposition": `attachment; filename="app-legacy-${exportedOn}.${format}"`,
-    },
-  });
-}

@@ -1,12 +1,11 @@
 import { Elysia } from "elysia";
 import { LEGACY_BODY_LIMIT, RawBody, STREAMED_BODY } from "../../core/body";
 import { malformed } from "../../core/errors";
-import { deferredJsonSchema, doc, type DeferredSchema } from "../../core/openapi";
+import { deferredJsonSchema, doc, lazySchema, type DeferredSchema } from "../../core/openapi";
 import { principalOf, requestMeta } from "../../core/http";
 import { MultipartReader, boundaryOf } from "../attachments/attachments.multipart";
 import type { LegacyService } from "./legacy.service";
-import { LegacyCsv, LegacyExport, RestoreQuery, RestoreResult } from "./legacy.schemas";
-import { presentExportFile } from "./legacy.present";
+import { LegacyCsv, RestoreQuery, RestoreResult } from "./legacy.schemas";
 
 const RESTORE_ERRORS = ["validation_failed", "invalid_reference", "invalid_parent", "malformed_request", "payload_too_large", "csrf_failed"] as const;
 
@@ -33,9 +32,24 @@ function withBody(d: Record<string, unknown>, contentType: string, schema: Recor
 
 const today = (d: Date) => d.toISOString().slice(0, 10);
 
-export function legacyRoutes(service: LegacyService, clock: { now(): Date }) {
+/** The file's schema, for the documentation only: its module is loaded with the service, or when the document is built. */
+const LegacyExport = lazySchema(async () => (await import("./legacy.records")).LegacyExport);
+
+/** An export as a download: the text, its type, and a file name with the export's date. */
+function exportFile(bytes: ReadableStream<Uint8Array>, format: "json" | "csv", exportedOn: string): Response {
+  return new Response(bytes, {
+    status: 200,
+    headers: {
+      "content-type": format === "json" ? "application/json; charset=utf-8" : "text/csv; charset=utf-8",
+      "content-disposition": `attachment; filename="app-legacy-${exportedOn}.${format}"`,
+    },
+  });
+}
+
+/** `legacy` loads the service on its first call (and shares it afterwards): see app.ts. */
+export function legacyRoutes(legacy: () => Promise<LegacyService>, clock: { now(): Date }) {
   return new Elysia({ name: "legacy", prefix: "/api/v1" })
-    .get("/export", ({ request }) => presentExportFile(service.exportJson(principalOf(request).user.id, requestMeta(request)), "json", today(clock.now())), {
+    .get("/export", async ({ request }) => exportFile((await legacy()).exportJson(principalOf(request).user.id, requestMeta(request)), "json", today(clock.now())), {
       detail: doc({
         summary: "Legacy JSON v1 export (lightweight; not a full backup)",
         description:
@@ -44,7 +58,7 @@ export function legacyRoutes(service: LegacyService, clock: { now(): Date }) {
         ok: { status: 200, schema: LegacyExport, headers: { "Content-Disposition": { description: "attachment; filename=app-legacy-YYYY-MM-DD.json" } } },
       }),
     })
-    .get("/export.csv", ({ request }) => presentExportFile(service.exportCsv(principalOf(request).user.id, requestMeta(request)), "csv", today(clock.now())), {
+    .get("/export.csv", async ({ request }) => exportFile((await legacy()).exportCsv(principalOf(request).user.id, requestMeta(request)), "csv", today(clock.now())), {
       detail: doc({
         summary: "Legacy CSV v1 export",
         description:
@@ -53,7 +67,7 @@ export function legacyRoutes(service: LegacyService, clock: { now(): Date }) {
         ok: { status: 200, schema: LegacyCsv, contentType: "text/csv", headers: { "Content-Disposition": { description: "attachment; filename=app-legacy-YYYY-MM-DD.csv" } } },
       }),
     })
-    .post("/restore", ({ body, query, request }) => service.restoreJson(principalOf(request).user.id, body, query.mode, requestMeta(request)), {
+    .post("/restore", async ({ body, query, request }) => (await legacy()).restoreJson(principalOf(request).user.id, body, query.mode, requestMeta(request)), {
       query: RestoreQuery,
       detail: withBody(
         doc({
@@ -70,7 +84,7 @@ export function legacyRoutes(service: LegacyService, clock: { now(): Date }) {
     })
     .post(
       "/restore.csv",
-      async ({ body, query, request }) => service.restoreCsv(principalOf(request).user.id, csvSource(body, request), query.mode, requestMeta(request)),
+      async ({ body, query, request }) => (await legacy()).restoreCsv(principalOf(request).user.id, csvSource(body, request), query.mode, requestMeta(request)),
       {
         query: RestoreQuery,
         detail: withBody(

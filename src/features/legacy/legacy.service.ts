@@ -11,7 +11,7 @@ import { tagNameKey } from "../tags/tags.repo";
 import { runAfterCommit, type TaskPurgeHooks } from "../tasks/tasks.purge-hooks";
 import { DueAt } from "../tasks/tasks.schemas";
 import { checkedSeries, isDateOnly, parseRRule } from "../recurrence/recurrence.engine";
-import { inLunarRange, LUNAR_MAX_YEAR, LUNAR_MIN_YEAR, toLunar } from "../countdowns/lunar-calendar";
+import { loadLunar, needsLunar, type LunarCalendar } from "../countdowns/countdowns.occurrence";
 import type { MultipartReader } from "../attachments/attachments.multipart";
 import { CsvSyntaxError, decodeCell, parseCsv } from "./legacy.csv";
 import { JsonSyntaxError, arrayElements, isArrayValue, parseSlice, readTopLevel, type Extent } from "./legacy.json";
@@ -33,7 +33,8 @@ import {
   updateInbox,
 } from "./legacy.repo";
 import { CSV_COLUMNS, CSV_FIELDS, CSV_KIND, CsvWriter, cellValue, columnOf, toRecord, type LegacyRecord } from "./legacy.present";
-import { KINDS, RECORD_SCHEMAS, type Counts, type Kind, type LegacyRecords, type RestoreMode, type RestoreResult } from "./legacy.schemas";
+import { RECORD_SCHEMAS, type LegacyRecords } from "./legacy.records";
+import { KINDS, type Counts, type Kind, type RestoreMode, type RestoreResult } from "./legacy.schemas";
 
 /** Colour of a tag that a restore creates (tags travel by name only). */
 const NEW_TAG_COLOR = "#808080";
@@ -119,7 +120,7 @@ class Utf8Chunks {
   }
 }
 
-/** Legacy v1 export and restore (JSON and CSV). No HTTP here. */
+/** Legacy v1 export and restore (JSON and CSV). No HTTP here. Loaded on first use (app.ts). */
 export class LegacyService {
   constructor(
     private readonly core: Core,
@@ -193,7 +194,7 @@ export class LegacyService {
   // ---- restore -----------------------------------------------------------------------------
 
   /** POST /restore: the JSON body's bytes (read record by record), or what body.ts made of another body. */
-  restoreJson(userId: string, body: unknown, mode: RestoreMode, meta: RequestMeta): RestoreResult {
+  async restoreJson(userId: string, body: unknown, mode: RestoreMode, meta: RequestMeta): Promise<RestoreResult> {
     const locate: Locate = (kind, index, field) => `${kind}.${index}${field ? `.${field}` : ""}`;
     let file: StoredFile;
     try {
@@ -217,17 +218,27 @@ export class LegacyService {
     return this.restore(userId, read.file, read.locate, mode, meta, "csv");
   }
 
-  private restore(userId: string, file: StoredFile, locate: Locate, mode: RestoreMode, meta: RequestMeta, format: "json" | "csv"): RestoreResult {
+  private async restore(userId: string, file: StoredFile, locate: Locate, mode: RestoreMode, meta: RequestMeta, format: "json" | "csv"): Promise<RestoreResult> {
     try {
-      return this.restoreChecked(userId, file, locate, mode, meta, format);
+      // Lunar countdowns are checked against the lunar calendar, loaded on its first need.
+      const lunar = file.needsLunar ? await loadLunar() : null;
+      return this.restoreChecked(userId, file, locate, mode, meta, format, lunar);
     } finally {
       // What the restore held (the stored file, the id maps) is garbage now: give it back at once.
       Bun.gc(true);
     }
   }
 
-  private restoreChecked(userId: string, file: StoredFile, locate: Locate, mode: RestoreMode, meta: RequestMeta, format: "json" | "csv"): RestoreResult {
-    const checked = checkReferences(file, locate);
+  private restoreChecked(
+    userId: string,
+    file: StoredFile,
+    locate: Locate,
+    mode: RestoreMode,
+    meta: RequestMeta,
+    format: "json" | "csv",
+    lunar: LunarCalendar | null,
+  ): RestoreResult {
+    const checked = checkReferences(file, locate, lunar);
     const result = writeTx(this.core.db, (tx) => {
       let after: (() => void)[] = [];
       if (mode === "replace") {
@@ -436,6 +447,8 @@ export class LegacyService {
 interface StoredFile {
   json: Record<Kind, string[]>;
   ids: Record<Kind, string[]>;
+  /** A countdown of the lunar calendar is in the file: checking it needs loadLunar(). */
+  needsLunar: boolean;
 }
 
 const perKind = <T>(make: () => T) => Object.fromEntries(KINDS.map((k) => [k, make()])) as Record<Kind, T>;
@@ -480,7 +493,7 @@ const READ_GC_BYTES = 512 * 1024;
  * kept per kind and listed in kind order at the end, exactly as a whole-file validation would.
  */
 class Collector {
-  readonly file: StoredFile = { json: perKind(() => []), ids: perKind(() => []) };
+  readonly file: StoredFile = { json: perKind(() => []), ids: perKind(() => []), needsLunar: false };
   private readonly seen = zeroCounts();
   /** Per kind, the problems of each failing issue (an unknown-keys issue names several fields). */
   private readonly found = perKind<Problem[][]>(() => []);
@@ -495,6 +508,7 @@ class Collector {
       if (!this.failed) {
         this.file.json[kind].push(JSON.stringify(res.data));
         this.file.ids[kind].push((res.data as { id: string }).id);
+        if (kind === "countdowns" && needsLunar(res.data as LegacyRecords["countdowns"][number])) this.file.needsLunar = true;
       }
     } else {
       if (!this.failed) {
@@ -741,7 +755,7 @@ interface CheckedFile {
 }
 
 /** Everything that can be checked within the file: duplicates, references, the task tree, schedules. */
-function checkReferences(f: StoredFile, locate: Locate): CheckedFile {
+function checkReferences(f: StoredFile, locate: Locate, lunarCalendar: LunarCalendar | null): CheckedFile {
   const problems: Problem[] = [];
   const idsOf = new Map<Kind, Map<string, number>>();
   for (const kind of KINDS) {
@@ -828,9 +842,11 @@ function checkReferences(f: StoredFile, locate: Locate): CheckedFile {
   each("countdowns", (c, i) => {
     if (c.pinned && ++pinned > 1) problems.push({ code: "validation_failed", path: locate("countdowns", i, "pinned"), message: "only one countdown can be pinned" });
     if (c.calendar !== "lunar") return;
-    const l = toLunar(dayNumber(c.date), Number(c.date.slice(0, 4)));
-    if (!inLunarRange(l)) {
-      problems.push({ code: "validation_failed", path: locate("countdowns", i, "date"), message: `a lunar countdown needs a date in the lunar years ${LUNAR_MIN_YEAR} to ${LUNAR_MAX_YEAR}` });
+    if (!lunarCalendar) throw new Error("a lunar countdown needs the lunar calendar (StoredFile.needsLunar)");
+    const l = lunarCalendar.toLunar(dayNumber(c.date), Number(c.date.slice(0, 4)));
+    if (!lunarCalendar.inLunarRange(l)) {
+      const range = `${lunarCalendar.LUNAR_MIN_YEAR} to ${lunarCalendar.LUNAR_MAX_YEAR}`;
+      problems.push({ code: "validation_failed", path: locate("countdowns", i, "date"), message: `a lunar countdown needs a date in the lunar years ${range}` });
       return;
     }
     lunar.set(c.id, { month: l.month, day: l.day, leap: l.leap });

@@ -1,0 +1,66 @@
+// Run by lazy-features.test.ts in a process of its own (the registry of loaded modules is per
+// process): builds the app as the server does, then reports which rarely used modules are loaded at
+// start and after each first use. Prints one JSON line.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createApp } from "../../src/app";
+import { Config } from "../../src/config";
+import { migrate, openDatabase } from "../../src/core/db";
+import { Logger } from "../../src/core/log";
+import { ServerSecret } from "../../src/core/secret";
+
+/** Modules that must wait for their first use, by a part of their path. */
+const WATCHED = {
+  backup: "/src/features/backup/backup.service.ts",
+  backupRecords: "/src/features/backup/backup.records.ts",
+  fflate: "/node_modules/fflate/",
+  legacy: "/src/features/legacy/legacy.service.ts",
+  legacyRecords: "/src/features/legacy/legacy.records.ts",
+  lunar: "/src/features/countdowns/lunar-calendar.ts",
+  lunarTypescript: "/node_modules/lunar-typescript/",
+};
+type Watched = keyof typeof WATCHED;
+
+const loaded = (): Watched[] => {
+  const keys = Object.keys(require.cache);
+  return (Object.keys(WATCHED) as Watched[]).filter((w) => keys.some((k) => k.includes(WATCHED[w])));
+};
+
+const dir = mkdtempSync(join(tmpdir(), "app-lazy-"));
+const db = openDatabase(join(dir, "app.db"));
+try {
+  migrate(db);
+  const config = Config.parse({ dataDir: dir, logFormat: "off", argon2MemoryKiB: 1024, argon2TimeCost: 1 });
+  const app = createApp({ db, config, secret: ServerSecret.loadOrCreate(dir), logger: new Logger("off") });
+
+  const jar = new Map<string, string>();
+  const call = async (method: string, path: string, json?: unknown): Promise<{ status: number; type: string; text: string }> => {
+    const headers: Record<string, string> = { cookie: [...jar].map(([k, v]) => `${k}=${v}`).join("; ") };
+    if (method !== "GET") headers["x-csrf-token"] = jar.get("app_csrf") ?? "";
+    if (json !== undefined) headers["content-type"] = "application/json";
+    const req = new Request(`http://localhost${path}`, { method, headers, body: json === undefined ? undefined : JSON.stringify(json) });
+    const res = await app.fetch(req, { requestIP: () => ({ address: "127.0.0.1" }) });
+    for (const c of res.headers.getSetCookie()) {
+      const cookie = Bun.Cookie.parse(c);
+      jar.set(cookie.name, cookie.value);
+    }
+    return { status: res.status, type: res.headers.get("content-type") ?? "", text: await res.text() };
+  };
+
+  const report: Record<string, unknown> = { atStart: loaded() };
+  await call("POST", "/api/v1/setup/initialize", { username: "owner", password: "correct horse battery" });
+  const gregorian = await call("POST", "/api/v1/countdowns", { name: "Gregorian", date: "2020-02-29", repeat: "yearly", type: "birthday" });
+  const list = await call("GET", "/api/v1/countdowns");
+  report.gregorian = { create: gregorian.status, list: list.status, loaded: loaded() };
+  const lunar = await call("POST", "/api/v1/countdowns", { name: "Lunar", date: "2024-02-10", repeat: "yearly", calendar: "lunar" });
+  report.lunar = { status: lunar.status, body: JSON.parse(lunar.text), loaded: loaded() };
+  const legacy = await call("GET", "/api/v1/export");
+  report.legacy = { status: legacy.status, countdowns: (JSON.parse(legacy.text) as { countdowns: unknown[] }).countdowns.length, loaded: loaded() };
+  const backup = await call("GET", "/api/v1/backup/export.zip");
+  report.backup = { status: backup.status, type: backup.type, loaded: loaded() };
+  console.log(JSON.stringify(report));
+} finally {
+  db.close();
+  rmSync(dir, { recursive: true, force: true });
+}
