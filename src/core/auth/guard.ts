@@ -1,7 +1,7 @@
 import { csrfFailed, unauthenticated } from "../errors";
 import { constantTimeEqual, type ServerSecret } from "../secret";
 import type { RequestContext } from "../request-context";
-import { CSRF_COOKIE, CSRF_HEADER, SESSION_COOKIE, csrfTokenFor, readCookies } from "./cookies";
+import { CSRF_COOKIE, CSRF_HEADER, SESSION_COOKIE, csrfTokenFor } from "./cookies";
 import type { Principal } from "./principal";
 import { SessionStore } from "./session-store";
 
@@ -40,7 +40,7 @@ export class AuthGuard {
 
     // Most anonymous requests carry no session cookie at all: skip the parsing.
     const cookieHeader = request.headers.get("cookie");
-    const cookies = cookieHeader && cookieHeader.includes(SESSION_COOKIE) ? readCookies(request) : null;
+    const cookies = cookieHeader && cookieHeader.includes(SESSION_COOKIE) ? new Bun.CookieMap(cookieHeader) : null;
     const token = cookies?.get(SESSION_COOKIE);
     const tokenHash = token ? SessionStore.hashToken(token) : null;
 

@@ -21,7 +21,6 @@ export interface IssuedSession {
 interface SessionLookupRow {
   session_id: string;
   last_seen_at: string;
-  expires_at: string;
   user_id: string;
   username: string;
   timezone: string;
@@ -43,13 +42,30 @@ export class SessionStore {
     private readonly clock: Clock,
     private readonly lifetimes: SessionLifetimes,
   ) {
-    this.lookupStmt = db.sqlite.query<SessionLookupRow, [string]>(
-      `SELECT s.id AS session_id, s.last_seen_at, s.expires_at, u.id AS user_id, u.username, u.timezone, u.is_admin, u.display_name, u.created_at,
+    // The expiry checks run in SQL on the row the unique index finds: instants are stored as
+    // toISOString() text, whose string order is time order, so nothing is parsed per request.
+    this.lookupStmt = db.sqlite.query<SessionLookupRow, [string, string, string]>(
+      `SELECT s.id AS session_id, s.last_seen_at, u.id AS user_id, u.username, u.timezone, u.is_admin, u.display_name, u.created_at,
               coalesce((SELECT bytes FROM attachment_usage WHERE user_id = u.id), 0) AS attachment_bytes
          FROM sessions s JOIN users u ON u.id = s.user_id
-        WHERE s.token_hash = ? AND s.revoked_at IS NULL`,
+        WHERE s.token_hash = ? AND s.revoked_at IS NULL AND s.expires_at > ? AND s.last_seen_at > ?`,
     );
     this.touchStmt = db.sqlite.query<unknown, [string, string]>(`UPDATE sessions SET last_seen_at = ? WHERE id = ?`);
+  }
+
+  // The instants a lookup compares with, as ISO text; computed once per millisecond of the clock.
+  private bounds = { ms: NaN, now: "", idleCutoff: "", touchCutoff: "" };
+  private boundsAt(nowMs: number): { now: string; idleCutoff: string; touchCutoff: string } {
+    const b = this.bounds;
+    if (b.ms !== nowMs) {
+      this.bounds = {
+        ms: nowMs,
+        now: new Date(nowMs).toISOString(),
+        idleCutoff: new Date(nowMs - this.lifetimes.idleSeconds * 1000).toISOString(),
+        touchCutoff: new Date(nowMs - SessionStore.TOUCH_EVERY_MS).toISOString(),
+      };
+    }
+    return this.bounds;
   }
 
   static hashToken(token: string): string {
@@ -80,16 +96,13 @@ export class SessionStore {
 
   /** The live session of a token, or null if unknown, revoked or expired (idle or absolute). */
   lookup(tokenHash: string): { sessionId: string; user: AuthUser } | null {
-    const row = this.lookupStmt.get(tokenHash);
+    const b = this.boundsAt(this.clock.now().getTime());
+    // Live: not revoked, expires_at > now, last_seen_at + idle > now (i.e. last_seen_at > now − idle).
+    const row = this.lookupStmt.get(tokenHash, b.now, b.idleCutoff);
     if (!row) return null;
-    const now = this.clock.now();
-    const nowMs = now.getTime();
-    if (Date.parse(row.expires_at) <= nowMs) return null;
-    const lastSeen = Date.parse(row.last_seen_at);
-    if (lastSeen + this.lifetimes.idleSeconds * 1000 <= nowMs) return null;
-    if (nowMs - lastSeen >= SessionStore.TOUCH_EVERY_MS) {
+    if (row.last_seen_at <= b.touchCutoff) {
       try {
-        this.touchStmt.run(now.toISOString(), row.session_id);
+        this.touchStmt.run(b.now, row.session_id);
       } catch {
         // A busy or read-only database must not turn a read into an error.
       }
