@@ -21,6 +21,7 @@ export interface IssuedSession {
 interface SessionLookupRow {
   session_id: string;
   last_seen_at: string;
+  expires_at: string;
   user_id: string;
   username: string;
   timezone: string;
@@ -42,13 +43,13 @@ export class SessionStore {
     private readonly clock: Clock,
     private readonly lifetimes: SessionLifetimes,
   ) {
-    // The expiry checks run in SQL on the row the unique index finds: instants are stored as
-    // toISOString() text, whose string order is time order, so nothing is parsed per request.
-    this.lookupStmt = db.sqlite.query<SessionLookupRow, [string, string, string]>(
-      `SELECT s.id AS session_id, s.last_seen_at, u.id AS user_id, u.username, u.timezone, u.is_admin, u.display_name, u.created_at,
+    // One row through the unique index on token_hash. The expiry checks compare text: instants
+    // are stored as toISOString(), whose string order is time order, so nothing is parsed per request.
+    this.lookupStmt = db.sqlite.query<SessionLookupRow, [string]>(
+      `SELECT s.id AS session_id, s.last_seen_at, s.expires_at, u.id AS user_id, u.username, u.timezone, u.is_admin, u.display_name, u.created_at,
               coalesce((SELECT bytes FROM attachment_usage WHERE user_id = u.id), 0) AS attachment_bytes
          FROM sessions s JOIN users u ON u.id = s.user_id
-        WHERE s.token_hash = ? AND s.revoked_at IS NULL AND s.expires_at > ? AND s.last_seen_at > ?`,
+        WHERE s.token_hash = ? AND s.revoked_at IS NULL`,
     );
     this.touchStmt = db.sqlite.query<unknown, [string, string]>(`UPDATE sessions SET last_seen_at = ? WHERE id = ?`);
   }
@@ -98,8 +99,8 @@ export class SessionStore {
   lookup(tokenHash: string): { sessionId: string; user: AuthUser } | null {
     const b = this.boundsAt(this.clock.now().getTime());
     // Live: not revoked, expires_at > now, last_seen_at + idle > now (i.e. last_seen_at > now − idle).
-    const row = this.lookupStmt.get(tokenHash, b.now, b.idleCutoff);
-    if (!row) return null;
+    const row = this.lookupStmt.get(tokenHash);
+    if (!row || row.expires_at <= b.now || row.last_seen_at <= b.idleCutoff) return null;
     if (row.last_seen_at <= b.touchCutoff) {
       try {
         this.touchStmt.run(b.now, row.session_id);
