@@ -178,8 +178,9 @@ export function createApp(opts: AppOptions): AppHandle {
     fetch(request, server) {
       const ctx = new RequestContext(shortId(), request, () => server?.requestIP(request)?.address ?? null, core.config.trustProxy);
       setContext(request, ctx);
-      // Elysia's composed handler answers synchronously when no hook or handler of the route awaits;
-      // finishing in the same tick then spares Bun.serve a promise per request.
+      // Elysia answers synchronously only for routes it can prove synchronous (none of ours today: the
+      // global onParse hook and its source-text check of handlers make every route async); when it
+      // does, the answer is finished in the same tick, without a promise for Bun.serve to wait on.
       let out: Response | Promise<Response>;
       try {
         out = root.fetch(request) as Response | Promise<Response>;
