@@ -59,7 +59,7 @@ export interface AppHandle {
   app: AnyElysia;
   core: Core;
   /** Serves one request: context, logging, request id and security headers around the app. */
-  fetch(request: Request, server?: { requestIP(r: Request): { address: string } | null }): Response | Promise<Response>;
+  fetch(request: Request, server?: { requestIP(r: Request): { address: string } | null }): Promise<Response>;
   account: AccountService;
   /** The task service and its purge hooks, for features built on tasks. */
   tasks: TasksService;
@@ -178,17 +178,11 @@ export function createApp(opts: AppOptions): AppHandle {
     fetch(request, server) {
       const ctx = new RequestContext(shortId(), request, () => server?.requestIP(request)?.address ?? null, core.config.trustProxy);
       setContext(request, ctx);
-      // Elysia answers synchronously only for routes it can prove synchronous (none of ours today: the
-      // global onParse hook and its source-text check of handlers make every route async); when it
-      // does, the answer is finished in the same tick, without a promise for Bun.serve to wait on.
-      let out: Response | Promise<Response>;
-      try {
-        out = root.fetch(request) as Response | Promise<Response>;
-      } catch (e) {
-        return finish(request, ctx, failure(e, ctx));
-      }
-      if (out instanceof Promise) return out.then((res) => finish(request, ctx, res), (e: unknown) => finish(request, ctx, failure(e, ctx)));
-      return finish(request, ctx, out);
+      // handle() is async: whatever Elysia throws arrives here as a rejection.
+      return root.handle(request).then(
+        (res) => finish(request, ctx, res),
+        (e: unknown) => finish(request, ctx, failure(e, ctx)),
+      );
     },
   };
 }

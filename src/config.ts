@@ -1,5 +1,8 @@
 import { z } from "zod";
 
+/** The longest session lifetime a setting may ask for: 100 years. */
+export const SESSION_SECONDS_MAX = 100 * 366 * 24 * 3600;
+
 /** Everything the program can be told, from flags first, then APP_* variables, then defaults. */
 export const Config = z.object({
   dataDir: z.string().min(1).default("./data"),
@@ -10,9 +13,10 @@ export const Config = z.object({
     .union([z.boolean(), z.enum(["true", "false", "1", "0", "yes", "no"]).transform((v) => ["true", "1", "yes"].includes(v))])
     .default(false),
   logFormat: z.enum(["text", "json", "off"]).default("text"),
-  // Session lifetimes: idle (since last use) and absolute (since login).
-  sessionIdleSeconds: z.coerce.number().int().positive().default(14 * 24 * 3600),
-  sessionAbsoluteSeconds: z.coerce.number().int().positive().default(90 * 24 * 3600),
+  // Session lifetimes: idle (since last use) and absolute (since login), at most 100 years (a
+  // longer one would put expiry dates past what a Date can hold).
+  sessionIdleSeconds: z.coerce.number().int().positive().max(SESSION_SECONDS_MAX).default(14 * 24 * 3600),
+  sessionAbsoluteSeconds: z.coerce.number().int().positive().max(SESSION_SECONDS_MAX).default(90 * 24 * 3600),
   // argon2id memory in KiB. 64 MiB is the OWASP-recommended order; tests lower it.
   argon2MemoryKiB: z.coerce.number().int().min(1024).default(65536),
   argon2TimeCost: z.coerce.number().int().min(1).default(2),

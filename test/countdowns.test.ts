@@ -236,6 +236,16 @@ describe("ordering and occurrences", () => {
     }
   });
 
+  test("PATCH of only the date of a lunar countdown recomputes its lunar month and day", async () => {
+    const c = await make(alice, { date: "2024-02-10", repeat: "yearly", calendar: "lunar" });
+    expect(c.lunar).toEqual({ month: 1, day: 1, leap: false });
+    const p = await alice.patch(`/api/v1/countdowns/${c.id}`, { date: "2024-03-10" });
+    expect(p.status).toBe(200);
+    expect(p.body.calendar).toBe("lunar");
+    expect(p.body.lunar).toEqual({ month: 2, day: 1, leap: false });
+    expect((await alice.get(`/api/v1/countdowns/${c.id}`)).body.lunar).toEqual({ month: 2, day: 1, leap: false });
+  });
+
   test("lunar day 30 in a 29-day month falls on day 29; lunar monthly", async () => {
     const c = await signedInUser(app, alice, "lunar3");
     // Lunar 2025/7 has 30 days; 2026/7 has 29.

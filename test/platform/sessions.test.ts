@@ -2,6 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { ADMIN, dump, FixedClock, makeTestApp, setupAdmin, signedInUser, type TestApp, type TestClient } from "../helpers/app";
 import { expectProblem } from "../helpers/problem";
+import { Config, SESSION_SECONDS_MAX } from "../../src/config";
 
 // Contract §2: sessions, logout, change-password.
 
@@ -337,4 +338,20 @@ describe("session housekeeping", () => {
       const s = (await c.get("/api/v1/sessions")).body.items.find((x: { current: boolean }) => x.current);
       expect(s.ip).toBe("10.0.0.1");
     }));
+});
+
+describe("session lifetime settings", () => {
+  test("the longest allowed lifetimes (100 years) work; longer ones are refused as configuration", async () => {
+    expect(Config.safeParse({ sessionIdleSeconds: SESSION_SECONDS_MAX + 1 }).success).toBe(false);
+    expect(Config.safeParse({ sessionAbsoluteSeconds: SESSION_SECONDS_MAX + 1 }).success).toBe(false);
+    expect(Config.safeParse({ sessionIdleSeconds: String(10 ** 13) }).success).toBe(false);
+    await withApp(
+      async (app) => {
+        await setupAdmin(app);
+        const c = await login(app);
+        expect((await c.get("/api/v1/me")).status).toBe(200);
+      },
+      { config: { sessionIdleSeconds: SESSION_SECONDS_MAX, sessionAbsoluteSeconds: SESSION_SECONDS_MAX } },
+    );
+  });
 });
