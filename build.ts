@@ -7,6 +7,8 @@ import { join } from "node:path";
 import { embedWebAssets } from "./web/build-web";
 
 const baseline = process.argv.includes("--baseline");
+const JIT_POLICY = 100;
+const BYTECODE_ORDER = join("assets", "bytecode-order.txt");
 mkdirSync("dist", { recursive: true });
 
 // Keep the embedded migration index in step with migrations/meta/_journal.json.
@@ -20,7 +22,16 @@ const flags = [
   "--sourcemap=linked",
   "--no-compile-autoload-dotenv",
   "--no-compile-autoload-bunfig",
+  // Start-up code runs once: with JavaScriptCore's tier-up thresholds scaled ×JIT_POLICY it stays in
+  // the interpreter instead of being JIT-compiled (−6 to −9 MiB resident at start, the JIT's code
+  // and compilers untouched); src/main.ts sets the normal policy back once it is listening.
+  `--compile-jit-policy=${JIT_POLICY}`,
 ];
+// Profile-guided layout of the bytecode: the functions a recorded run used (start-up first, then
+// the first requests) are placed together at the front, so fewer pages of the bundle are read in
+// (−3 MiB resident). Recorded by `bun run scripts/record-bytecode-order.ts`; a profile from an older
+// build still applies to the functions that did not change, so a stale one only helps less.
+if (existsSync(BYTECODE_ORDER)) flags.push(`--bytecode-order=${BYTECODE_ORDER}`);
 
 let outfile = join("dist", "app");
 if (baseline) {

@@ -179,9 +179,10 @@ async function main(): Promise<number> {
       });
     },
   });
-  // Start-up garbage (route compilation, schema building) is collected now rather than whenever
-  // the first requests trigger it: the resident size of an idle server stays small.
-  setTimeout(() => Bun.gc(true), 50).unref();
+  // Serving from here on: the executable starts with JavaScriptCore's tier-up thresholds scaled up
+  // (build.ts, --compile-jit-policy) so the run-once start-up code (module bodies, schema building,
+  // route registration) is not JIT-compiled; requests get the normal policy.
+  Bun.unsafe.setJITPolicy(1);
 
   // Expired and revoked sessions are swept hourly so the table stays small over years.
   const sweep = setInterval(() => {
