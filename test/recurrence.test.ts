@@ -393,13 +393,19 @@ describe("exceptions", () => {
     // Skip the new current one too, then undo the first skip: back to 30 November.
     await owner.post(`${V}/recurrences/${rec.id}/exceptions`, { date: "2026-12-01" });
     expect((await getTask(owner, t.id)).due_at).toBe("2026-12-02");
+    clock.set("2026-11-27T08:00:00.000Z");
     const u = await owner.delete(`${V}/recurrences/${rec.id}/exceptions/2026-11-30`);
-    expect(u.status).toBe(200);
-    expect(u.body.exceptions).toEqual(["2026-12-01"]);
+    clock.set("2026-11-25T12:00:00.000Z");
+    // A delete: 204, no body, no content type (contract §12).
+    expect(u.status).toBe(204);
+    expect(u.text).toBe("");
+    expect(u.headers.get("content-type")).toBeNull();
+    expect((await owner.get(`${V}/recurrences/${rec.id}`)).body).toMatchObject({ exceptions: ["2026-12-01"], updated_at: "2026-11-27T08:00:00.000Z" });
     expect((await getTask(owner, t.id)).due_at).toBe("2026-11-30");
     // Undoing a future skip does not move the task.
     const u2 = await owner.delete(`${V}/recurrences/${rec.id}/exceptions/2026-12-01`);
-    expect(u2.body.exceptions).toEqual([]);
+    expect({ status: u2.status, text: u2.text }).toEqual({ status: 204, text: "" });
+    expect((await owner.get(`${V}/recurrences/${rec.id}`)).body.exceptions).toEqual([]);
     expect((await getTask(owner, t.id)).due_at).toBe("2026-11-30");
   });
 
@@ -537,13 +543,15 @@ test("OpenAPI documents every recurrence operation with its errors", async () =>
     ["/api/v1/recurrences/{id}", "delete", ["204", "404"]],
     ["/api/v1/recurrences/{id}/complete", "post", ["200", "404", "409"]],
     ["/api/v1/recurrences/{id}/exceptions", "post", ["200", "404", "409", "422"]],
-    ["/api/v1/recurrences/{id}/exceptions/{date}", "delete", ["200", "404", "422"]],
+    ["/api/v1/recurrences/{id}/exceptions/{date}", "delete", ["204", "404", "422"]],
   ];
   for (const [path, method, statuses] of ops) {
     const op = d.paths[path]?.[method];
     expect(op).toBeDefined();
     for (const s of statuses) expect(Object.keys(op.responses)).toContain(s);
   }
+  // A delete answers 204 only (contract §12): no 200 documented for undoing a skip.
+  expect(Object.keys(d.paths["/api/v1/recurrences/{id}/exceptions/{date}"].delete.responses)).not.toContain("200");
   expect(d.components.schemas.Recurrence).toBeDefined();
   expect(d.paths["/api/v1/recurrences"].post.requestBody).toBeDefined();
 });

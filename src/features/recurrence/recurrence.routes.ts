@@ -128,18 +128,18 @@ export function recurrenceRoutes(service: RecurrenceService) {
     )
     .delete(
       "/recurrences/:id/exceptions/:date",
-      ({ params, request }) => {
-        const v = service.removeException(principalOf(request).user, params.id, params.date);
-        return presentRecurrence(v.rec, v.exceptions);
+      ({ params, request, set }) => {
+        service.removeException(principalOf(request).user, params.id, params.date);
+        set.status = 204;
       },
       {
         params: ExceptionParams,
         detail: doc({
           summary: "Undo a skip",
           description:
-            "Answers 200 with the recurrence (like adding one). When the task had been moved past that date only by skips, it moves back to that occurrence. 404 when the date is not an exception.",
+            "Answers 204 with no body (it is a delete; read the recurrence with GET /recurrences/{id}). When the task had been moved past that date only by skips, it moves back to that occurrence. 404 when the date is not an exception.",
           tags: TAGS,
-          ok: { status: 200, schema: Recurrence, description: "the recurrence" },
+          ok: { status: 204 },
           errors: ["validation_failed", "not_found", "csrf_failed"],
         }),
       },

@@ -304,8 +304,8 @@ export class RecurrenceService {
    * Undoes a skip. When the task had been moved past that date only by skips (every occurrence
    * between it and the task's due_at is skipped), the task moves back to it.
    */
-  removeException(user: AuthUser, id: string, date: string): RecurrenceView {
-    return writeTx(this.db, () => {
+  removeException(user: AuthUser, id: string, date: string): void {
+    writeTx(this.db, () => {
       const rec = this.visible(user.id, id);
       if (!deleteException(this.db, rec.id, date)) throw notFound("exception");
       const now = this.core.clock.now().toISOString();
@@ -321,7 +321,6 @@ export class RecurrenceService {
         if (back !== null) setTaskDueAt(this.db, task.id, back, now);
       }
       touchRecurrence(this.db, rec.id, now);
-      return this.view({ ...rec, updated_at: now });
     });
   }
 
