@@ -317,6 +317,34 @@ describe("complete", () => {
     expect(app.db.sqlite.query("SELECT count(*) AS n FROM recurrence_exceptions WHERE recurrence_id = ?").get(rec.id)).toEqual({ n: 0 });
   });
 
+  test("FREQ=YEARLY ordinals count within the year (RFC 5545, contract §12): 53WE from 2020-12-30 is next on 2025-12-31", async () => {
+    const t = await task(owner, { due_at: "2020-12-30" });
+    const rec = await recur(owner, { task_id: t.id, kind: "rrule", rrule: "FREQ=YEARLY;BYDAY=53WE" });
+    const seen: string[] = [];
+    for (let i = 0; i < 2; i++) seen.push((await owner.post(`${V}/recurrences/${rec.id}/complete`)).body.next.due_at);
+    expect(seen).toEqual(["2025-12-31", "2031-12-31"]);
+    // -53MO: the first Monday of a year with 53 Mondays; never the last days of the year before.
+    const m = await task(owner, { due_at: "2018-01-01T09:00:00Z" });
+    const mr = await recur(owner, { task_id: m.id, kind: "rrule", rrule: "FREQ=YEARLY;BYDAY=-53MO;COUNT=2" });
+    const c1 = await owner.post(`${V}/recurrences/${mr.id}/complete`);
+    expect(c1.body.next.due_at).toBe("2024-01-01T09:00:00.000Z");
+    const c2 = await owner.post(`${V}/recurrences/${mr.id}/complete`);
+    expect(c2.body).toMatchObject({ next: null, completed: { id: m.id, completed: true } });
+  });
+
+  test("a repeated BYDAY value is accepted (RFC grammar) and stored once; BYSETPOS where the engine corrects the library is refused", async () => {
+    const t = await task(owner, { due_at: "2026-01-03" });
+    const r = await owner.post(`${V}/recurrences`, { task_id: t.id, kind: "rrule", rrule: "FREQ=YEARLY;BYDAY=1SA,1SA" });
+    expect(r.status).toBe(201);
+    expect(r.body.rrule).toBe("FREQ=YEARLY;BYDAY=1SA");
+    expect((await owner.post(`${V}/recurrences/${r.body.id}/complete`)).body.next.due_at).toBe("2027-01-02");
+    const p = await owner.patch(`${V}/recurrences/${r.body.id}`, { rrule: "FREQ=YEARLY;BYDAY=1SA,1SU,1SA" });
+    expect({ status: p.status, rrule: p.body.rrule }).toEqual({ status: 200, rrule: "FREQ=YEARLY;BYDAY=1SA,1SU" });
+    const u = await task(owner, { due_at: "2026-01-05" });
+    const bad = await refused(() => owner.post(`${V}/recurrences`, { task_id: u.id, kind: "rrule", rrule: "FREQ=YEARLY;BYDAY=53MO,1MO;BYSETPOS=1" }), 422, "validation_failed");
+    expect(bad.body.errors).toEqual([{ path: "rrule", message: expect.stringContaining("BYSETPOS is not supported") }]);
+  });
+
   test("a timed series keeps its wall-clock time across DST (America/New_York, 09:00)", async () => {
     const t = await task(owner, { due_at: "2026-03-07T09:00:00-05:00" });
     const rec = await recur(owner, { task_id: t.id, kind: "rrule", rrule: "FREQ=DAILY", timezone: "America/New_York" });
