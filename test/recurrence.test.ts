@@ -368,8 +368,7 @@ describe("complete", () => {
       const r = await owner.post(`${V}/recurrences/${rec.id}/complete`);
       expect(r.body.next.due_at).toBe("2026-11-27"); // the first completion sets a date-only due_at
       expect(r.body.completed.due_at).toBeNull();
-      const p = await owner.patch(`${V}/recurrences/${rec.id}`, { timezone: "Pacific/Auckland" });
-      expect(p.body.timezone).toBe("Pacific/Auckland");
+      await setZone(owner, "Pacific/Auckland");
       clock.set("2026-11-25T10:30:00.000Z"); // 23:30 on the 25th in Auckland
       expect((await owner.post(`${V}/recurrences/${rec.id}/complete`)).body.next.due_at).toBe("2026-11-26");
     } finally {
@@ -378,13 +377,42 @@ describe("complete", () => {
     }
   });
 
-  test("after_completion: a timed deadline keeps its local time; months clamp to the month's end", async () => {
-    const t = await task(owner, { due_at: "2026-01-10T09:00:00+13:00" });
-    const rec = await recur(owner, { task_id: t.id, kind: "after_completion", interval: 1, unit: "month", timezone: "Pacific/Auckland" });
-    clock.set("2026-01-30T12:00:00.000Z"); // 01:00 NZDT on 31 January
-    const r = await owner.post(`${V}/recurrences/${rec.id}/complete`);
-    clock.set("2026-11-25T12:00:00.000Z");
-    expect(r.body.next.due_at).toBe("2026-02-27T20:00:00.000Z"); // 09:00 NZDT on 28 February
+  test("after_completion counts in the user's zone at completion, not the recurrence's stored timezone (contract §12)", async () => {
+    // The user is in Kiritimati (UTC+14), the recurrence was made with Pago Pago (UTC-11):
+    // 05:57Z on 26 November is the 26th in Kiritimati (the 25th in Pago Pago) → the 27th.
+    await setZone(owner, "Pacific/Kiritimati");
+    try {
+      const t = await task(owner, {});
+      const rec = await recur(owner, { task_id: t.id, kind: "after_completion", interval: 1, unit: "day", timezone: "Pacific/Pago_Pago" });
+      clock.set("2026-11-26T05:57:00.000Z");
+      const r = await owner.post(`${V}/recurrences/${rec.id}/complete`);
+      expect(r.body.next.due_at).toBe("2026-11-27");
+      // The user moves to Pago Pago (PATCH /me): the next completion counts there. 05:57Z on the
+      // 28th is 18:57 on the 27th in Pago Pago → the 28th.
+      await setZone(owner, "Pacific/Pago_Pago");
+      clock.set("2026-11-28T05:57:00.000Z");
+      expect((await owner.post(`${V}/recurrences/${rec.id}/complete`)).body.next.due_at).toBe("2026-11-28");
+      // The recurrence's own zone is left as it was (it is what an rrule would use).
+      expect((await owner.get(`${V}/recurrences/${rec.id}`)).body.timezone).toBe("Pacific/Pago_Pago");
+    } finally {
+      clock.set("2026-11-25T12:00:00.000Z");
+      await setZone(owner, "UTC");
+    }
+  });
+
+  test("after_completion: a timed deadline keeps its local time in the user's zone; months clamp to the month's end", async () => {
+    await setZone(owner, "Pacific/Auckland");
+    try {
+      const t = await task(owner, { due_at: "2026-01-10T09:00:00+13:00" });
+      // The recurrence's zone is not the user's and plays no part.
+      const rec = await recur(owner, { task_id: t.id, kind: "after_completion", interval: 1, unit: "month", timezone: "America/New_York" });
+      clock.set("2026-01-30T12:00:00.000Z"); // 01:00 NZDT on 31 January
+      const r = await owner.post(`${V}/recurrences/${rec.id}/complete`);
+      expect(r.body.next.due_at).toBe("2026-02-27T20:00:00.000Z"); // 09:00 NZDT on 28 February
+    } finally {
+      clock.set("2026-11-25T12:00:00.000Z");
+      await setZone(owner, "UTC");
+    }
   });
 });
 

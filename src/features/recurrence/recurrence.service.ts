@@ -49,6 +49,8 @@ export interface Completion {
  * - When COUNT/UNTIL is exhausted, completing answers `completed` = the task itself (now
  *   completed; no copy is made, it would duplicate it) and `next` = null, and the recurrence is
  *   DELETED (its exceptions with it): GET /tasks/{id}/recurrence answers 404 afterwards.
+ * - after_completion counts in the user's zone at the moment of completion (date and time of
+ *   day); the recurrence's `timezone` is only used by an rrule (kept for a switch of kind).
  * - Exceptions are local dates in the recurrence's zone. Only kind rrule has occurrences to
  *   skip. The date must be an occurrence of the series on or after the current one; skipping
  *   the current one moves the task on (subtasks reset, as on completion); skipping the last one
@@ -219,7 +221,9 @@ export class RecurrenceService {
         const exceptions = new Set(listExceptions(this.db, rec.id));
         next = this.expand(() => series.nextAfter(task.due_at!, exceptions));
       } else {
-        next = nextAfterCompletion(task.due_at, nowDate, rec.timezone, rec.interval!, rec.unit!);
+        // The user's zone now, not the one stored with the recurrence (contract §12): "today"
+        // is where the user is when they complete it.
+        next = nextAfterCompletion(task.due_at, nowDate, user.timezone, rec.interval!, rec.unit!);
       }
 
       if (next === null) {
