@@ -115,6 +115,8 @@ describe("habit CRUD", () => {
     const a = await habit(c, { name: "A" });
     const b = await habit(c, { name: "B" });
     await rejected(() => c.delete(`/api/v1/habits/${a.id}/purge`), 409, "not_archived");
+    // Restore is for an archived habit only (contract §12).
+    expect((await rejected(() => c.post(`/api/v1/habits/${a.id}/restore`), 409, "state_conflict")).body.detail).toContain("not archived");
     expect((await c.delete(`/api/v1/habits/${a.id}`)).status).toBe(204);
     const before = dump(app.db);
     expect((await c.delete(`/api/v1/habits/${a.id}`)).status).toBe(204); // idempotent
@@ -131,7 +133,7 @@ describe("habit CRUD", () => {
     expect(r.status).toBe(200);
     expect(r.body.archived).toBe(false);
     expect((await c.get("/api/v1/habits")).body.items.map((h: { id: string }) => h.id)).toEqual([b.id, a.id]);
-    expect((await c.post(`/api/v1/habits/${a.id}/restore`)).body).toEqual(r.body);
+    await rejected(() => c.post(`/api/v1/habits/${a.id}/restore`), 409, "state_conflict");
     await c.put(`/api/v1/habits/${b.id}/logs/2026-11-24`, { value: 1 });
     await c.post(`/api/v1/habits/${b.id}/pauses`, { start_date: "2026-12-01" });
     await c.delete(`/api/v1/habits/${b.id}`);

@@ -114,10 +114,11 @@ export function habitsRoutes(service: HabitsService) {
     .post("/habits/:habit_id/restore", ({ params, request }) => presentHabit(service.restore(principalOf(request).user, params.habit_id)), {
       params: HabitParams,
       detail: doc({
-        summary: "Restore an archived habit (it goes last; an active habit is answered unchanged)",
+        summary: "Restore an archived habit (it goes last)",
+        description: "Only an archived habit can be restored: an active habit is `409 state_conflict` (the rule for every restore: tasks, lists, memos, habits, countdowns).",
         tags: TAGS,
         ok: { status: 200, schema: Habit },
-        errors: ["not_found", "validation_failed", "csrf_failed"],
+        errors: ["not_found", "state_conflict", "validation_failed", "csrf_failed"],
       }),
     })
     .delete(

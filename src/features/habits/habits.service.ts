@@ -139,11 +139,11 @@ export class HabitsService {
     });
   }
 
-  /** A restored habit goes to the end of the list; restoring an active habit answers it unchanged. */
+  /** A restored habit goes to the end of the list; an active habit is 409 (contract §12). */
   restore(user: AuthUser, id: string): HabitRow {
     return writeTx(this.core.db, (tx) => {
       const h = this.habit(tx, user, id);
-      if (h.archivedAt === null) return h;
+      if (h.archivedAt === null) throw stateConflict("the habit is not archived");
       updateHabit(tx, user.id, id, { archivedAt: null, position: nextPosition(tx, user.id), updatedAt: this.now() });
       return this.habit(tx, user, id);
     });

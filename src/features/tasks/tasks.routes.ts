@@ -84,6 +84,7 @@ export function tasksRoutes(service: TasksService) {
       params: TaskParams,
       detail: doc({
         summary: "Restore a task (and its subtasks) from the trash",
+        description: "Only a task in the trash can be restored: a task that is not deleted is `409 state_conflict` (the rule for every restore: tasks, lists, memos, habits, countdowns), and so is a subtask whose parent is still deleted.",
         tags: ["tasks"],
         ok: { status: 200, schema: Task },
         errors: ["not_found", "state_conflict", "csrf_failed", "validation_failed"],
