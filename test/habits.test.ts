@@ -340,6 +340,49 @@ describe("weekly grid and stats", () => {
     }
   });
 
+  test("one precedence (contract §12): a day the habit does not schedule is not_scheduled even inside a pause or before start_date", async () => {
+    const c = await fresh("precedence");
+    // Mon/Wed/Fri from Tuesday 2026-11-10; a pause from Sunday 11-08 to Thursday 11-19 covers
+    // days before the start, unscheduled and scheduled days. Today is Wednesday 11-25.
+    const h = await habit(c, { name: "mwf", frequency: { type: "weekdays", days: [1, 3, 5] }, start_date: "2026-11-10" });
+    expect((await c.post(`/api/v1/habits/${h.id}/pauses`, { start_date: "2026-11-08", end_date: "2026-11-19" })).status).toBe(201);
+    const week = async (start: string) => (await c.get(`/api/v1/habits/week?start=${start}`)).body.items.find((i: { habit: { id: string } }) => i.habit.id === h.id).days;
+    const statuses = async (start: string) => (await week(start)).map((d: { date: string; status: string }) => `${d.date.slice(8)} ${d.status}`);
+    expect(await statuses("2026-11-09")).toEqual([
+      "09 not_scheduled", // Monday before start_date, paused
+      "10 not_scheduled", // Tuesday: not a scheduled weekday, paused
+      "11 paused", // Wednesday, scheduled, paused
+      "12 not_scheduled",
+      "13 paused",
+      "14 not_scheduled",
+      "15 not_scheduled",
+    ]);
+    expect(await statuses("2026-11-19")).toEqual(["19 not_scheduled", "20 missed", "21 not_scheduled", "22 not_scheduled", "23 missed", "24 not_scheduled", "25 missed"]);
+    // Future days stay future, scheduled or not; an open-ended pause does not change that.
+    expect((await c.post(`/api/v1/habits/${h.id}/pauses`, { start_date: "2026-11-26" })).status).toBe(201);
+    expect(await statuses("2026-11-25")).toEqual(["25 missed", "26 future", "27 future", "28 future", "29 future", "30 future", "01 future"]);
+    // A daily habit has no unscheduled weekday: inside a pause every day is paused.
+    const d = await habit(c, { name: "daily", start_date: "2026-11-10" });
+    await c.post(`/api/v1/habits/${d.id}/pauses`, { start_date: "2026-11-08", end_date: "2026-11-12" });
+    const daily = (await c.get("/api/v1/habits/week?start=2026-11-09")).body.items.find((i: { habit: { id: string } }) => i.habit.id === d.id).days;
+    expect(daily.map((x: { status: string }) => x.status)).toEqual(["not_scheduled", "paused", "paused", "paused", "missed", "missed", "missed"]);
+  });
+
+  test("times_per_week: the current week's days after today count as eligible, so the week stays open until met", async () => {
+    const c = await fresh("tpw-future");
+    // Today is Wednesday 2026-11-25. A 7-times-a-week habit done Monday to Wednesday has not met
+    // its week: Thursday to Sunday still count. Last week was met (every day done).
+    const h = await habit(c, { frequency: { type: "times_per_week", count: 7 }, start_date: "2026-11-16" });
+    for (let day = 16; day <= 25; day++) await c.put(`/api/v1/habits/${h.id}/logs/2026-11-${day}`, { value: 1 });
+    const open = (await c.get(`/api/v1/habits/${h.id}/stats`)).body;
+    expect(open).toMatchObject({ current_streak: 1, longest_streak: 1, total_done: 10 });
+    const grid = (await c.get("/api/v1/habits/week")).body.items.find((i: { habit: { id: string } }) => i.habit.id === h.id).days;
+    expect(grid.map((x: { status: string }) => x.status)).toEqual(["done", "done", "done", "future", "future", "future", "future"]);
+    // Paused from tomorrow on, the week's eligible days are Monday to Wednesday only: met now.
+    expect((await c.post(`/api/v1/habits/${h.id}/pauses`, { start_date: "2026-11-26" })).status).toBe(201);
+    expect((await c.get(`/api/v1/habits/${h.id}/stats`)).body).toMatchObject({ current_streak: 2, longest_streak: 2 });
+  });
+
   test("stats: today not done does not break the streak; paused and unscheduled days are skipped", async () => {
     const c = await fresh("stats");
     const h = await habit(c, { start_date: "2026-11-15" });
@@ -413,6 +456,11 @@ describe("weekly grid and stats", () => {
     expect(p["/api/v1/habits/{habit_id}/purge"].delete.responses["409"]).toBeDefined();
     expect(p["/api/v1/habits/{habit_id}/stats"].get.description).toContain("times_per_week");
     expect(p["/api/v1/habits/week"].get.responses["200"]).toBeDefined();
+    // The grid's whole precedence, and what the current week's future days do (contract §12).
+    const grid = p["/api/v1/habits/week"].get.description;
+    expect(grid).toContain("first of these that applies");
+    expect(grid).toContain("inside a pause too");
+    expect(grid).toContain("days after today count as eligible");
     expect(p["/api/v1/habits/reorder"].post.responses["422"]).toBeDefined();
   });
 });
