@@ -225,6 +225,40 @@ describe("habit logs", () => {
     }
   });
 
+  test("a log before start_date is 422 validation_failed on start_date (contract §12); the start date may move back to it", async () => {
+    const h = await habit(alice, { name: "late start", start_date: "2026-11-20" });
+    const r = await rejected(() => alice.put(`/api/v1/habits/${h.id}/logs/2026-11-19`, { value: 1 }), 422, "validation_failed");
+    // Named on start_date, with a sentence a client can show and the dates it needs for an offer.
+    expect(r.body.errors).toEqual([{ path: "start_date", message: "2026-11-19 is before the habit's start date (2026-11-20); move the start date back to 2026-11-19 to log it" }]);
+    // The start date itself is fine; after moving it back, the earlier day is too.
+    expect((await alice.put(`/api/v1/habits/${h.id}/logs/2026-11-20`, { value: 1 })).status).toBe(200);
+    const moved = await alice.patch(`/api/v1/habits/${h.id}`, { start_date: "2026-11-19" });
+    expect(moved.body.start_date).toBe("2026-11-19");
+    expect((await alice.put(`/api/v1/habits/${h.id}/logs/2026-11-19`, { value: 1 })).status).toBe(200);
+    // The day is then in the grid and the stats like any other.
+    const grid = (await alice.get("/api/v1/habits/week?start=2026-11-19")).body.items.find((i: { habit: { id: string } }) => i.habit.id === h.id).days;
+    expect(grid[0]).toEqual({ date: "2026-11-19", status: "done", value: 1 });
+    expect((await alice.get(`/api/v1/habits/${h.id}/stats`)).body.total_done).toBe(2);
+  });
+
+  test("PATCH start_date past the earliest log is refused (no log lies before start_date); back, or up to it, is fine", async () => {
+    const h = await habit(alice, { name: "moving start", start_date: "2026-11-10" });
+    await alice.put(`/api/v1/habits/${h.id}/logs/2026-11-12`, { value: 1 });
+    await alice.put(`/api/v1/habits/${h.id}/logs/2026-11-20`, { value: 1 });
+    const r = await rejected(() => alice.patch(`/api/v1/habits/${h.id}`, { start_date: "2026-11-13" }), 422, "validation_failed");
+    expect(r.body.errors).toEqual([{ path: "start_date", message: expect.stringContaining("2026-11-12") }]);
+    // With other fields in the same PATCH: nothing of it applies.
+    await rejected(() => alice.patch(`/api/v1/habits/${h.id}`, { name: "renamed", start_date: "2026-11-21" }), 422, "validation_failed");
+    expect((await alice.patch(`/api/v1/habits/${h.id}`, { start_date: "2026-11-12" })).body.start_date).toBe("2026-11-12");
+    expect((await alice.patch(`/api/v1/habits/${h.id}`, { start_date: "2026-11-01" })).body.start_date).toBe("2026-11-01");
+    // Without the early log, the start may move up to the next one.
+    expect((await alice.delete(`/api/v1/habits/${h.id}/logs/2026-11-12`)).status).toBe(204);
+    expect((await alice.patch(`/api/v1/habits/${h.id}`, { start_date: "2026-11-20" })).body.start_date).toBe("2026-11-20");
+    // A habit without logs may start anywhere.
+    const empty = await habit(alice, { name: "no logs", start_date: "2026-11-10" });
+    expect((await alice.patch(`/api/v1/habits/${empty.id}`, { start_date: "2026-12-24" })).body.start_date).toBe("2026-12-24");
+  });
+
   test("'today' follows the user's time zone near midnight UTC (Auckland, Kiritimati)", async () => {
     // 2026-11-29T11:30Z is Sunday 11:30 in UTC but Monday 2026-11-30 00:30 in Auckland (NZDT, +13).
     clock.set("2026-11-29T11:30:00.000Z");
@@ -305,7 +339,7 @@ describe("weekly grid and stats", () => {
     const daily = await habit(c, { name: "daily", goal: 2, start_date: "2026-11-17" });
     const wk = await habit(c, { name: "weekdays", frequency: { type: "weekdays", days: [1, 3, 5] }, start_date: "2026-11-01" });
     const tpw = await habit(c, { name: "tpw", frequency: { type: "times_per_week", count: 2 }, start_date: "2026-11-01" });
-    await c.put(`/api/v1/habits/${daily.id}/logs/2026-11-16`, { value: 5 }); // before start: not scheduled
+    expect((await c.put(`/api/v1/habits/${daily.id}/logs/2026-11-16`, { value: 5 })).status).toBe(422); // before start: refused
     await c.put(`/api/v1/habits/${daily.id}/logs/2026-11-17`, { value: 2 });
     await c.put(`/api/v1/habits/${daily.id}/logs/2026-11-18`, { value: 1 });
     await c.post(`/api/v1/habits/${daily.id}/pauses`, { start_date: "2026-11-20", end_date: "2026-11-21" });
@@ -319,7 +353,7 @@ describe("weekly grid and stats", () => {
       g.body.items.map((i: { habit: { name: string }; days: { date: string; status: string; value: number }[] }) => [i.habit.name, i.days]),
     );
     expect(rows.daily.map((d: { status: string }) => d.status)).toEqual(["not_scheduled", "done", "partial", "missed", "paused", "paused", "missed"]);
-    expect(rows.daily.map((d: { value: number }) => d.value)).toEqual([5, 2, 1, 0, 0, 0, 0]);
+    expect(rows.daily.map((d: { value: number }) => d.value)).toEqual([0, 2, 1, 0, 0, 0, 0]);
     expect(rows.daily[0].date).toBe("2026-11-16");
     expect(rows.weekdays.map((d: { status: string }) => d.status)).toEqual(["done", "not_scheduled", "missed", "not_scheduled", "missed", "not_scheduled", "not_scheduled"]);
     expect(rows.tpw.map((d: { status: string }) => d.status)).toEqual(["missed", "done", "missed", "missed", "missed", "missed", "missed"]);

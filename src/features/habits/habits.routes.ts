@@ -97,7 +97,8 @@ export function habitsRoutes(service: HabitsService) {
       body: HabitPatch,
       detail: doc({
         summary: "Partial update of an active habit",
-        description: "An archived habit is read-only (`404` until restored).",
+        description:
+          "An archived habit is read-only (`404` until restored). `start_date` may move back freely; moving it past the habit's earliest log is `422 validation_failed` on `start_date` (no log lies before `start_date`: delete the earlier logs first).",
         tags: TAGS,
         ok: { status: 200, schema: Habit },
         errors: ["not_found", ...WRITE],
@@ -166,7 +167,8 @@ export function habitsRoutes(service: HabitsService) {
         body: LogBody,
         detail: doc({
           summary: "Create or replace the log of one day",
-          description: "`value` ≥ 0; `note` omitted means none. A date after the user's today is `422`. One log per habit and day.",
+          description:
+            "`value` ≥ 0; `note` omitted means none. One log per habit and day. A date after the user's today is `422 validation_failed` on `date`; a date before the habit's `start_date` is `422 validation_failed` on `start_date` (move the start date back with `PATCH /habits/{habit_id}` first), so no log ever lies before `start_date`.",
           tags: TAGS,
           ok: { status: 200, schema: HabitLog },
           errors: ["not_found", ...WRITE],
