@@ -137,7 +137,7 @@ export function createApp(opts: AppOptions): AppHandle {
     .use(tagsRoutes(new TagsService(core)))
     .use(tasksRoutes(tasks))
     .use(trashRoutes(tasks))
-    .use(recurrenceRoutes(new RecurrenceService(core)))
+    .use(recurrenceRoutes(new RecurrenceService(core, tasks.repeatHooks)))
     .use(attachmentsRoutes(attachments))
     .use(legacyRoutes(legacy, core.clock))
     .use(backupRoutes(backup))

@@ -120,6 +120,8 @@ describe("countdown CRUD", () => {
     expect((await c.delete(`/api/v1/countdowns/${b.id}/pin`)).body.pinned).toBe(false);
     await c.post(`/api/v1/countdowns/${a.id}/pin`);
     await rejected(() => c.delete(`/api/v1/countdowns/${a.id}/purge`), 409, "not_archived");
+    // Restore is for an archived countdown only (contract §12).
+    expect((await rejected(() => c.post(`/api/v1/countdowns/${a.id}/restore`), 409, "state_conflict")).body.detail).toContain("not archived");
     expect((await c.delete(`/api/v1/countdowns/${a.id}`)).status).toBe(204);
     const archived = await c.get(`/api/v1/countdowns/${a.id}`);
     expect(archived.body).toMatchObject({ archived: true, pinned: false });
@@ -134,6 +136,7 @@ describe("countdown CRUD", () => {
     const r = await c.post(`/api/v1/countdowns/${a.id}/restore`);
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ archived: false, pinned: false });
+    await rejected(() => c.post(`/api/v1/countdowns/${a.id}/restore`), 409, "state_conflict");
     await c.delete(`/api/v1/countdowns/${a.id}`);
     expect((await c.delete(`/api/v1/countdowns/${a.id}/purge`)).status).toBe(204);
     expect((await c.get(`/api/v1/countdowns/${a.id}`)).status).toBe(404);

@@ -180,10 +180,11 @@ describe("habit statistics against a day-by-day reference", () => {
         const status = dayStatus(facts(x), dayNumber(day), dayNumber(x.today));
         const paused = x.pauses.some((p) => p.start <= day && (p.end === null || day <= p.end));
         const v = x.logs[day] ?? 0;
+        // One precedence (contract §12): future, then not scheduled (even paused), then paused.
         if (day > x.today) expect(status).toBe("future");
         else if (day < x.start) expect(status).toBe("not_scheduled");
-        else if (paused) expect(status).toBe("paused");
         else if (x.frequency.type === "weekdays" && !x.frequency.days.includes(weekdayOf(day))) expect(status).toBe("not_scheduled");
+        else if (paused) expect(status).toBe("paused");
         else if (v >= x.goal) expect(status).toBe("done");
         else if (v > 0) expect(status).toBe("partial");
         else if (x.frequency.type === "times_per_week") expect(["missed", "not_scheduled"]).toContain(status);

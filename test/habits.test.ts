@@ -115,6 +115,8 @@ describe("habit CRUD", () => {
     const a = await habit(c, { name: "A" });
     const b = await habit(c, { name: "B" });
     await rejected(() => c.delete(`/api/v1/habits/${a.id}/purge`), 409, "not_archived");
+    // Restore is for an archived habit only (contract §12).
+    expect((await rejected(() => c.post(`/api/v1/habits/${a.id}/restore`), 409, "state_conflict")).body.detail).toContain("not archived");
     expect((await c.delete(`/api/v1/habits/${a.id}`)).status).toBe(204);
     const before = dump(app.db);
     expect((await c.delete(`/api/v1/habits/${a.id}`)).status).toBe(204); // idempotent
@@ -131,7 +133,7 @@ describe("habit CRUD", () => {
     expect(r.status).toBe(200);
     expect(r.body.archived).toBe(false);
     expect((await c.get("/api/v1/habits")).body.items.map((h: { id: string }) => h.id)).toEqual([b.id, a.id]);
-    expect((await c.post(`/api/v1/habits/${a.id}/restore`)).body).toEqual(r.body);
+    await rejected(() => c.post(`/api/v1/habits/${a.id}/restore`), 409, "state_conflict");
     await c.put(`/api/v1/habits/${b.id}/logs/2026-11-24`, { value: 1 });
     await c.post(`/api/v1/habits/${b.id}/pauses`, { start_date: "2026-12-01" });
     await c.delete(`/api/v1/habits/${b.id}`);
@@ -223,6 +225,40 @@ describe("habit logs", () => {
     }
   });
 
+  test("a log before start_date is 422 validation_failed on start_date (contract §12); the start date may move back to it", async () => {
+    const h = await habit(alice, { name: "late start", start_date: "2026-11-20" });
+    const r = await rejected(() => alice.put(`/api/v1/habits/${h.id}/logs/2026-11-19`, { value: 1 }), 422, "validation_failed");
+    // Named on start_date, with a sentence a client can show and the dates it needs for an offer.
+    expect(r.body.errors).toEqual([{ path: "start_date", message: "2026-11-19 is before the habit's start date (2026-11-20); move the start date back to 2026-11-19 to log it" }]);
+    // The start date itself is fine; after moving it back, the earlier day is too.
+    expect((await alice.put(`/api/v1/habits/${h.id}/logs/2026-11-20`, { value: 1 })).status).toBe(200);
+    const moved = await alice.patch(`/api/v1/habits/${h.id}`, { start_date: "2026-11-19" });
+    expect(moved.body.start_date).toBe("2026-11-19");
+    expect((await alice.put(`/api/v1/habits/${h.id}/logs/2026-11-19`, { value: 1 })).status).toBe(200);
+    // The day is then in the grid and the stats like any other.
+    const grid = (await alice.get("/api/v1/habits/week?start=2026-11-19")).body.items.find((i: { habit: { id: string } }) => i.habit.id === h.id).days;
+    expect(grid[0]).toEqual({ date: "2026-11-19", status: "done", value: 1 });
+    expect((await alice.get(`/api/v1/habits/${h.id}/stats`)).body.total_done).toBe(2);
+  });
+
+  test("PATCH start_date past the earliest log is refused (no log lies before start_date); back, or up to it, is fine", async () => {
+    const h = await habit(alice, { name: "moving start", start_date: "2026-11-10" });
+    await alice.put(`/api/v1/habits/${h.id}/logs/2026-11-12`, { value: 1 });
+    await alice.put(`/api/v1/habits/${h.id}/logs/2026-11-20`, { value: 1 });
+    const r = await rejected(() => alice.patch(`/api/v1/habits/${h.id}`, { start_date: "2026-11-13" }), 422, "validation_failed");
+    expect(r.body.errors).toEqual([{ path: "start_date", message: expect.stringContaining("2026-11-12") }]);
+    // With other fields in the same PATCH: nothing of it applies.
+    await rejected(() => alice.patch(`/api/v1/habits/${h.id}`, { name: "renamed", start_date: "2026-11-21" }), 422, "validation_failed");
+    expect((await alice.patch(`/api/v1/habits/${h.id}`, { start_date: "2026-11-12" })).body.start_date).toBe("2026-11-12");
+    expect((await alice.patch(`/api/v1/habits/${h.id}`, { start_date: "2026-11-01" })).body.start_date).toBe("2026-11-01");
+    // Without the early log, the start may move up to the next one.
+    expect((await alice.delete(`/api/v1/habits/${h.id}/logs/2026-11-12`)).status).toBe(204);
+    expect((await alice.patch(`/api/v1/habits/${h.id}`, { start_date: "2026-11-20" })).body.start_date).toBe("2026-11-20");
+    // A habit without logs may start anywhere.
+    const empty = await habit(alice, { name: "no logs", start_date: "2026-11-10" });
+    expect((await alice.patch(`/api/v1/habits/${empty.id}`, { start_date: "2026-12-24" })).body.start_date).toBe("2026-12-24");
+  });
+
   test("'today' follows the user's time zone near midnight UTC (Auckland, Kiritimati)", async () => {
     // 2026-11-29T11:30Z is Sunday 11:30 in UTC but Monday 2026-11-30 00:30 in Auckland (NZDT, +13).
     clock.set("2026-11-29T11:30:00.000Z");
@@ -303,7 +339,7 @@ describe("weekly grid and stats", () => {
     const daily = await habit(c, { name: "daily", goal: 2, start_date: "2026-11-17" });
     const wk = await habit(c, { name: "weekdays", frequency: { type: "weekdays", days: [1, 3, 5] }, start_date: "2026-11-01" });
     const tpw = await habit(c, { name: "tpw", frequency: { type: "times_per_week", count: 2 }, start_date: "2026-11-01" });
-    await c.put(`/api/v1/habits/${daily.id}/logs/2026-11-16`, { value: 5 }); // before start: not scheduled
+    expect((await c.put(`/api/v1/habits/${daily.id}/logs/2026-11-16`, { value: 5 })).status).toBe(422); // before start: refused
     await c.put(`/api/v1/habits/${daily.id}/logs/2026-11-17`, { value: 2 });
     await c.put(`/api/v1/habits/${daily.id}/logs/2026-11-18`, { value: 1 });
     await c.post(`/api/v1/habits/${daily.id}/pauses`, { start_date: "2026-11-20", end_date: "2026-11-21" });
@@ -317,7 +353,7 @@ describe("weekly grid and stats", () => {
       g.body.items.map((i: { habit: { name: string }; days: { date: string; status: string; value: number }[] }) => [i.habit.name, i.days]),
     );
     expect(rows.daily.map((d: { status: string }) => d.status)).toEqual(["not_scheduled", "done", "partial", "missed", "paused", "paused", "missed"]);
-    expect(rows.daily.map((d: { value: number }) => d.value)).toEqual([5, 2, 1, 0, 0, 0, 0]);
+    expect(rows.daily.map((d: { value: number }) => d.value)).toEqual([0, 2, 1, 0, 0, 0, 0]);
     expect(rows.daily[0].date).toBe("2026-11-16");
     expect(rows.weekdays.map((d: { status: string }) => d.status)).toEqual(["done", "not_scheduled", "missed", "not_scheduled", "missed", "not_scheduled", "not_scheduled"]);
     expect(rows.tpw.map((d: { status: string }) => d.status)).toEqual(["missed", "done", "missed", "missed", "missed", "missed", "missed"]);
@@ -336,6 +372,49 @@ describe("weekly grid and stats", () => {
       const r = await c.get(`/api/v1/habits/week?${q}`);
       expect(r.status).toBe(422);
     }
+  });
+
+  test("one precedence (contract §12): a day the habit does not schedule is not_scheduled even inside a pause or before start_date", async () => {
+    const c = await fresh("precedence");
+    // Mon/Wed/Fri from Tuesday 2026-11-10; a pause from Sunday 11-08 to Thursday 11-19 covers
+    // days before the start, unscheduled and scheduled days. Today is Wednesday 11-25.
+    const h = await habit(c, { name: "mwf", frequency: { type: "weekdays", days: [1, 3, 5] }, start_date: "2026-11-10" });
+    expect((await c.post(`/api/v1/habits/${h.id}/pauses`, { start_date: "2026-11-08", end_date: "2026-11-19" })).status).toBe(201);
+    const week = async (start: string) => (await c.get(`/api/v1/habits/week?start=${start}`)).body.items.find((i: { habit: { id: string } }) => i.habit.id === h.id).days;
+    const statuses = async (start: string) => (await week(start)).map((d: { date: string; status: string }) => `${d.date.slice(8)} ${d.status}`);
+    expect(await statuses("2026-11-09")).toEqual([
+      "09 not_scheduled", // Monday before start_date, paused
+      "10 not_scheduled", // Tuesday: not a scheduled weekday, paused
+      "11 paused", // Wednesday, scheduled, paused
+      "12 not_scheduled",
+      "13 paused",
+      "14 not_scheduled",
+      "15 not_scheduled",
+    ]);
+    expect(await statuses("2026-11-19")).toEqual(["19 not_scheduled", "20 missed", "21 not_scheduled", "22 not_scheduled", "23 missed", "24 not_scheduled", "25 missed"]);
+    // Future days stay future, scheduled or not; an open-ended pause does not change that.
+    expect((await c.post(`/api/v1/habits/${h.id}/pauses`, { start_date: "2026-11-26" })).status).toBe(201);
+    expect(await statuses("2026-11-25")).toEqual(["25 missed", "26 future", "27 future", "28 future", "29 future", "30 future", "01 future"]);
+    // A daily habit has no unscheduled weekday: inside a pause every day is paused.
+    const d = await habit(c, { name: "daily", start_date: "2026-11-10" });
+    await c.post(`/api/v1/habits/${d.id}/pauses`, { start_date: "2026-11-08", end_date: "2026-11-12" });
+    const daily = (await c.get("/api/v1/habits/week?start=2026-11-09")).body.items.find((i: { habit: { id: string } }) => i.habit.id === d.id).days;
+    expect(daily.map((x: { status: string }) => x.status)).toEqual(["not_scheduled", "paused", "paused", "paused", "missed", "missed", "missed"]);
+  });
+
+  test("times_per_week: the current week's days after today count as eligible, so the week stays open until met", async () => {
+    const c = await fresh("tpw-future");
+    // Today is Wednesday 2026-11-25. A 7-times-a-week habit done Monday to Wednesday has not met
+    // its week: Thursday to Sunday still count. Last week was met (every day done).
+    const h = await habit(c, { frequency: { type: "times_per_week", count: 7 }, start_date: "2026-11-16" });
+    for (let day = 16; day <= 25; day++) await c.put(`/api/v1/habits/${h.id}/logs/2026-11-${day}`, { value: 1 });
+    const open = (await c.get(`/api/v1/habits/${h.id}/stats`)).body;
+    expect(open).toMatchObject({ current_streak: 1, longest_streak: 1, total_done: 10 });
+    const grid = (await c.get("/api/v1/habits/week")).body.items.find((i: { habit: { id: string } }) => i.habit.id === h.id).days;
+    expect(grid.map((x: { status: string }) => x.status)).toEqual(["done", "done", "done", "future", "future", "future", "future"]);
+    // Paused from tomorrow on, the week's eligible days are Monday to Wednesday only: met now.
+    expect((await c.post(`/api/v1/habits/${h.id}/pauses`, { start_date: "2026-11-26" })).status).toBe(201);
+    expect((await c.get(`/api/v1/habits/${h.id}/stats`)).body).toMatchObject({ current_streak: 2, longest_streak: 2 });
   });
 
   test("stats: today not done does not break the streak; paused and unscheduled days are skipped", async () => {
@@ -411,6 +490,11 @@ describe("weekly grid and stats", () => {
     expect(p["/api/v1/habits/{habit_id}/purge"].delete.responses["409"]).toBeDefined();
     expect(p["/api/v1/habits/{habit_id}/stats"].get.description).toContain("times_per_week");
     expect(p["/api/v1/habits/week"].get.responses["200"]).toBeDefined();
+    // The grid's whole precedence, and what the current week's future days do (contract §12).
+    const grid = p["/api/v1/habits/week"].get.description;
+    expect(grid).toContain("first of these that applies");
+    expect(grid).toContain("inside a pause too");
+    expect(grid).toContain("days after today count as eligible");
     expect(p["/api/v1/habits/reorder"].post.responses["422"]).toBeDefined();
   });
 });

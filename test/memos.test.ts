@@ -98,6 +98,9 @@ describe("memos", () => {
   test("soft delete, read with state, list deleted, restore, purge only soft-deleted", async () => {
     const m = await newMemo(alice, "to delete");
     await rejected(() => alice.delete(`/api/v1/memos/${m.id}/purge`), 409, "not_archived");
+    // Restore is for a deleted memo only (contract §12).
+    const live = await rejected(() => alice.post(`/api/v1/memos/${m.id}/restore`), 409, "state_conflict");
+    expect(live.body.detail).toContain("not deleted");
     const d = await alice.delete(`/api/v1/memos/${m.id}`);
     expect(d.status).toBe(204);
     expect(d.text).toBe("");
@@ -118,8 +121,8 @@ describe("memos", () => {
     const r = await alice.post(`/api/v1/memos/${m.id}/restore`);
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ id: m.id, deleted_at: null, version: 3 });
-    const r2 = await alice.post(`/api/v1/memos/${m.id}/restore`);
-    expect(r2.body).toEqual(r.body);
+    // Restoring again: it is no longer deleted.
+    await rejected(() => alice.post(`/api/v1/memos/${m.id}/restore`), 409, "state_conflict");
     await alice.delete(`/api/v1/memos/${m.id}`);
     const p = await alice.delete(`/api/v1/memos/${m.id}/purge`);
     expect(p.status).toBe(204);

@@ -2,6 +2,8 @@
 // Every expectation names its time zone; `bun run test:recurrence-tz` runs this file under
 // TZ=UTC and TZ=America/New_York and both must pass unchanged.
 import { describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import fc from "fast-check";
 import {
   checkedSeries,
@@ -12,6 +14,7 @@ import {
   seriesFor,
   type Series,
   type Unit,
+  yearlyDayMatcher,
 } from "../src/features/recurrence/recurrence.engine";
 
 function series(rrule: string, dtstart: string, tz = "UTC"): Series {
@@ -234,7 +237,6 @@ describe("RRULE validation", () => {
     ["FREQ=YEARLY;BYMONTH=13", /BYMONTH/],
     ["FREQ=DAILY;BYSETPOS=1", /BYSETPOS/],
     ["FREQ=DAILY;WKST=XX", /WKST/],
-    ["FREQ=WEEKLY;BYDAY=MO,MO", /repeats/],
     ["FREQ=DAILY;;COUNT=2", /NAME=VALUE/],
     ["FREQ=DAILY;COUNT=", /NAME=VALUE/],
     ["DTSTART:20261124T090000Z\nRRULE:FREQ=DAILY", /line breaks/],
@@ -271,6 +273,111 @@ describe("RRULE validation", () => {
     expect(check("FREQ=DAILY;UNTIL=20261124T085959Z", "2026-11-24T09:00:00.000Z")).toMatchObject({ ok: false });
     expect(check("FREQ=DAILY;UNTIL=20261124T090000Z", "2026-11-24T09:00:00.000Z")).toMatchObject({ ok: true });
     expect(check("FREQ=DAILY;COUNT=1", "2026-11-24")).toMatchObject({ ok: true });
+  });
+});
+
+describe("FREQ=YEARLY against python-dateutil (test/fixtures/rrule-yearly-dateutil.json)", () => {
+  // Written by scripts/rrule-dateutil-fixtures.py: rules, a DTSTART and dateutil's occurrences
+  // after it (at most `take`, within `horizon_years`). rrule-temporal alone fails many of them
+  // (53rd weekdays spilling into the next year, BYYEARDAY/BYMONTHDAY added instead of limited).
+  interface Case {
+    rule: string;
+    dtstart: string;
+    count: boolean;
+    after: string[];
+  }
+  const fixture = JSON.parse(readFileSync(join(import.meta.dir, "fixtures/rrule-yearly-dateutil.json"), "utf8")) as { take: number; horizon_years: number; cases: Case[] };
+
+  /** The series' occurrences after DTSTART within the fixture's horizon, at most `take`. */
+  function within(s: Series, c: Case, dates: (due: string) => string = (d) => d): string[] {
+    const limit = Number(c.dtstart.slice(0, 4)) + fixture.horizon_years;
+    return s
+      .first(fixture.take + 1)
+      .slice(1)
+      .map(dates)
+      .filter((d) => Number(d.slice(0, 4)) <= limit);
+  }
+
+  test("the reported cases: 53WE from 2020-12-30 is next on 2025-12-31; -53WE, 53MO and -53MO likewise stay in their year", () => {
+    expect(walk(series("FREQ=YEARLY;BYDAY=53WE", "2020-12-30"), 3)).toEqual(["2020-12-30", "2025-12-31", "2031-12-31"]);
+    expect(walk(series("FREQ=YEARLY;BYDAY=-53WE", "2020-01-01"), 3)).toEqual(["2020-01-01", "2025-01-01", "2031-01-01"]);
+    expect(walk(series("FREQ=YEARLY;BYDAY=53MO", "2018-12-31"), 3)).toEqual(["2018-12-31", "2024-12-30", "2029-12-31"]);
+    expect(walk(series("FREQ=YEARLY;BYDAY=-53MO", "2018-01-01"), 3)).toEqual(["2018-01-01", "2024-01-01", "2029-01-01"]);
+    // COUNT counts the kept occurrences only.
+    expect(series("FREQ=YEARLY;BYDAY=53TH;COUNT=3", "2020-12-31").first(10)).toEqual(["2020-12-31", "2026-12-31", "2032-12-30"]);
+    // A day that is both a spilled 53rd and the year's own 1st weekday comes once, in order.
+    expect(walk(series("FREQ=YEARLY;BYDAY=53WE,1WE", "2020-12-30"), 4)).toEqual(["2020-12-30", "2021-01-06", "2022-01-05", "2023-01-04"]);
+  });
+
+  test("DTSTART is the first occurrence even on a BYDAY weekday that is not the ordinal, and counts towards COUNT", () => {
+    // 1 May 2005 is a Sunday, not the first of the year: rrule-temporal leaves it out.
+    const s = series("FREQ=YEARLY;BYDAY=1SU;COUNT=3", "2005-05-01");
+    expect(s.first(10)).toEqual(["2005-05-01", "2006-01-01", "2007-01-07"]);
+    expect(s.occurrencesOn("2005-05-01")).toEqual(["2005-05-01"]);
+    expect(s.nextAfter("2007-01-07")).toBeNull();
+    expect(series("FREQ=YEARLY;BYDAY=1SU", "2005-05-01").occurrencesOn("2005-05-01")).toEqual(["2005-05-01"]);
+  });
+
+  test("a repeated BYDAY value is accepted and means the same as once", () => {
+    const p = parseRRule("FREQ=YEARLY;BYDAY=1SA,1SA", true);
+    expect(p.ok && p.rule.text).toBe("FREQ=YEARLY;BYDAY=1SA");
+    expect(walk(series("FREQ=YEARLY;BYDAY=1SA,1SA", "2026-01-03"), 3)).toEqual(["2026-01-03", "2027-01-02", "2028-01-01"]);
+    expect(parseRRule("FREQ=WEEKLY;BYDAY=MO,MO,WE;BYMONTH=1,1", true)).toMatchObject({ ok: true, rule: { text: "FREQ=WEEKLY;BYDAY=MO,WE;BYMONTH=1" } });
+  });
+
+  test("every fixture case agrees with dateutil: listed, walked, and as a 09:00 America/New_York series", () => {
+    expect(fixture.cases.length).toBeGreaterThan(300);
+    const wrong: string[] = [];
+    fixture.cases.forEach((c, i) => {
+      const p = parseRRule(c.rule, false);
+      if (!p.ok) return void wrong.push(`${c.rule}: refused (${p.message})`);
+      const checked = checkedSeries(p.rule, c.dtstart, "UTC");
+      // Refused as matching nothing: dateutil must find nothing within its horizon either.
+      if (!checked.ok) return void (c.after.length && wrong.push(`${c.rule} from ${c.dtstart}: refused (${checked.message}), dateutil ${c.after.slice(0, 3)}`));
+      const s = checked.series;
+      const got = within(s, c);
+      if (JSON.stringify(got) !== JSON.stringify(c.after)) wrong.push(`${c.rule} from ${c.dtstart}: ${got.slice(0, 4)} ≠ dateutil ${c.after.slice(0, 4)}`);
+      // Completing walks the same way (nextAfter), and a finished COUNT has no next.
+      const walked = walk(s, Math.min(4, c.after.length + 1)).slice(1);
+      if (JSON.stringify(walked) !== JSON.stringify(c.after.slice(0, walked.length))) wrong.push(`${c.rule} from ${c.dtstart}: walked ${walked}`);
+      const listed = s.first(fixture.take + 1);
+      if (c.count && listed.length <= fixture.take && s.nextAfter(listed.at(-1)!) !== null) wrong.push(`${c.rule}: past COUNT`);
+      // The same rule at 09:00 local in New York lands on the same local dates (a sample, for time).
+      if (i % 4 !== 0) return;
+      const start = Temporal.PlainDate.from(c.dtstart).toZonedDateTime({ timeZone: "America/New_York", plainTime: "09:00" });
+      const timed = checkedSeries(p.rule, new Date(start.epochMilliseconds).toISOString(), "America/New_York");
+      if (!timed.ok) return void wrong.push(`${c.rule} from ${c.dtstart} 09:00 New York: refused (${timed.message})`);
+      const local = within(timed.series, c, (due) => dateOfDue(due, "America/New_York"));
+      if (JSON.stringify(local) !== JSON.stringify(c.after)) wrong.push(`${c.rule} from ${c.dtstart} 09:00 New York: ${local.slice(0, 4)}`);
+    });
+    expect(wrong).toEqual([]);
+    // ~400 cases, some of which scan 400 years to prove they match nothing: seconds on a loaded machine.
+  }, 60_000);
+
+  test("yearlyDayMatcher against day-by-day counting", () => {
+    // The 53rd Wednesday of 2025 is 31 December; 2024 has none (its last is the 52nd, 25 December).
+    const m = yearlyDayMatcher("FREQ=YEARLY;BYDAY=53WE");
+    expect(m(Temporal.PlainDate.from("2025-12-31"))).toBe(true);
+    expect(m(Temporal.PlainDate.from("2024-12-25"))).toBe(false);
+    expect(m(Temporal.PlainDate.from("2025-01-01"))).toBe(false);
+    // With BYMONTH the ordinal counts within the month: the last Friday of March.
+    const march = yearlyDayMatcher("FREQ=YEARLY;BYMONTH=3;BYDAY=-1FR");
+    expect(["2026-03-27", "2026-03-20", "2026-04-24"].map((d) => march(Temporal.PlainDate.from(d)))).toEqual([true, false, false]);
+    // Limits: the 71st day of the year when it is a Tuesday.
+    const limited = yearlyDayMatcher("FREQ=YEARLY;BYDAY=TU;BYYEARDAY=71");
+    expect(limited(Temporal.PlainDate.from("2030-03-12"))).toBe(true);
+    expect(limited(Temporal.PlainDate.from("2031-03-12"))).toBe(false);
+  });
+
+  test("BYSETPOS in a corrected shape is refused for new rules", () => {
+    for (const rule of ["FREQ=YEARLY;BYDAY=53MO,1MO;BYSETPOS=1", "FREQ=YEARLY;BYDAY=TU;BYYEARDAY=71,72;BYSETPOS=1"]) {
+      const p = parseRRule(rule, true);
+      if (!p.ok) throw new Error(p.message);
+      expect(checkedSeries(p.rule, "2026-01-05", "UTC")).toMatchObject({ ok: false, message: expect.stringContaining("BYSETPOS is not supported") });
+    }
+    // Ordinals up to 52 need no correction: BYSETPOS stays available there.
+    const p = parseRRule("FREQ=YEARLY;BYDAY=1MO,-1MO;BYSETPOS=-1", true);
+    expect(p.ok && checkedSeries(p.rule, "2026-01-05", "UTC").ok).toBe(true);
   });
 });
 

@@ -317,6 +317,34 @@ describe("complete", () => {
     expect(app.db.sqlite.query("SELECT count(*) AS n FROM recurrence_exceptions WHERE recurrence_id = ?").get(rec.id)).toEqual({ n: 0 });
   });
 
+  test("FREQ=YEARLY ordinals count within the year (RFC 5545, contract §12): 53WE from 2020-12-30 is next on 2025-12-31", async () => {
+    const t = await task(owner, { due_at: "2020-12-30" });
+    const rec = await recur(owner, { task_id: t.id, kind: "rrule", rrule: "FREQ=YEARLY;BYDAY=53WE" });
+    const seen: string[] = [];
+    for (let i = 0; i < 2; i++) seen.push((await owner.post(`${V}/recurrences/${rec.id}/complete`)).body.next.due_at);
+    expect(seen).toEqual(["2025-12-31", "2031-12-31"]);
+    // -53MO: the first Monday of a year with 53 Mondays; never the last days of the year before.
+    const m = await task(owner, { due_at: "2018-01-01T09:00:00Z" });
+    const mr = await recur(owner, { task_id: m.id, kind: "rrule", rrule: "FREQ=YEARLY;BYDAY=-53MO;COUNT=2" });
+    const c1 = await owner.post(`${V}/recurrences/${mr.id}/complete`);
+    expect(c1.body.next.due_at).toBe("2024-01-01T09:00:00.000Z");
+    const c2 = await owner.post(`${V}/recurrences/${mr.id}/complete`);
+    expect(c2.body).toMatchObject({ next: null, completed: { id: m.id, completed: true } });
+  });
+
+  test("a repeated BYDAY value is accepted (RFC grammar) and stored once; BYSETPOS where the engine corrects the library is refused", async () => {
+    const t = await task(owner, { due_at: "2026-01-03" });
+    const r = await owner.post(`${V}/recurrences`, { task_id: t.id, kind: "rrule", rrule: "FREQ=YEARLY;BYDAY=1SA,1SA" });
+    expect(r.status).toBe(201);
+    expect(r.body.rrule).toBe("FREQ=YEARLY;BYDAY=1SA");
+    expect((await owner.post(`${V}/recurrences/${r.body.id}/complete`)).body.next.due_at).toBe("2027-01-02");
+    const p = await owner.patch(`${V}/recurrences/${r.body.id}`, { rrule: "FREQ=YEARLY;BYDAY=1SA,1SU,1SA" });
+    expect({ status: p.status, rrule: p.body.rrule }).toEqual({ status: 200, rrule: "FREQ=YEARLY;BYDAY=1SA,1SU" });
+    const u = await task(owner, { due_at: "2026-01-05" });
+    const bad = await refused(() => owner.post(`${V}/recurrences`, { task_id: u.id, kind: "rrule", rrule: "FREQ=YEARLY;BYDAY=53MO,1MO;BYSETPOS=1" }), 422, "validation_failed");
+    expect(bad.body.errors).toEqual([{ path: "rrule", message: expect.stringContaining("BYSETPOS is not supported") }]);
+  });
+
   test("a timed series keeps its wall-clock time across DST (America/New_York, 09:00)", async () => {
     const t = await task(owner, { due_at: "2026-03-07T09:00:00-05:00" });
     const rec = await recur(owner, { task_id: t.id, kind: "rrule", rrule: "FREQ=DAILY", timezone: "America/New_York" });
@@ -340,8 +368,7 @@ describe("complete", () => {
       const r = await owner.post(`${V}/recurrences/${rec.id}/complete`);
       expect(r.body.next.due_at).toBe("2026-11-27"); // the first completion sets a date-only due_at
       expect(r.body.completed.due_at).toBeNull();
-      const p = await owner.patch(`${V}/recurrences/${rec.id}`, { timezone: "Pacific/Auckland" });
-      expect(p.body.timezone).toBe("Pacific/Auckland");
+      await setZone(owner, "Pacific/Auckland");
       clock.set("2026-11-25T10:30:00.000Z"); // 23:30 on the 25th in Auckland
       expect((await owner.post(`${V}/recurrences/${rec.id}/complete`)).body.next.due_at).toBe("2026-11-26");
     } finally {
@@ -350,13 +377,42 @@ describe("complete", () => {
     }
   });
 
-  test("after_completion: a timed deadline keeps its local time; months clamp to the month's end", async () => {
-    const t = await task(owner, { due_at: "2026-01-10T09:00:00+13:00" });
-    const rec = await recur(owner, { task_id: t.id, kind: "after_completion", interval: 1, unit: "month", timezone: "Pacific/Auckland" });
-    clock.set("2026-01-30T12:00:00.000Z"); // 01:00 NZDT on 31 January
-    const r = await owner.post(`${V}/recurrences/${rec.id}/complete`);
-    clock.set("2026-11-25T12:00:00.000Z");
-    expect(r.body.next.due_at).toBe("2026-02-27T20:00:00.000Z"); // 09:00 NZDT on 28 February
+  test("after_completion counts in the user's zone at completion, not the recurrence's stored timezone (contract §12)", async () => {
+    // The user is in Kiritimati (UTC+14), the recurrence was made with Pago Pago (UTC-11):
+    // 05:57Z on 26 November is the 26th in Kiritimati (the 25th in Pago Pago) → the 27th.
+    await setZone(owner, "Pacific/Kiritimati");
+    try {
+      const t = await task(owner, {});
+      const rec = await recur(owner, { task_id: t.id, kind: "after_completion", interval: 1, unit: "day", timezone: "Pacific/Pago_Pago" });
+      clock.set("2026-11-26T05:57:00.000Z");
+      const r = await owner.post(`${V}/recurrences/${rec.id}/complete`);
+      expect(r.body.next.due_at).toBe("2026-11-27");
+      // The user moves to Pago Pago (PATCH /me): the next completion counts there. 05:57Z on the
+      // 28th is 18:57 on the 27th in Pago Pago → the 28th.
+      await setZone(owner, "Pacific/Pago_Pago");
+      clock.set("2026-11-28T05:57:00.000Z");
+      expect((await owner.post(`${V}/recurrences/${rec.id}/complete`)).body.next.due_at).toBe("2026-11-28");
+      // The recurrence's own zone is left as it was (it is what an rrule would use).
+      expect((await owner.get(`${V}/recurrences/${rec.id}`)).body.timezone).toBe("Pacific/Pago_Pago");
+    } finally {
+      clock.set("2026-11-25T12:00:00.000Z");
+      await setZone(owner, "UTC");
+    }
+  });
+
+  test("after_completion: a timed deadline keeps its local time in the user's zone; months clamp to the month's end", async () => {
+    await setZone(owner, "Pacific/Auckland");
+    try {
+      const t = await task(owner, { due_at: "2026-01-10T09:00:00+13:00" });
+      // The recurrence's zone is not the user's and plays no part.
+      const rec = await recur(owner, { task_id: t.id, kind: "after_completion", interval: 1, unit: "month", timezone: "America/New_York" });
+      clock.set("2026-01-30T12:00:00.000Z"); // 01:00 NZDT on 31 January
+      const r = await owner.post(`${V}/recurrences/${rec.id}/complete`);
+      expect(r.body.next.due_at).toBe("2026-02-27T20:00:00.000Z"); // 09:00 NZDT on 28 February
+    } finally {
+      clock.set("2026-11-25T12:00:00.000Z");
+      await setZone(owner, "UTC");
+    }
   });
 });
 
@@ -393,13 +449,19 @@ describe("exceptions", () => {
     // Skip the new current one too, then undo the first skip: back to 30 November.
     await owner.post(`${V}/recurrences/${rec.id}/exceptions`, { date: "2026-12-01" });
     expect((await getTask(owner, t.id)).due_at).toBe("2026-12-02");
+    clock.set("2026-11-27T08:00:00.000Z");
     const u = await owner.delete(`${V}/recurrences/${rec.id}/exceptions/2026-11-30`);
-    expect(u.status).toBe(200);
-    expect(u.body.exceptions).toEqual(["2026-12-01"]);
+    clock.set("2026-11-25T12:00:00.000Z");
+    // A delete: 204, no body, no content type (contract §12).
+    expect(u.status).toBe(204);
+    expect(u.text).toBe("");
+    expect(u.headers.get("content-type")).toBeNull();
+    expect((await owner.get(`${V}/recurrences/${rec.id}`)).body).toMatchObject({ exceptions: ["2026-12-01"], updated_at: "2026-11-27T08:00:00.000Z" });
     expect((await getTask(owner, t.id)).due_at).toBe("2026-11-30");
     // Undoing a future skip does not move the task.
     const u2 = await owner.delete(`${V}/recurrences/${rec.id}/exceptions/2026-12-01`);
-    expect(u2.body.exceptions).toEqual([]);
+    expect({ status: u2.status, text: u2.text }).toEqual({ status: 204, text: "" });
+    expect((await owner.get(`${V}/recurrences/${rec.id}`)).body.exceptions).toEqual([]);
     expect((await getTask(owner, t.id)).due_at).toBe("2026-11-30");
   });
 
@@ -537,13 +599,15 @@ test("OpenAPI documents every recurrence operation with its errors", async () =>
     ["/api/v1/recurrences/{id}", "delete", ["204", "404"]],
     ["/api/v1/recurrences/{id}/complete", "post", ["200", "404", "409"]],
     ["/api/v1/recurrences/{id}/exceptions", "post", ["200", "404", "409", "422"]],
-    ["/api/v1/recurrences/{id}/exceptions/{date}", "delete", ["200", "404", "422"]],
+    ["/api/v1/recurrences/{id}/exceptions/{date}", "delete", ["204", "404", "422"]],
   ];
   for (const [path, method, statuses] of ops) {
     const op = d.paths[path]?.[method];
     expect(op).toBeDefined();
     for (const s of statuses) expect(Object.keys(op.responses)).toContain(s);
   }
+  // A delete answers 204 only (contract §12): no 200 documented for undoing a skip.
+  expect(Object.keys(d.paths["/api/v1/recurrences/{id}/exceptions/{date}"].delete.responses)).not.toContain("200");
   expect(d.components.schemas.Recurrence).toBeDefined();
   expect(d.paths["/api/v1/recurrences"].post.requestBody).toBeDefined();
 });

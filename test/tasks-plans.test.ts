@@ -29,6 +29,7 @@ import {
 import { deleteList, findList, updateList } from "../src/features/lists/lists.repo";
 import { bumpTasksTagged, deleteTag, findTag, updateTag } from "../src/features/tags/tags.repo";
 import { findActiveFolder, updateFolder } from "../src/features/folders/folders.repo";
+import { recurringTaskIds } from "../src/features/recurrence/recurrence.repo";
 import { ftsPhrase } from "../src/features/tasks/tasks.search";
 
 const app = makeTestApp();
@@ -261,6 +262,8 @@ const cases: [string, () => unknown, RegExp[]][] = [
   ["updateTag", () => updateTag(db.orm, ownerId, ownerTags[0]!, { name: "r", updatedAt: now }), [PK.tags]],
   ["deleteTag", () => deleteTag(db.orm, ownerId, ownerTags[0]!), [PK.tags]],
   ["bumpTasksTagged", () => bumpTasksTagged(db.orm, ownerTags[0]!, now), [PK.tasks, /^SEARCH task_tags USING (COVERING )?INDEX task_tags_tag_idx \(tag_id=\?\)$/]],
+  // PATCH and batch ask which of their tasks recur (the repeat hook): by the unique task index.
+  ["recurringTaskIds", () => recurringTaskIds(db, ownerId, some), [/^SEARCH recurrences USING INDEX recurrences_task_uq \(task_id=\?\)$/]],
   ["findActiveFolder", () => findActiveFolder(db.orm, ownerId, ownerFolder), [PK.folders]],
   ["updateFolder", () => updateFolder(db.orm, ownerId, ownerFolder, { name: "g", updatedAt: now }), [PK.folders]],
 ];

@@ -80,7 +80,7 @@ async function richSeed(c: TestClient): Promise<Rich> {
     if (r.status !== status) throw new Error(`seed: ${r.status} ${r.text}`);
     return r.body;
   };
-  const archivedHabit = (await ok(c.post("/api/v1/habits", { name: "Old habit", icon: "run", color: "#aa0000", unit: "km", goal: 5, frequency: { type: "weekdays", days: [1, 3] } }))).id as string;
+  const archivedHabit = (await ok(c.post("/api/v1/habits", { name: "Old habit", icon: "run", color: "#aa0000", unit: "km", goal: 5, frequency: { type: "weekdays", days: [1, 3] }, start_date: "2026-11-01" }))).id as string;
   await ok(c.put(`/api/v1/habits/${archivedHabit}/logs/2026-11-20`, { value: 2.5, note: "easy" }), 200);
   await ok(c.post(`/api/v1/habits/${archivedHabit}/pauses`, { start_date: "2026-10-01", end_date: "2026-10-05" }));
   await ok(c.delete(`/api/v1/habits/${archivedHabit}`), 204);

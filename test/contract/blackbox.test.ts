@@ -599,6 +599,7 @@ describe("§3 folders, lists, tags", () => {
     const rs = await admin.post(`/lists/${c.body.id}/restore`);
     expect({ s: rs.status, d: rs.body.deleted_at }).toEqual({ s: 200, d: null });
     shape("restored list", rs.body, LIST);
+    expect(sc(await admin.post(`/lists/${c.body.id}/restore`))).toEqual(err(409, "state_conflict")); // §12: not archived
     expect((await admin.get(`/tasks/${t.body.id}`)).status).toBe(200);
     expectNoContent("DELETE /lists/{id} again", await admin.del(`/lists/${c.body.id}`));
     expectNoContent("DELETE /lists/{id}/purge", await admin.del(`/lists/${c.body.id}/purge`));
@@ -776,6 +777,7 @@ describe("§4 tasks, trash, recurrence", () => {
     const rs = await admin.post(`/tasks/${ids.task2}/restore`);
     expect({ s: rs.status, d: rs.body.deleted_at }).toEqual({ s: 200, d: null });
     shape("restored task", rs.body, TASK);
+    expect(sc(await admin.post(`/tasks/${ids.task2}/restore`))).toEqual(err(409, "state_conflict")); // §12: not deleted
     expect(rs.body.subtasks.length).toBe(1);
     expect(sc(await admin.del(`/trash/${ids.task2}`))).toEqual(err(409, "not_archived"));
     expect(sc(await admin.del(`/trash/${MISSING}`))).toEqual(err(404, "not_found"));
@@ -812,7 +814,7 @@ describe("§4 tasks, trash, recurrence", () => {
     expect(ex.body.exceptions).toEqual(["2026-12-08"]);
     expect(sc(await admin.post(`/recurrences/${r.body.id}/exceptions`, { date: "08/12/2026" }))).toEqual(err(422, "validation_failed"));
     const un = await admin.del(`/recurrences/${r.body.id}/exceptions/2026-12-08`);
-    expect([200, 204]).toContain(un.status); // contract: "undoes it"; its status is not pinned
+    expect({ status: un.status, text: un.text }).toEqual({ status: 204, text: "" }); // contract §12: a delete answers 204
     expect((await admin.get(`/recurrences/${r.body.id}`)).body.exceptions).toEqual([]);
     await admin.post(`/recurrences/${r.body.id}/exceptions`, { date: "2026-12-08" });
 
@@ -939,6 +941,7 @@ describe("§5 habits", () => {
     expect((await admin.get("/habits")).body.items.map((h: { id: string }) => h.id)).not.toContain(c.body.id);
     const rs = await admin.post(`/habits/${c.body.id}/restore`);
     expect({ s: rs.status, a: rs.body.archived }).toEqual({ s: 200, a: false });
+    expect(sc(await admin.post(`/habits/${c.body.id}/restore`))).toEqual(err(409, "state_conflict")); // §12: not archived
     await admin.del(`/habits/${c.body.id}`);
     expectNoContent("DELETE /habits/{id}/purge", await admin.del(`/habits/${c.body.id}/purge`));
     expect(sc(await admin.get(`/habits/${c.body.id}`))).toEqual(err(404, "not_found"));
@@ -988,6 +991,7 @@ describe("§6 countdowns", () => {
     expect((await admin.get("/countdowns?archived=true")).body.items.map((x: { id: string }) => x.id)).toEqual([a.body.id]);
     const rs = await admin.post(`/countdowns/${a.body.id}/restore`);
     expect({ s: rs.status, a: rs.body.archived }).toEqual({ s: 200, a: false });
+    expect(sc(await admin.post(`/countdowns/${a.body.id}/restore`))).toEqual(err(409, "state_conflict")); // §12: not archived
     await admin.del(`/countdowns/${past.body.id}`);
     expectNoContent("purge countdown", await admin.del(`/countdowns/${past.body.id}/purge`));
     expect(sc(await admin.get(`/countdowns/${past.body.id}`))).toEqual(err(404, "not_found"));
@@ -1023,6 +1027,7 @@ describe("§7 memos", () => {
     expect((await admin.get("/memos")).body.items.map((x: { id: string }) => x.id)).not.toContain(m.body.id);
     const rs = await admin.post(`/memos/${m.body.id}/restore`);
     expect({ s: rs.status, d: rs.body.deleted_at }).toEqual({ s: 200, d: null });
+    expect(sc(await admin.post(`/memos/${m.body.id}/restore`))).toEqual(err(409, "state_conflict")); // §12: not deleted
     await admin.del(`/memos/${m.body.id}`);
     expectNoContent("DELETE /memos/{id}/purge", await admin.del(`/memos/${m.body.id}/purge`));
     expect(sc(await admin.get(`/memos/${m.body.id}`))).toEqual(err(404, "not_found"));

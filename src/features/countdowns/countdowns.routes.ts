@@ -74,10 +74,11 @@ export function countdownsRoutes(service: CountdownsService) {
     .post("/countdowns/:countdown_id/restore", async ({ params, request }) => present(await service.restore(principalOf(request).user, params.countdown_id)), {
       params: CountdownParams,
       detail: doc({
-        summary: "Restore an archived countdown (an active one is answered unchanged)",
+        summary: "Restore an archived countdown",
+        description: "Only an archived countdown can be restored: an active one is `409 state_conflict` (the rule for every restore: tasks, lists, memos, habits, countdowns).",
         tags: TAGS,
         ok: { status: 200, schema: Countdown },
-        errors: ["not_found", "validation_failed", "csrf_failed"],
+        errors: ["not_found", "state_conflict", "validation_failed", "csrf_failed"],
       }),
     })
     .delete(

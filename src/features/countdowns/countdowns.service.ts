@@ -2,7 +2,7 @@ import type { Core } from "../../core/core";
 import type { AuthUser } from "../../core/auth/principal";
 import { writeTx, type Tx } from "../../core/db";
 import { dayNumber } from "../../core/days";
-import { notArchived, notFound, validationFailed } from "../../core/errors";
+import { notArchived, notFound, stateConflict, validationFailed } from "../../core/errors";
 import { newId } from "../../core/ids";
 import { today as todayOf } from "../../core/time";
 import { CountdownReads, deleteCountdown, findCountdown, insertCountdown, unpinAll, updateCountdown, type CountdownRow } from "./countdowns.repo";
@@ -193,7 +193,8 @@ export class CountdownsService {
   async restore(user: AuthUser, id: string): Promise<CountdownView> {
     const row = writeTx(this.core.db, (tx) => {
       const r = this.countdown(tx, user, id);
-      if (r.archivedAt === null) return r;
+      // Restore applies to an archived countdown only (contract §12).
+      if (r.archivedAt === null) throw stateConflict("the countdown is not archived");
       updateCountdown(tx, user.id, id, { archivedAt: null, updatedAt: this.now() });
       return this.countdown(tx, user, id);
     });

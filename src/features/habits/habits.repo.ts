@@ -58,6 +58,11 @@ export function deleteLog(tx: Tx, habitId: string, date: string): boolean {
   return changes(tx.delete(habitLogs).where(and(eq(habitLogs.habitId, habitId), eq(habitLogs.date, date))).run()) === 1;
 }
 
+/** The date of the habit's earliest log, or null; one step down the (habit_id, date) primary key. */
+export function earliestLogDate(tx: Tx, habitId: string): string | null {
+  return tx.select({ date: habitLogs.date }).from(habitLogs).where(eq(habitLogs.habitId, habitId)).orderBy(asc(habitLogs.date)).limit(1).get()?.date ?? null;
+}
+
 /** Logs in [from, to] (inclusive, either open), by date; walks the (habit_id, date) primary key. */
 export function listLogs(tx: Tx, habitId: string, from: string | undefined, to: string | undefined): HabitLogRow[] {
   const conds = [eq(habitLogs.habitId, habitId)];

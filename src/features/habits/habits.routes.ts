@@ -34,12 +34,15 @@ const STATS_DESCRIPTION = `As of the user's today (in the user's time zone).
 
 - A day is eligible when it is on or after \`start_date\` and in no pause. Paused days neither count nor break a streak.
 - \`daily\` and \`weekdays\`: an eligible day is scheduled when the frequency names its ISO weekday (every day for daily; unscheduled weekdays are skipped). A scheduled day is done when its log value is at least \`goal\`. \`current_streak\` and \`longest_streak\` count consecutive done scheduled days. Today, while not done, is left out: it does not break the current streak (which then counts up to yesterday) and is in no rate's denominator. \`total_done\` counts done scheduled days. A rate is done scheduled days / scheduled days in the window.
-- \`times_per_week\`: the unit is the ISO week, Monday to Sunday. A week is met when it has at least min(count, its eligible days) done days; a week with no eligible day is skipped (a week that is partly paused or partly before \`start_date\` needs fewer days). The current week, while not yet met, is still open and skipped. Streaks count consecutive met weeks (so they are in weeks). \`total_done\` counts done eligible days. A rate is met weeks / judged weeks among the weeks overlapping the window.
+- \`times_per_week\`: the unit is the ISO week, Monday to Sunday. A week is met when it has at least min(count, its eligible days) done days; a week with no eligible day is skipped (a week that is partly paused or partly before \`start_date\` needs fewer days). The current week's days after today count as eligible (they can still be done); the current week, while not yet met, is still open and skipped. Streaks count consecutive met weeks (so they are in weeks). \`total_done\` counts done eligible days. A rate is met weeks / judged weeks among the weeks overlapping the window.
 - Windows end today: 7d and 30d begin 6 and 29 days earlier (never before \`start_date\`); \`all\` begins at \`start_date\`. Rates are fractions from 0 to 1, \`null\` while the window holds nothing to judge.`;
 
-const WEEK_DESCRIPTION = `Seven days beginning at \`start\` (any date; default: the Monday of the user's current week) for every active habit, in position order. Status of a day:
-\`future\` after the user's today; \`not_scheduled\` before \`start_date\` or on a weekday a \`weekdays\` habit skips; \`paused\` inside a pause; otherwise \`done\` (value ≥ goal), \`partial\` (0 < value < goal) or \`missed\` (no value; today too until something is logged: today still never breaks a streak).
-For \`times_per_week\` habits, a day without a log is \`missed\` only once its ISO week is over without meeting the count, and \`not_scheduled\` otherwise. \`value\` is 0 without a log.`;
+const WEEK_DESCRIPTION = `Seven days beginning at \`start\` (any date; default: the Monday of the user's current week) for every active habit, in position order. The status of a day is the first of these that applies:
+1. \`future\`: after the user's today.
+2. \`not_scheduled\`: a day the habit does not schedule: before its \`start_date\`, or a weekday a \`weekdays\` habit skips. This holds inside a pause too: a pause suspends scheduled days only.
+3. \`paused\`: inside a pause.
+4. \`done\` (value ≥ goal), \`partial\` (0 < value < goal), or \`missed\` (no value; today too until something is logged, though today never breaks a streak).
+For \`times_per_week\` habits (no weekday is skipped), step 4 differs for a day without a log: it is \`missed\` only once its ISO week is over without meeting the count, and \`not_scheduled\` otherwise (so never \`missed\` in the current week). The current week's days after today count as eligible days (they can still be done): its requirement is min(count, eligible days of the whole week), and the week stays open until it is met or over. \`value\` is 0 without a log.`;
 
 export function habitsRoutes(service: HabitsService) {
   return new Elysia({ name: "habits", prefix: "/api/v1" })
@@ -94,7 +97,8 @@ export function habitsRoutes(service: HabitsService) {
       body: HabitPatch,
       detail: doc({
         summary: "Partial update of an active habit",
-        description: "An archived habit is read-only (`404` until restored).",
+        description:
+          "An archived habit is read-only (`404` until restored). `start_date` may move back freely; moving it past the habit's earliest log is `422 validation_failed` on `start_date` (no log lies before `start_date`: delete the earlier logs first).",
         tags: TAGS,
         ok: { status: 200, schema: Habit },
         errors: ["not_found", ...WRITE],
@@ -114,10 +118,11 @@ export function habitsRoutes(service: HabitsService) {
     .post("/habits/:habit_id/restore", ({ params, request }) => presentHabit(service.restore(principalOf(request).user, params.habit_id)), {
       params: HabitParams,
       detail: doc({
-        summary: "Restore an archived habit (it goes last; an active habit is answered unchanged)",
+        summary: "Restore an archived habit (it goes last)",
+        description: "Only an archived habit can be restored: an active habit is `409 state_conflict` (the rule for every restore: tasks, lists, memos, habits, countdowns).",
         tags: TAGS,
         ok: { status: 200, schema: Habit },
-        errors: ["not_found", "validation_failed", "csrf_failed"],
+        errors: ["not_found", "state_conflict", "validation_failed", "csrf_failed"],
       }),
     })
     .delete(
@@ -162,7 +167,8 @@ export function habitsRoutes(service: HabitsService) {
         body: LogBody,
         detail: doc({
           summary: "Create or replace the log of one day",
-          description: "`value` ≥ 0; `note` omitted means none. A date after the user's today is `422`. One log per habit and day.",
+          description:
+            "`value` ≥ 0; `note` omitted means none. One log per habit and day. A date after the user's today is `422 validation_failed` on `date`; a date before the habit's `start_date` is `422 validation_failed` on `start_date` (move the start date back with `PATCH /habits/{habit_id}` first), so no log ever lies before `start_date`.",
           tags: TAGS,
           ok: { status: 200, schema: HabitLog },
           errors: ["not_found", ...WRITE],

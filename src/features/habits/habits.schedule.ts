@@ -16,9 +16,14 @@ import { isoWeekday, mondayOf } from "../../core/days";
  *   The current week, while it has not met its requirement, is still open and skipped too.
  *   Streaks count consecutive met weeks; rates are met weeks / judged weeks among the weeks
  *   that overlap the window.
+ *   The current week's days after today are eligible too (they can still be done), so its
+ *   requirement is known from Monday on; until it is met or over the week stays open.
  * - Rates are fractions from 0 to 1, null when the window holds nothing to judge yet. The
  *   windows end today: 7d and 30d start 6 and 29 days before today (never before start_date),
  *   `all` starts at start_date.
+ * - Weekly grid, one precedence (contract §12): `future` (after today), else `not_scheduled`
+ *   (before start_date, or a weekday a `weekdays` habit skips; even inside a pause), else
+ *   `paused`, else done / partial / missed (times_per_week: see dayStatus).
  */
 export type Frequency = { type: "daily" } | { type: "weekdays"; days: number[] } | { type: "times_per_week"; count: number };
 
@@ -88,10 +93,11 @@ function weekOutcome(t: WeekTally, count: number, isCurrent: boolean): WeekOutco
   return isCurrent ? "skipped" : "unmet";
 }
 
-/** Status of one day in the weekly grid. */
+/** Status of one day in the weekly grid; the precedence is the one in the header above. */
 export function dayStatus(h: HabitFacts, day: number, today: number, weekTally?: (monday: number) => WeekTally): DayStatus {
   if (day > today) return "future";
-  if (day < h.startDay) return "not_scheduled";
+  // A day the habit does not schedule says so, paused or not: a pause can only suspend a scheduled day.
+  if (day < h.startDay || !weekdayMask(h.frequency)[isoWeekday(day)]) return "not_scheduled";
   if (isPaused(h.pauses, day)) return "paused";
   const value = h.values.get(day) ?? 0;
   if (h.frequency.type === "times_per_week") {
@@ -103,7 +109,6 @@ export function dayStatus(h: HabitFacts, day: number, today: number, weekTally?:
     const t = weekTally ? weekTally(monday) : weekTallies(h, monday, monday).get(monday)!;
     return weekOutcome(t, h.frequency.count, false) === "unmet" ? "missed" : "not_scheduled";
   }
-  if (!weekdayMask(h.frequency)[isoWeekday(day)]) return "not_scheduled";
   if (value >= h.goal) return "done";
   return value > 0 ? "partial" : "missed";
 }

@@ -8,6 +8,7 @@ import { today as todayOf } from "../../core/time";
 import {
   deleteHabit,
   deleteLog,
+  earliestLogDate,
   deletePause,
   findHabit,
   findLog,
@@ -108,7 +109,18 @@ export class HabitsService {
       if (patch.frequency !== undefined) set.frequency = JSON.stringify(patch.frequency);
       if (patch.goal !== undefined) set.goal = patch.goal;
       if (patch.unit !== undefined) set.unit = patch.unit;
-      if (patch.start_date !== undefined) set.startDate = patch.start_date;
+      if (patch.start_date !== undefined) {
+        // No log lies before start_date (contract §12): moving it past logged days is refused,
+        // so the grid, the stats and the charts always show the same days.
+        const earliest = earliestLogDate(tx, id);
+        if (earliest !== null && earliest < patch.start_date) {
+          throw validationFailed(
+            [{ path: "start_date", message: `the habit has logs from ${earliest} on; choose ${earliest} or earlier, or delete the earlier logs first` }],
+            `start_date would leave logs before it (the earliest is ${earliest})`,
+          );
+        }
+        set.startDate = patch.start_date;
+      }
       updateHabit(tx, user.id, id, set);
       return this.habit(tx, user, id);
     });
@@ -139,11 +151,11 @@ export class HabitsService {
     });
   }
 
-  /** A restored habit goes to the end of the list; restoring an active habit answers it unchanged. */
+  /** A restored habit goes to the end of the list; an active habit is 409 (contract §12). */
   restore(user: AuthUser, id: string): HabitRow {
     return writeTx(this.core.db, (tx) => {
       const h = this.habit(tx, user, id);
-      if (h.archivedAt === null) return h;
+      if (h.archivedAt === null) throw stateConflict("the habit is not archived");
       updateHabit(tx, user.id, id, { archivedAt: null, position: nextPosition(tx, user.id), updatedAt: this.now() });
       return this.habit(tx, user, id);
     });
@@ -175,12 +187,22 @@ export class HabitsService {
     });
   }
 
-  /** One log per habit and day; a day after the user's today is refused. */
+  /**
+   * One log per habit and day; a day after the user's today is refused, and so is a day before
+   * the habit's start_date (contract §12), named on `start_date` so a client can offer to move
+   * the start date back to that day.
+   */
   putLog(user: AuthUser, id: string, date: string, body: LogBody): HabitLogRow {
     const today = this.today(user);
     return writeTx(this.core.db, (tx) => {
-      this.activeHabit(tx, user, id);
+      const h = this.activeHabit(tx, user, id);
       if (date > today) throw validationFailed([{ path: "date", message: `must not be after today (${today})` }], "a log cannot be in the future");
+      if (date < h.startDate) {
+        throw validationFailed(
+          [{ path: "start_date", message: `${date} is before the habit's start date (${h.startDate}); move the start date back to ${date} to log it` }],
+          "a log cannot be before the habit's start_date",
+        );
+      }
       const now = this.now();
       upsertLog(tx, { habitId: id, userId: user.id, date, value: body.value, note: body.note ?? null, createdAt: now, updatedAt: now });
       return { habitId: id, userId: user.id, date, value: body.value, note: body.note ?? null, createdAt: now, updatedAt: now };

@@ -80,6 +80,7 @@ export function listsRoutes(service: ListsService) {
       params: ListParams,
       detail: doc({
         summary: "Restore an archived list; its tasks are visible again",
+        description: "Only an archived list can be restored: an active one is `409 state_conflict` (the rule for every restore: tasks, lists, memos, habits, countdowns).",
         tags: ["lists"],
         ok: { status: 200, schema: List },
         errors: ["not_found", "state_conflict", "csrf_failed", "validation_failed"],

@@ -81,10 +81,11 @@ export function memosRoutes(service: MemosService) {
     .post("/memos/:memo_id/restore", ({ params, request }) => presentMemo(service.restore(principalOf(request).user.id, params.memo_id)), {
       params: MemoParams,
       detail: doc({
-        summary: "Restore a soft-deleted memo (an active memo is answered unchanged)",
+        summary: "Restore a soft-deleted memo",
+        description: "Only a soft-deleted memo can be restored: a memo that is not deleted is `409 state_conflict` (the rule for every restore: tasks, lists, memos, habits, countdowns).",
         tags: ["memos"],
         ok: { status: 200, schema: Memo },
-        errors: ["not_found", "validation_failed", "csrf_failed"],
+        errors: ["not_found", "state_conflict", "validation_failed", "csrf_failed"],
       }),
     })
     .delete(

@@ -1,6 +1,6 @@
 import type { Core } from "../../core/core";
 import { writeTx } from "../../core/db";
-import { invalidCursor, notArchived, notFound, versionConflict } from "../../core/errors";
+import { invalidCursor, notArchived, notFound, stateConflict, versionConflict } from "../../core/errors";
 import { newId } from "../../core/ids";
 import { toPage, type Page } from "../../core/cursor";
 import { deleteMemo, findMemo, insertMemo, MemoPages, setMemoDeleted, updateMemoIfVersion, type MemoRow } from "./memos.repo";
@@ -91,7 +91,8 @@ export class MemosService {
     return writeTx(this.core.db, (tx) => {
       const current = findMemo(tx, userId, id);
       if (!current) throw notFound("memo");
-      if (current.deletedAt === null) return current;
+      // Restore applies to a deleted memo only (contract §12), as for every restorable thing.
+      if (current.deletedAt === null) throw stateConflict("the memo is not deleted");
       setMemoDeleted(tx, userId, id, null, this.core.clock.now().toISOString());
       return findMemo(tx, userId, id)!;
     });

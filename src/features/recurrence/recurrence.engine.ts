@@ -182,8 +182,10 @@ export function parseRRule(input: string, dateOnly: boolean): RuleCheck {
   }
   if (parts.has("COUNT") && parts.has("UNTIL")) return fail("COUNT and UNTIL cannot both be given");
   if (parts.has("BYSETPOS") && !hasBy) return fail("BYSETPOS needs another BYxxx part");
+  // RFC 5545's grammar allows a value to repeat in a BYxxx list (BYDAY=1SA,1SA); it means the
+  // same as once, so the canonical text keeps its first appearance only.
   for (const [name, value] of parts) {
-    if (name.startsWith("BY") && new Set(list(value)).size !== list(value).length) return fail(`${name} repeats a value`);
+    if (name.startsWith("BY")) parts.set(name, [...new Set(list(value))].join(","));
   }
   return {
     ok: true,
@@ -204,6 +206,113 @@ export function parseRRule(input: string, dateOnly: boolean): RuleCheck {
 /** Date-only series are expanded in UTC at midnight: a plain calendar, no DST, no offsets. */
 const DATE_ZONE = "UTC";
 
+// ---------------------------------------------------------------------------------------------
+// FREQ=YEARLY shapes rrule-temporal 2.2.8 gets wrong
+//
+// Compared with python-dateutil (test/fixtures/rrule-yearly-dateutil.json, test/recurrence.engine.test.ts):
+// - an ordinal BYDAY without BYMONTH (53WE, -53MO) is placed by counting weeks from 1 January
+//   (31 December) without checking the year, so a year with only 52 Wednesdays gets a "53rd"
+//   one in January of the next year (-53: in December of the year before);
+// - BYYEARDAY is added to the BYDAY and BYMONTHDAY days, and BYMONTHDAY to ordinal BYDAY days,
+//   where RFC 5545 §3.3.10 (table, note 2) has BYDAY and BYMONTHDAY limit them.
+// In these shapes the library's occurrences include every right one, so the series drops the
+// days that fail the rule (yearlyDayMatcher) and counts COUNT itself. BYSETPOS would pick from
+// the library's wrong set, so it is refused in these shapes (checkedSeries).
+// ---------------------------------------------------------------------------------------------
+
+type Parts = ReadonlyMap<string, string>;
+
+function partsOf(text: string): Parts {
+  return new Map(text.split(";").map((p) => p.split("=") as [string, string]));
+}
+
+/** Whether the library needs yearlyDayMatcher's correction for this rule (see above). */
+function yearlyShapeNeedsFilter(parts: Parts): boolean {
+  if (parts.get("FREQ") !== "YEARLY" || parts.has("BYWEEKNO")) return false;
+  const ordinals = (parts.get("BYDAY") ?? "").split(",").filter((t) => /\d/.test(t));
+  // Ordinals up to 52 always fall inside the year; only a 53rd can spill.
+  const yearOrdinals = ordinals.length > 0 && !parts.has("BYMONTH");
+  const spills = yearOrdinals && ordinals.some((t) => /^[+-]?53/.test(t));
+  return spills || (yearOrdinals && (parts.has("BYMONTHDAY") || parts.has("BYYEARDAY"))) || (parts.has("BYYEARDAY") && (parts.has("BYDAY") || parts.has("BYMONTHDAY")));
+}
+
+/** What yearlyDayMatcher looks at; a Temporal.PlainDate is one. */
+interface DayFacts {
+  readonly month: number;
+  readonly day: number;
+  readonly dayOfYear: number;
+  readonly daysInYear: number;
+  readonly daysInMonth: number;
+  /** ISO: 1 = Monday */
+  readonly dayOfWeek: number;
+}
+
+/**
+ * Whether a day belongs to a FREQ=YEARLY rule without BYWEEKNO, by RFC 5545 §3.3.10: every BYxxx
+ * part present must hold; an ordinal BYDAY (1MO, -53WE) counts that weekday within the month
+ * when BYMONTH is given, else within the year (a year without a 53rd such day has none).
+ */
+export function yearlyDayMatcher(text: string): (d: DayFacts) => boolean {
+  const parts = partsOf(text);
+  const nums = (name: string) => (parts.get(name)?.split(",") ?? []).map(Number);
+  const months = new Set(nums("BYMONTH"));
+  const yearDays = nums("BYYEARDAY");
+  const monthDays = nums("BYMONTHDAY");
+  const byMonth = parts.has("BYMONTH");
+  const days = (parts.get("BYDAY")?.split(",") ?? []).map((t) => {
+    const m = /^([+-]?\d{1,2})?(MO|TU|WE|TH|FR|SA|SU)$/.exec(t)!;
+    return { n: m[1] === undefined ? 0 : Number(m[1]), weekday: WEEKDAYS.indexOf(m[2]!) + 1 };
+  });
+  const matches = (values: number[], pos: number, len: number) => values.some((v) => (v > 0 ? pos === v : pos === len + v + 1));
+  return (d) => {
+    if (byMonth && !months.has(d.month)) return false;
+    if (yearDays.length && !matches(yearDays, d.dayOfYear, d.daysInYear)) return false;
+    if (monthDays.length && !matches(monthDays, d.day, d.daysInMonth)) return false;
+    if (days.length === 0) return true;
+    const [pos, len] = byMonth ? [d.day, d.daysInMonth] : [d.dayOfYear, d.daysInYear];
+    return days.some((t) => t.weekday === d.dayOfWeek && (t.n === 0 || (t.n > 0 ? Math.ceil(pos / 7) === t.n : Math.ceil((len - pos + 1) / 7) === -t.n)));
+  };
+}
+
+/**
+ * A filtered series scans for the next kept day at most this many periods past the last one: the
+ * Gregorian calendar repeats every 400 years, so a rule that keeps nothing in 400 of its periods
+ * keeps nothing ever. Dates past year 9999 are beyond what a YYYY-MM-DD deadline can say.
+ */
+const CALENDAR_CYCLE_YEARS = 400;
+const LAST_YEAR = 9999;
+
+/**
+ * Whether a corrected-shape rule matches any day in its years (from `firstYear`, every
+ * `interval` years), by plain day arithmetic: a rule that matches nothing is refused in a few
+ * milliseconds instead of letting the library expand 400 years of candidates (measured: ~1 s for
+ * 53 ordinals, BYMONTHDAY and BYYEARDAY that never meet). A day matched in the first year comes
+ * back in a later one of the same 400-year cycle.
+ */
+function yearlyPatternMatchesSomeDay(text: string, firstYear: number, interval: number): boolean {
+  const match = yearlyDayMatcher(text);
+  const facts = { month: 0, day: 0, dayOfYear: 0, daysInYear: 0, daysInMonth: 0, dayOfWeek: 0 };
+  for (let i = 0; i < CALENDAR_CYCLE_YEARS; i++) {
+    const year = firstYear + i * interval;
+    if (year > LAST_YEAR) break;
+    const jan1 = Temporal.PlainDate.from({ year, month: 1, day: 1 });
+    facts.daysInYear = jan1.daysInYear;
+    facts.dayOfWeek = jan1.dayOfWeek;
+    facts.dayOfYear = 0;
+    for (let month = 1; month <= 12; month++) {
+      facts.month = month;
+      facts.daysInMonth = month === 2 ? (jan1.inLeapYear ? 29 : 28) : [4, 6, 9, 11].includes(month) ? 30 : 31;
+      for (let day = 1; day <= facts.daysInMonth; day++) {
+        facts.day = day;
+        facts.dayOfYear++;
+        if (match(facts)) return true;
+        facts.dayOfWeek = facts.dayOfWeek === 7 ? 1 : facts.dayOfWeek + 1;
+      }
+    }
+  }
+  return false;
+}
+
 export class SeriesError extends Error {}
 
 /**
@@ -215,6 +324,11 @@ export class Series {
   readonly dateOnly: boolean;
   private readonly rule: RRuleTemporal;
   private readonly zone: string;
+  /** The days kept of the library's occurrences, for the shapes it gets wrong; null otherwise. */
+  private readonly keep: ((d: Temporal.PlainDate) => boolean) | null;
+  private readonly start: Temporal.ZonedDateTime;
+  private readonly startNs: bigint;
+  private readonly periodYears: number;
 
   constructor(
     readonly parsed: ParsedRule,
@@ -232,7 +346,61 @@ export class Series {
       const untilDate = Temporal.Instant.from(untilIso(parsed.until)).toZonedDateTimeISO(timezone).toPlainDate();
       text = text.replace(/UNTIL=[^;]+/, `UNTIL=${untilDate.toString().replaceAll("-", "")}`);
     }
+    const parts = partsOf(text);
+    // Stored rules from before the correction with BYSETPOS in such a shape keep the library's answer.
+    this.keep = yearlyShapeNeedsFilter(parts) && !parts.has("BYSETPOS") ? yearlyDayMatcher(text) : null;
+    // COUNT counts kept occurrences, so the library must not apply it.
+    if (this.keep && parsed.count !== null) {
+      text = [...parts]
+        .filter(([name]) => name !== "COUNT")
+        .map(([name, value]) => `${name}=${value}`)
+        .join(";");
+    }
+    this.start = start;
+    this.startNs = start.epochNanoseconds;
+    this.periodYears = Number(parts.get("INTERVAL") ?? 1);
     this.rule = new RRuleTemporal({ rruleString: text, dtstart: start, includeDtstart: true, tzid: this.zone });
+  }
+
+  /**
+   * The kept occurrences from DTSTART in order, each once, while `visit` answers true. DTSTART
+   * is always kept (RFC 5545: it is the first occurrence); other days must match the rule and
+   * lie in a year of the series (INTERVAL). A 53rd weekday the library spills into the next
+   * year arrives before that year's own earlier days, so days are held until the library has
+   * moved two years past them, then passed on sorted. Stops after COUNT, when
+   * CALENDAR_CYCLE_YEARS periods pass without a kept day, or past LAST_YEAR.
+   */
+  private scanKept(visit: (z: Temporal.ZonedDateTime) => boolean): void {
+    const keep = this.keep!;
+    const count = this.parsed.count;
+    const firstYear = this.start.year;
+    let kept = 0;
+    let lastNs = this.startNs - 1n;
+    let lastYear = firstYear;
+    let year = firstYear;
+    let stopped = false;
+    const held = new Map<bigint, Temporal.ZonedDateTime>([[this.startNs, this.start]]);
+    const release = (beforeYear: number) => {
+      const ready = [...held.values()].filter((z) => z.year < beforeYear).sort(Temporal.ZonedDateTime.compare);
+      for (const z of ready) {
+        held.delete(z.epochNanoseconds);
+        if (stopped || z.epochNanoseconds <= lastNs) continue;
+        lastNs = z.epochNanoseconds;
+        lastYear = z.year;
+        if ((count !== null && ++kept > count) || !visit(z)) stopped = true;
+      }
+    };
+    this.rule.all((z) => {
+      if (z.year > year) {
+        year = z.year;
+        release(year - 1);
+      }
+      if (stopped || z.year > LAST_YEAR || z.year > lastYear + CALENDAR_CYCLE_YEARS * this.periodYears) return false;
+      const ns = z.epochNanoseconds;
+      if (ns === this.startNs || (ns > this.startNs && (z.year - firstYear) % this.periodYears === 0 && keep(z.toPlainDate()))) held.set(ns, z);
+      return true;
+    });
+    release(Infinity);
   }
 
   /** The point of the series a deadline stands for, as a ZonedDateTime in the series' zone. */
@@ -260,15 +428,34 @@ export class Series {
    */
   private listed: { zdts: Temporal.ZonedDateTime[]; ns: bigint[] } | null = null;
 
+  /**
+   * The library's list with DTSTART first: rrule-temporal 2.2.8 leaves DTSTART out when it falls
+   * on a BYDAY weekday without being its year ordinal (FREQ=YEARLY;BYDAY=1SU from Sunday 1 May
+   * 2005), and then also counts one occurrence too many.
+   */
+  private withStart(zdts: Temporal.ZonedDateTime[], max: number | null): Temporal.ZonedDateTime[] {
+    if (zdts[0]?.epochNanoseconds === this.startNs) return zdts;
+    const out = [this.start, ...zdts];
+    return max === null ? out : out.slice(0, max);
+  }
+
   private next(after: Temporal.ZonedDateTime, inclusive: boolean): Temporal.ZonedDateTime | null {
+    // Nothing comes before DTSTART, and DTSTART always is an occurrence (see withStart).
+    const a = after.epochNanoseconds;
+    if (a < this.startNs || (inclusive && a === this.startNs)) return this.start;
     try {
       if (this.parsed.count !== null) {
         if (!this.listed) {
-          const zdts = this.rule.all();
+          let zdts: Temporal.ZonedDateTime[];
+          if (this.keep) {
+            zdts = [];
+            this.scanKept((z) => (zdts.push(z), true));
+          } else {
+            zdts = this.withStart(this.rule.all(), this.parsed.count);
+          }
           this.listed = { zdts, ns: zdts.map((z) => z.epochNanoseconds) };
         }
         const { zdts, ns } = this.listed;
-        const a = after.epochNanoseconds;
         let lo = 0;
         let hi = ns.length;
         while (lo < hi) {
@@ -277,6 +464,17 @@ export class Series {
           else hi = mid;
         }
         return zdts[lo] ?? null;
+      }
+      if (this.keep) {
+        // The library's next() walks from DTSTART on every call; one scan to the answer is cheaper
+        // than calling it once per dropped day.
+        let found: Temporal.ZonedDateTime | null = null;
+        this.scanKept((z) => {
+          if (inclusive ? z.epochNanoseconds < a : z.epochNanoseconds <= a) return true;
+          found = z;
+          return false;
+        });
+        return found;
       }
       return this.rule.next(after, inclusive);
     } catch (e) {
@@ -335,7 +533,13 @@ export class Series {
   /** The first `n` occurrences, from DTSTART (for tests and checks). */
   first(n: number): string[] {
     try {
-      return this.rule.all((_d, i) => i < n).map((z) => this.dueOf(z));
+      if (this.keep) {
+        const out: string[] = [];
+        if (n > 0) this.scanKept((z) => out.push(this.dueOf(z)) < n);
+        return out;
+      }
+      const max = this.parsed.count === null ? n : Math.min(n, this.parsed.count);
+      return this.withStart(this.rule.all((_d, i) => i < n), max).map((z) => this.dueOf(z));
     } catch (e) {
       throw new SeriesError(`cannot expand the rule: ${(e as Error).message}`);
     }
@@ -375,6 +579,13 @@ function untilIso(until: string): string {
  * may not lie before DTSTART. Returns the problem as a message, or the series.
  */
 export function checkedSeries(parsed: ParsedRule, dtstart: string, timezone: string): { ok: true; series: Series } | { ok: false; message: string } {
+  const parts = partsOf(parsed.text);
+  if (parts.has("BYSETPOS") && yearlyShapeNeedsFilter(parts)) {
+    return {
+      ok: false,
+      message: "BYSETPOS is not supported in a FREQ=YEARLY rule with an ordinal BYDAY and no BYMONTH, or with BYYEARDAY and BYDAY or BYMONTHDAY",
+    };
+  }
   let series: Series;
   try {
     series = new Series(parsed, dtstart, timezone);
@@ -391,6 +602,10 @@ export function checkedSeries(parsed: ParsedRule, dtstart: string, timezone: str
     if (before) return { ok: false, message: "UNTIL is before the first occurrence (the task's due_at)" };
   }
   // The pattern alone (no COUNT/UNTIL, DTSTART not forced in) must match some date.
+  if (yearlyShapeNeedsFilter(parts)) {
+    const firstYear = Number(series.dateKey(dtstart).slice(0, 4));
+    return yearlyPatternMatchesSomeDay(parsed.text, firstYear, Number(parts.get("INTERVAL") ?? 1)) ? { ok: true, series } : { ok: false, message: "the rule matches no date" };
+  }
   const bare = parsed.text
     .split(";")
     .filter((p) => !p.startsWith("COUNT=") && !p.startsWith("UNTIL="))

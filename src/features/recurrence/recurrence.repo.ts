@@ -32,6 +32,14 @@ export function findVisibleRecurrence(db: Db, userId: string, id: string): Recur
     .get(id, userId);
 }
 
+/** Of these task ids, those of the user that have a recurrence (through the unique task index). */
+export function recurringTaskIds(db: Db, userId: string, taskIds: string[]): string[] {
+  return db.sqlite
+    .query<{ task_id: string }, [string, string]>("SELECT task_id FROM recurrences WHERE task_id IN (SELECT value FROM json_each(?)) AND +user_id = ?")
+    .all(JSON.stringify(taskIds), userId)
+    .map((r) => r.task_id);
+}
+
 export function findRecurrenceOfTask(db: Db, taskId: string): RecurrenceRecord | null {
   return db.sqlite.query<RecurrenceRecord, [string]>(`SELECT ${COLS} FROM recurrences r WHERE r.task_id = ?`).get(taskId);
 }
@@ -90,13 +98,14 @@ export function deleteExceptionsExcept(db: Db, recurrenceId: string, keep: strin
 // ---- writes to the recurring task ----------------------------------------------------------
 // Addressed by primary key. (The tasks repo's many-id update, `id IN json_each(?) AND user_id = ?`,
 // lets the planner walk the user's index: every task of the user, per completion.) Each change
-// grows the task's version by one, like every task write.
+// grows the task's version by one, like every task write; `grow` 0 when the caller's own write in
+// the same change (a PATCH or batch completing the task) already grew it.
 
 /** Moves the recurring task to its next occurrence, not completed. */
-export function moveTaskToOccurrence(db: Db, taskId: string, dueAt: string, now: string): void {
+export function moveTaskToOccurrence(db: Db, taskId: string, dueAt: string, now: string, grow: 0 | 1 = 1): void {
   db.sqlite
-    .query("UPDATE tasks SET due_at = ?, completed = 0, completed_at = NULL, version = version + 1, updated_at = ? WHERE id = ?")
-    .run(dueAt, now, taskId);
+    .query("UPDATE tasks SET due_at = ?, completed = 0, completed_at = NULL, version = version + ?, updated_at = ? WHERE id = ?")
+    .run(dueAt, grow, now, taskId);
 }
 
 /** Changes only the due_at (a skip, or undoing one). */
@@ -105,12 +114,12 @@ export function setTaskDueAt(db: Db, taskId: string, dueAt: string, now: string)
 }
 
 /** Completes the task itself (the series has ended); an earlier completed_at is kept. */
-export function completeTaskItself(db: Db, taskId: string, now: string): void {
+export function completeTaskItself(db: Db, taskId: string, now: string, grow: 0 | 1 = 1): void {
   db.sqlite
     .query(
-      "UPDATE tasks SET completed = 1, completed_at = CASE WHEN completed = 1 AND completed_at IS NOT NULL THEN completed_at ELSE ? END, version = version + 1, updated_at = ? WHERE id = ?",
+      "UPDATE tasks SET completed = 1, completed_at = CASE WHEN completed = 1 AND completed_at IS NOT NULL THEN completed_at ELSE ? END, version = version + ?, updated_at = ? WHERE id = ?",
     )
-    .run(now, now, taskId);
+    .run(now, grow, now, taskId);
 }
 
 /** The live completed subtasks of a task back to not completed (only those change version). */

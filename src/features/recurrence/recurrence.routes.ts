@@ -48,7 +48,7 @@ export function recurrenceRoutes(service: RecurrenceService) {
         detail: doc({
           summary: "Make a task recur",
           description:
-            "`kind: rrule` takes `rrule` (RFC 5545 RRULE body, DAILY/WEEKLY/MONTHLY/YEARLY); the task's `due_at` is the first occurrence (DTSTART), so the task needs one. A date-only `due_at` recurs as dates; a timed one keeps its wall-clock time in `timezone` across DST (an occurrence whose local time does not exist is omitted, RFC 5545). `kind: after_completion` takes `interval` and `unit`: the next `due_at` is the local completion date plus the interval (month/year steps clamp to the month's end; a timed deadline keeps its local time of day). `timezone` defaults to the user's. Only top-level tasks recur, one recurrence per task (409 `state_conflict`).",
+            "`kind: rrule` takes `rrule` (RFC 5545 RRULE body, DAILY/WEEKLY/MONTHLY/YEARLY); the task's `due_at` is the first occurrence (DTSTART, always an occurrence and counted by COUNT), so the task needs one. A value repeated in a BYxxx list (`BYDAY=1SA,1SA`) is accepted and stored once. In `FREQ=YEARLY` an ordinal BYDAY counts within the month when BYMONTH is given, else within the year: `53WE` is the 53rd Wednesday of a year that has one (a year without has no occurrence), `-53MO` likewise from the end; BYDAY and BYMONTHDAY limit BYYEARDAY (RFC 5545 §3.3.10). BYSETPOS is refused (422) in a YEARLY rule with an ordinal BYDAY and no BYMONTH that also has a ±53 ordinal, BYMONTHDAY or BYYEARDAY, and in one with BYYEARDAY and BYDAY or BYMONTHDAY. A date-only `due_at` recurs as dates; a timed one keeps its wall-clock time in `timezone` across DST (an occurrence whose local time does not exist is omitted, RFC 5545). `kind: after_completion` takes `interval` and `unit`: the next `due_at` is the completion date in the user's time zone at the moment of completion plus the interval (month/year steps clamp to the month's end; a timed deadline keeps its local time of day in that zone); the recurrence's `timezone` plays no part in it. `timezone` (used by `rrule` schedules) defaults to the user's. Only top-level tasks recur, one recurrence per task (409 `state_conflict`).",
           tags: TAGS,
           ok: { status: 201, schema: Recurrence, headers: { Location: { description: "the recurrence's URL" } } },
           errors: [...WRITE_ERRORS, "invalid_reference", "state_conflict"],
@@ -101,7 +101,7 @@ export function recurrenceRoutes(service: RecurrenceService) {
       detail: doc({
         summary: "Complete the current occurrence",
         description:
-          "Records a completed copy of the current occurrence (new id, no recurrence, tags and subtasks copied as they were) and moves the task to the next occurrence (`rrule`: the first after the current `due_at` that is not an exception; `after_completion`: the local completion date plus the interval), its subtasks reset to not completed. When COUNT/UNTIL is exhausted, `completed` is the task itself, now completed, `next` is null, and the recurrence is deleted.",
+          "Records a completed copy of the current occurrence (new id, no recurrence, tags and subtasks copied as they were) and moves the task to the next occurrence (`rrule`: the first after the current `due_at` that is not an exception; `after_completion`: the completion date in the user's current time zone plus the interval), its subtasks reset to not completed. When COUNT/UNTIL is exhausted, `completed` is the task itself, now completed, `next` is null, and the recurrence is deleted.",
         tags: TAGS,
         ok: { status: 200, schema: CompleteResult },
         errors: ["not_found", "state_conflict", "csrf_failed"],
@@ -128,18 +128,18 @@ export function recurrenceRoutes(service: RecurrenceService) {
     )
     .delete(
       "/recurrences/:id/exceptions/:date",
-      ({ params, request }) => {
-        const v = service.removeException(principalOf(request).user, params.id, params.date);
-        return presentRecurrence(v.rec, v.exceptions);
+      ({ params, request, set }) => {
+        service.removeException(principalOf(request).user, params.id, params.date);
+        set.status = 204;
       },
       {
         params: ExceptionParams,
         detail: doc({
           summary: "Undo a skip",
           description:
-            "Answers 200 with the recurrence (like adding one). When the task had been moved past that date only by skips, it moves back to that occurrence. 404 when the date is not an exception.",
+            "Answers 204 with no body (it is a delete; read the recurrence with GET /recurrences/{id}). When the task had been moved past that date only by skips, it moves back to that occurrence. 404 when the date is not an exception.",
           tags: TAGS,
-          ok: { status: 200, schema: Recurrence, description: "the recurrence" },
+          ok: { status: 204 },
           errors: ["validation_failed", "not_found", "csrf_failed"],
         }),
       },

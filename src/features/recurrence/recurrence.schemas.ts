@@ -73,7 +73,7 @@ export const Recurrence = z.object({
     rrule: z.string().nullable().describe("kind rrule: the RRULE body; null otherwise"),
     interval: z.number().int().nullable().describe("kind after_completion: the interval; null otherwise"),
     unit: Unit.nullable().describe("kind after_completion: the unit; null otherwise"),
-    timezone: z.string().describe("IANA zone the schedule is computed in"),
+    timezone: z.string().describe("IANA zone an rrule schedule is computed in (after_completion uses the user's zone at completion)"),
     dtstart: z
       .string()
       .nullable()

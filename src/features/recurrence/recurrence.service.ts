@@ -1,11 +1,12 @@
 import type { Core } from "../../core/core";
-import { readTx, writeTx } from "../../core/db";
+import { readTx, writeTx, type Tx } from "../../core/db";
 import type { AuthUser } from "../../core/auth/principal";
 import { invalidReference, notFound, stateConflict, validationFailed } from "../../core/errors";
 import { newId } from "../../core/ids";
 import { findSubtasks, findTagsOfTasks, findTaskWithList, insertTask, replaceTags, type TaskWithList } from "../tasks/tasks.repo";
 import { presentTasks } from "../tasks/tasks.present";
 import type { Task } from "../tasks/tasks.schemas";
+import type { RepeatingTasks, TaskRepeatHooks } from "../tasks/tasks.repeat-hooks";
 import { checkedSeries, isDateOnly, nextAfterCompletion, parseRRule, seriesFor, type Series, SeriesError, type Unit } from "./recurrence.engine";
 import {
   completeTaskItself,
@@ -18,6 +19,7 @@ import {
   insertRecurrence,
   listExceptions,
   moveTaskToOccurrence,
+  recurringTaskIds,
   resetCompletedSubtasks,
   setTaskDueAt,
   touchRecurrence,
@@ -49,6 +51,8 @@ export interface Completion {
  * - When COUNT/UNTIL is exhausted, completing answers `completed` = the task itself (now
  *   completed; no copy is made, it would duplicate it) and `next` = null, and the recurrence is
  *   DELETED (its exceptions with it): GET /tasks/{id}/recurrence answers 404 afterwards.
+ * - after_completion counts in the user's zone at the moment of completion (date and time of
+ *   day); the recurrence's `timezone` is only used by an rrule (kept for a switch of kind).
  * - Exceptions are local dates in the recurrence's zone. Only kind rrule has occurrences to
  *   skip. The date must be an occurrence of the series on or after the current one; skipping
  *   the current one moves the task on (subtasks reset, as on completion); skipping the last one
@@ -56,8 +60,17 @@ export interface Completion {
  *   no-op. Removing one moves the task back to that occurrence when the task had been moved
  *   past it only by skips.
  */
-export class RecurrenceService {
-  constructor(private readonly core: Core) {}
+export class RecurrenceService implements RepeatingTasks {
+  /**
+   * Registers with the tasks feature, so that completing a recurring task through PATCH
+   * /tasks/{id} or a batch runs the same completion as POST /recurrences/{id}/complete.
+   */
+  constructor(
+    private readonly core: Core,
+    repeatHooks: TaskRepeatHooks,
+  ) {
+    repeatHooks.register(this);
+  }
 
   private get db() {
     return this.core.db;
@@ -200,73 +213,99 @@ export class RecurrenceService {
     });
   }
 
-  /**
-   * Completes the current occurrence: records a completed copy (new id, no recurrence, subtasks
-   * and tags copied as they were) and moves the task to the next occurrence with its subtasks
-   * reset. With COUNT/UNTIL exhausted the task itself is completed and the recurrence ends.
-   */
+  /** POST /recurrences/{id}/complete: the current occurrence, in a transaction of its own. */
   complete(user: AuthUser, id: string): Completion {
-    const nowDate = this.core.clock.now();
+    const at = this.core.clock.now();
     return writeTx(this.db, () => {
-      const now = nowDate.toISOString();
       const rec = this.visible(user.id, id);
       const task = this.visibleTask(user.id, rec.task_id)!;
-      if (task.parent_id !== null) throw stateConflict("the task has become a subtask; a subtask cannot recur");
-      let next: string | null;
-      if (rec.kind === "rrule") {
-        if (task.due_at === null) throw stateConflict("the task has no due_at; set one (or delete the recurrence) before completing");
-        const series = this.seriesOf(rec);
-        const exceptions = new Set(listExceptions(this.db, rec.id));
-        next = this.expand(() => series.nextAfter(task.due_at!, exceptions));
-      } else {
-        next = nextAfterCompletion(task.due_at, nowDate, rec.timezone, rec.interval!, rec.unit!);
-      }
+      const done = this.completeCurrent(user, rec, task, at, 1);
+      return { completed: this.presentTask(user.id, done.completedId), next: done.next ? this.presentTask(user.id, task.id) : null };
+    });
+  }
 
-      if (next === null) {
-        completeTaskItself(this.db, task.id, now);
-        deleteRecurrence(this.db, rec.id);
-        return { completed: this.presentTask(user.id, task.id), next: null };
-      }
+  // ---- RepeatingTasks (the tasks feature's hook) -------------------------------------------------
 
-      const subtasks = findSubtasks(this.db, [task.id], false);
-      const tags = new Map<string, string[]>();
-      for (const t of findTagsOfTasks(this.db, [task.id, ...subtasks.map((s) => s.id)])) {
-        const arr = tags.get(t.task_id);
-        if (arr) arr.push(t.id);
-        else tags.set(t.task_id, [t.id]);
-      }
-      const copyId = insertTask(this.db, {
+  repeating(tx: Tx, userId: string, taskIds: string[]): Set<string> {
+    void tx; // prepared statements on the shared connection, which is the transaction's
+    return new Set(recurringTaskIds(this.db, userId, taskIds));
+  }
+
+  /** PATCH /tasks/{id} and POST /tasks/batch with `completed: true`, inside their transaction. */
+  completeOccurrence(tx: Tx, user: AuthUser, taskId: string, at: Date): void {
+    void tx; // as above
+    const rec = findRecurrenceOfTask(this.db, taskId);
+    const task = findTaskWithList(this.db, user.id, taskId);
+    if (!rec || rec.user_id !== user.id || !task) throw new Error(`completeOccurrence: task ${taskId} does not recur`);
+    this.completeCurrent(user, rec, task, at, 0);
+  }
+
+  /**
+   * The one completion of a recurring task, in the caller's transaction: records a completed
+   * copy (new id, no recurrence, subtasks and tags copied as they were) and moves the task to the
+   * next occurrence with its subtasks reset. With COUNT/UNTIL exhausted the task itself is
+   * completed and the recurrence ends. `grow`: how much this adds to the task's version (0 when
+   * the caller's write in the same change already added one).
+   */
+  private completeCurrent(user: AuthUser, rec: RecurrenceRecord, task: TaskWithList, at: Date, grow: 0 | 1): { completedId: string; next: string | null } {
+    const now = at.toISOString();
+    if (task.parent_id !== null) throw stateConflict("the task has become a subtask; a subtask cannot recur");
+    let next: string | null;
+    if (rec.kind === "rrule") {
+      if (task.due_at === null) throw stateConflict("the task has no due_at; set one (or delete the recurrence) before completing");
+      const series = this.seriesOf(rec);
+      const exceptions = new Set(listExceptions(this.db, rec.id));
+      next = this.expand(() => series.nextAfter(task.due_at!, exceptions));
+    } else {
+      // The user's zone now, not the one stored with the recurrence (contract §12): "today"
+      // is where the user is when they complete it.
+      next = nextAfterCompletion(task.due_at, at, user.timezone, rec.interval!, rec.unit!);
+    }
+
+    if (next === null) {
+      completeTaskItself(this.db, task.id, now, grow);
+      deleteRecurrence(this.db, rec.id);
+      return { completedId: task.id, next: null };
+    }
+
+    const subtasks = findSubtasks(this.db, [task.id], false);
+    const tags = new Map<string, string[]>();
+    for (const t of findTagsOfTasks(this.db, [task.id, ...subtasks.map((s) => s.id)])) {
+      const arr = tags.get(t.task_id);
+      if (arr) arr.push(t.id);
+      else tags.set(t.task_id, [t.id]);
+    }
+    const copyId = insertTask(this.db, {
+      userId: user.id,
+      listId: task.list_id,
+      parentId: null,
+      title: task.title,
+      description: task.description,
+      completed: true,
+      completedAt: now,
+      dueAt: task.due_at,
+      priority: task.priority,
+      now,
+    });
+    replaceTags(this.db, [copyId], tags.get(task.id) ?? []);
+    for (const s of subtasks) {
+      const subCopy = insertTask(this.db, {
         userId: user.id,
         listId: task.list_id,
-        parentId: null,
-        title: task.title,
-        description: task.description,
-        completed: true,
-        completedAt: now,
-        dueAt: task.due_at,
-        priority: task.priority,
+        parentId: copyId,
+        title: s.title,
+        description: s.description,
+        completed: s.completed === 1,
+        completedAt: s.completed_at,
+        dueAt: s.due_at,
+        priority: s.priority,
         now,
       });
-      replaceTags(this.db, [copyId], tags.get(task.id) ?? []);
-      for (const s of subtasks) {
-        const subCopy = insertTask(this.db, {
-          userId: user.id,
-          listId: task.list_id,
-          parentId: copyId,
-          title: s.title,
-          description: s.description,
-          completed: s.completed === 1,
-          completedAt: s.completed_at,
-          dueAt: s.due_at,
-          priority: s.priority,
-          now,
-        });
-        replaceTags(this.db, [subCopy], tags.get(s.id) ?? []);
-      }
-      moveTaskToOccurrence(this.db, task.id, next, now);
-      resetCompletedSubtasks(this.db, task.id, now);
-      return { completed: this.presentTask(user.id, copyId), next: this.presentTask(user.id, task.id) };
-    });
+      replaceTags(this.db, [subCopy], tags.get(s.id) ?? []);
+    }
+    moveTaskToOccurrence(this.db, task.id, next, now, grow);
+    resetCompletedSubtasks(this.db, task.id, now);
+    return { completedId: copyId, next };
   }
 
   /** Skips one occurrence; skipping the current one moves the task on to the next. */
@@ -304,8 +343,8 @@ export class RecurrenceService {
    * Undoes a skip. When the task had been moved past that date only by skips (every occurrence
    * between it and the task's due_at is skipped), the task moves back to it.
    */
-  removeException(user: AuthUser, id: string, date: string): RecurrenceView {
-    return writeTx(this.db, () => {
+  removeException(user: AuthUser, id: string, date: string): void {
+    writeTx(this.db, () => {
       const rec = this.visible(user.id, id);
       if (!deleteException(this.db, rec.id, date)) throw notFound("exception");
       const now = this.core.clock.now().toISOString();
@@ -321,7 +360,6 @@ export class RecurrenceService {
         if (back !== null) setTaskDueAt(this.db, task.id, back, now);
       }
       touchRecurrence(this.db, rec.id, now);
-      return this.view({ ...rec, updated_at: now });
     });
   }
 

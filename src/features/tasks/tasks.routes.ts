@@ -41,9 +41,11 @@ export function tasksRoutes(service: TasksService) {
       body: TaskBatch,
       detail: doc({
         summary: "Complete, move, set due date, replace tags or soft-delete up to 500 tasks, all or nothing",
+        description:
+          "Every named task's `version` grows by one. `completed: true` on a recurring task that is not completed does what `POST /recurrences/{id}/complete` does (a completed copy is recorded and the task moves to its next occurrence, its subtasks reset; when the series has ended the task itself is completed and its recurrence ends), after the batch's other changes (so a `due_at` given is the occurrence completed) and after the plain tasks named with it (a subtask named too is completed in the copy). One task that cannot be completed that way (an `rrule` task left without `due_at`) refuses the whole batch: `409 state_conflict`, nothing changes. The answer counts the named tasks, not the copies.",
         tags: ["tasks"],
         ok: { status: 200, schema: BatchResult },
-        errors: [...WRITE_ERRORS, "invalid_reference", "invalid_parent"],
+        errors: [...WRITE_ERRORS, "invalid_reference", "invalid_parent", "state_conflict"],
       }),
     })
     .get("/tasks/:task_id", ({ params, request }) => service.getTaskForUser(principalOf(request).user.id, params.task_id), {
@@ -55,9 +57,11 @@ export function tasksRoutes(service: TasksService) {
       body: TaskPatch,
       detail: doc({
         summary: "Partial update with optimistic locking (`version` required)",
+        description:
+          "`version` must be the stored one (`409 version_conflict` otherwise, nothing changes); it grows by one. `completed: true` on a recurring task that is not completed does what `POST /recurrences/{id}/complete` does: a completed copy of the current occurrence is recorded (new id, tags and subtasks as they were) and the task moves to its next occurrence with its subtasks reset, or, when the series has ended (COUNT/UNTIL), the task itself is completed and its recurrence ends. The answer is the task after the move. Other fields in the same PATCH apply first, to the occurrence being completed, and so reach both the copy and the task going on (a `due_at` given is the occurrence completed; the next one follows it). An `rrule` task left without `due_at` cannot be completed that way (`409 state_conflict`). `completed: true` on a recurring task already completed, and `completed: false`, only set the flag. A task with a recurrence cannot become a subtask: `parent_id` naming a task is `422 validation_failed` on `parent_id` (delete the recurrence first).",
         tags: ["tasks"],
         ok: { status: 200, schema: Task },
-        errors: [...WRITE_ERRORS, "not_found", "version_conflict", "invalid_reference", "invalid_parent"],
+        errors: [...WRITE_ERRORS, "not_found", "version_conflict", "invalid_reference", "invalid_parent", "state_conflict"],
       }),
     })
     .delete(
@@ -80,6 +84,7 @@ export function tasksRoutes(service: TasksService) {
       params: TaskParams,
       detail: doc({
         summary: "Restore a task (and its subtasks) from the trash",
+        description: "Only a task in the trash can be restored: a task that is not deleted is `409 state_conflict` (the rule for every restore: tasks, lists, memos, habits, countdowns), and so is a subtask whose parent is still deleted.",
         tags: ["tasks"],
         ok: { status: 200, schema: Task },
         errors: ["not_found", "state_conflict", "csrf_failed", "validation_failed"],

@@ -10,6 +10,7 @@ import {
   notArchived,
   notFound,
   stateConflict,
+  validationFailed,
   versionConflict,
   type FieldProblem,
 } from "../../core/errors";
@@ -43,6 +44,7 @@ import {
 } from "./tasks.repo";
 import { presentTasks } from "./tasks.present";
 import { runAfterCommit, type TaskPurgeHooks } from "./tasks.purge-hooks";
+import { TaskRepeatHooks } from "./tasks.repeat-hooks";
 import type { Task, TaskBatch, TaskCreate, TaskPatch, TaskQuery } from "./tasks.schemas";
 import { ftsPhrase, normalizeSearch, searchTerms, taskSearchText, usesTrigramIndex } from "./tasks.search";
 import { localMidnightUtc, nextDate } from "./tasks.dates";
@@ -60,9 +62,14 @@ export class TasksService {
   static readonly PAGE_ENDPOINT = "tasks";
   static readonly TRASH_ENDPOINT = "trash";
 
+  /**
+   * @param repeatHooks where recurrence registers at start-up (it builds on tasks): completing a
+   *   recurring task moves it to its next occurrence, and it cannot become a subtask.
+   */
   constructor(
     private readonly core: Core,
     private readonly purgeHooks: TaskPurgeHooks,
+    readonly repeatHooks: TaskRepeatHooks = new TaskRepeatHooks(),
   ) {}
 
   private get db() {
@@ -242,12 +249,19 @@ export class TasksService {
     });
   }
 
-  /** PATCH: checks, then one compare-and-set UPDATE on the version. */
+  /**
+   * PATCH: checks, then one compare-and-set UPDATE on the version. `completed: true` on a
+   * recurring task that is not completed completes its current occurrence (the recurrence's own
+   * completion, through the repeat hook) after the other fields are applied, so they describe
+   * the occurrence completed and carry on to the next; the version still grows by one.
+   */
   update(user: AuthUser, id: string, p: TaskPatch): Task {
     return writeTx(this.db, (tx) => {
-      const now = this.now();
+      const at = this.core.clock.now();
+      const now = at.toISOString();
       const cur = this.visibleTask(user.id, id);
       if (cur.version !== p.version) throw versionConflict("task", cur.version, p.version);
+      const repeats = this.repeatHooks.repeating(tx, user.id, [id]).has(id);
       const c: TaskChanges = {};
       if (p.title !== undefined) c.title = p.title;
       if (p.description !== undefined) c.description = p.description;
@@ -261,6 +275,13 @@ export class TasksService {
         if (p.parent_id === id) throw invalidParent("a task cannot be its own parent");
         const parent = this.requireParent(user.id, p.parent_id);
         if (countSubtasks(this.db, id) > 0) throw invalidParent("the task has subtasks; nesting is one level deep");
+        // Only top-level tasks recur (as creating a recurrence on a subtask is refused).
+        if (repeats) {
+          throw validationFailed(
+            [{ path: "parent_id", message: "a recurring task cannot become a subtask; delete its recurrence first" }],
+            "a task with a recurrence cannot become a subtask",
+          );
+        }
         if (p.list_id === undefined) newList = parent.list_id;
         else if (parent.list_id !== newList) throw invalidParent("a subtask must be in its parent's list");
       } else if (newParent !== null && newList !== cur.list_id) {
@@ -271,7 +292,8 @@ export class TasksService {
       if (newList !== cur.list_id) c.listId = newList;
       if (p.parent_id !== undefined && p.parent_id !== cur.parent_id) c.parentId = p.parent_id;
 
-      if (p.completed !== undefined) {
+      const completesOccurrence = p.completed === true && cur.completed === 0 && repeats;
+      if (p.completed !== undefined && !completesOccurrence) {
         c.completed = p.completed;
         c.completedAt = p.completed ? (cur.completed === 1 ? cur.completed_at : now) : null;
       }
@@ -286,6 +308,7 @@ export class TasksService {
       // A top-level task's subtasks move with it.
       if (c.listId !== undefined && newParent === null) updateTasks(this.db, user.id, subtaskIds(this.db, [id]), { listId: c.listId }, now);
       if (tagIds !== undefined) replaceTags(this.db, [id], tagIds);
+      if (completesOccurrence) this.repeatHooks.completeOccurrence(tx, user, id, at);
       return this.present(user.id, id);
     });
   }
@@ -316,11 +339,17 @@ export class TasksService {
     });
   }
 
-  /** All checks first, then the writes, in one transaction; each task's version grows by one. */
+  /**
+   * All checks first, then the writes, in one transaction; each task's version grows by one.
+   * `completed: true` completes the current occurrence of each recurring task not yet completed,
+   * as PATCH does, after the batch's other changes (and after the plain tasks named with it, so
+   * a completed subtask is recorded as such in the copy).
+   */
   batch(user: AuthUser, b: TaskBatch): { updated: number } {
     const ids = [...new Set(b.task_ids)];
     return writeTx(this.db, (tx) => {
-      const now = this.now();
+      const at = this.core.clock.now();
+      const now = at.toISOString();
       const rows = new Map(findTasksWithList(this.db, user.id, ids).map((r) => [r.id, r]));
       const errors: FieldProblem[] = [];
       const missing: string[] = [];
@@ -370,9 +399,13 @@ export class TasksService {
         }
         followers = subtaskIds(this.db, topLevel).filter((s) => !named.has(s));
       }
-      batchUpdate(this.db, user.id, ids, { listId, dueAt: b.due_at, completed: b.completed }, now);
+      const occurrences = b.completed === true ? this.repeatHooks.repeating(tx, user.id, ids.filter((id) => rows.get(id)!.completed === 0)) : new Set<string>();
+      const plain = occurrences.size ? ids.filter((id) => !occurrences.has(id)) : ids;
+      if (plain.length) batchUpdate(this.db, user.id, plain, { listId, dueAt: b.due_at, completed: b.completed }, now);
+      if (occurrences.size) batchUpdate(this.db, user.id, [...occurrences], { listId, dueAt: b.due_at }, now);
       if (followers.length && listId !== undefined) updateTasks(this.db, user.id, followers, { listId }, now);
       if (tagIds !== undefined) replaceTags(this.db, ids, tagIds);
+      for (const id of ids) if (occurrences.has(id)) this.repeatHooks.completeOccurrence(tx, user, id, at);
       return { updated: ids.length };
     });
   }
