@@ -156,6 +156,8 @@ async function main(): Promise<number> {
     return 0;
   }
 
+  // Request lines are buffered (core/log.ts): whatever ends the process writes them out first.
+  process.on("exit", () => logger.close());
   const { db, secret } = openStore(config);
   const handle = createApp({ db, config, secret, logger });
   // Before serving: leftovers of uploads cut short by a crash, files without rows and rows without files.
@@ -207,6 +209,7 @@ async function main(): Promise<number> {
     server.stop(true);
     db.close();
     logger.info("stopped");
+    logger.close();
     process.exit(0);
   };
   process.on("SIGTERM", () => void stop("SIGTERM"));

@@ -39,7 +39,11 @@ export function makeTestApp(opts: { clock?: Clock | FixedClock; config?: Partial
     db,
     dir,
     clock,
-    logs,
+    // Request lines are buffered by the logger (core/log.ts); what a test reads is everything so far.
+    get logs() {
+      logger.flush();
+      return logs;
+    },
     client: (o) => new TestClient(handle, o?.ip ?? "127.0.0.1", o?.base),
     close() {
       db.close();

@@ -585,6 +585,68 @@ describe("request log", () => {
     }
   });
 
+  test("request lines are written within a second without further requests (buffered, not held)", async () => {
+    const root = tempRoot();
+    const s = await Server.start(["--data-dir", join(root, "d"), "--port", "0"], FAST_ENV);
+    try {
+      const r = await s.fetch("/api/v1/health/live?one");
+      const id = r.headers.get("x-request-id")!;
+      // No further request, no shutdown: the periodic flush alone must bring the line.
+      const line = await Promise.race([s.waitFor(new RegExp(id)), Bun.sleep(5000).then(() => "not written within 5 s")]);
+      expect(line).toContain("/api/v1/health/live");
+    } finally {
+      expect(await s.stop()).toBe(0);
+    }
+  });
+
+  test("SIGTERM right after a burst of requests: every request line reaches a slow reader (nothing lost at exit)", async () => {
+    const root = tempRoot();
+    const proc = Bun.spawn([process.execPath, MAIN, "--data-dir", join(root, "d"), "--port", "0", "--log-format", "json"], {
+      env: cleanEnv(FAST_ENV),
+      stdin: "ignore",
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    // A reader that takes its time, like a busy journald: the pipe fills while requests are served.
+    const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader();
+    const dec = new TextDecoder();
+    let text = "";
+    let base = "";
+    while (!base) {
+      const { done, value } = await reader.read();
+      if (done) throw new Error("exited before listening");
+      text += dec.decode(value, { stream: true });
+      base = /"url":"(http:[^"]+)"/.exec(text)?.[1] ?? "";
+    }
+    const slowRead = (async () => {
+      for (;;) {
+        await Bun.sleep(100);
+        const { done, value } = await reader.read();
+        if (done) break;
+        text += dec.decode(value, { stream: true });
+      }
+    })();
+    await Bun.sleep(300); // the reader now pauses between chunks
+    const N = 3000;
+    const ids = new Set<string>();
+    for (let i = 0; i < N; i += 50) {
+      const batch = await Promise.all(Array.from({ length: 50 }, () => fetch(`${base}/api/v1/health/live`)));
+      for (const r of batch) ids.add(r.headers.get("x-request-id")!);
+    }
+    proc.kill("SIGTERM");
+    expect(await proc.exited).toBe(0);
+    await slowRead;
+    const logged = new Set(
+      text
+        .split("\n")
+        .filter((l) => l.includes('"msg":"request"'))
+        .map((l) => (JSON.parse(l) as { request_id: string }).request_id),
+    );
+    const missing = [...ids].filter((id) => !logged.has(id));
+    expect(missing.length).toBe(0);
+    expect(text).toContain('"msg":"stopped"');
+  }, 60_000);
+
   test("--log-format off: no request lines", async () => {
     const root = tempRoot();
     // Nothing tells the port when logging is off: pick a free one first.
