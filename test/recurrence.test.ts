@@ -181,17 +181,23 @@ describe("create and read", () => {
       await refused(() => owner.post(`${V}/recurrences/${id}/exceptions`, { date: "2026-12-01" }), 404, "not_found");
       await refused(() => owner.delete(`${V}/recurrences/${id}/exceptions/2026-12-01`), 404, "not_found");
     }
-    expect((await owner.get(`${V}/tasks/${t.id}/recurrence`)).status).toBe(404);
-    expect((await owner.get(`${V}/tasks/${missing}/recurrence`)).status).toBe(404);
+    // The task of another user, or none at all: 404. A task of mine that does not repeat: 200 null
+    // (not an error: every task dialog asks, and a 404 there was a red console error each time).
+    for (const id of [t.id, missing]) {
+      const r = await owner.get(`${V}/tasks/${id}/recurrence`);
+      expect({ status: r.status, code: r.body.code }).toEqual({ status: 404, code: "not_found" });
+    }
     const plain = await task(owner, {});
     const none = await owner.get(`${V}/tasks/${plain.id}/recurrence`);
-    expect({ status: none.status, code: none.body.code }).toEqual({ status: 404, code: "not_found" });
+    expect({ status: none.status, type: none.headers.get("content-type"), text: none.text }).toEqual({ status: 200, type: "application/json", text: "null" });
+    expect((await other.get(`${V}/tasks/${plain.id}/recurrence`)).status).toBe(404);
 
     // In the trash: hidden; restored: back.
     const mine = await task(owner, { due_at: "2026-11-30" });
     const myRec = await recur(owner, { task_id: mine.id, kind: "rrule", rrule: "FREQ=DAILY" });
     expect((await owner.delete(`${V}/tasks/${mine.id}`)).status).toBe(204);
     expect((await owner.get(`${V}/recurrences/${myRec.id}`)).status).toBe(404);
+    expect((await owner.get(`${V}/tasks/${mine.id}/recurrence`)).status).toBe(404);
     await refused(() => owner.post(`${V}/recurrences/${myRec.id}/complete`), 404, "not_found");
     expect((await owner.post(`${V}/tasks/${mine.id}/restore`)).status).toBe(200);
     expect((await owner.get(`${V}/recurrences/${myRec.id}`)).status).toBe(200);
@@ -279,7 +285,8 @@ describe("complete", () => {
     // GET agrees with the answer; the copy does not recur; a stale PATCH of the task is a conflict.
     expect(await getTask(owner, t.id)).toEqual(next);
     expect(await getTask(owner, completed.id)).toEqual(completed);
-    expect((await owner.get(`${V}/tasks/${completed.id}/recurrence`)).status).toBe(404);
+    const copyRec = await owner.get(`${V}/tasks/${completed.id}/recurrence`);
+    expect({ status: copyRec.status, body: copyRec.body }).toEqual({ status: 200, body: null });
     await refused(() => owner.patch(`${V}/tasks/${t.id}`, { version: before.version, title: "x" }), 409, "version_conflict");
   });
 
@@ -303,7 +310,8 @@ describe("complete", () => {
     expect(last.body.completed).toMatchObject({ id: t.id, completed: true, completed_at: "2026-11-25T12:00:00.000Z", due_at: "2026-12-01" });
     expect((app.db.sqlite.query("SELECT count(*) AS n FROM tasks").get() as { n: number }).n).toBe(tasksBefore);
     expect((await owner.get(`${V}/recurrences/${rec.id}`)).status).toBe(404);
-    expect((await owner.get(`${V}/tasks/${t.id}/recurrence`)).status).toBe(404);
+    const ended = await owner.get(`${V}/tasks/${t.id}/recurrence`);
+    expect({ status: ended.status, body: ended.body }).toEqual({ status: 200, body: null });
     await refused(() => owner.post(`${V}/recurrences/${rec.id}/complete`), 404, "not_found");
   });
 
@@ -608,6 +616,10 @@ test("OpenAPI documents every recurrence operation with its errors", async () =>
   }
   // A delete answers 204 only (contract §12): no 200 documented for undoing a skip.
   expect(Object.keys(d.paths["/api/v1/recurrences/{id}/exceptions/{date}"].delete.responses)).not.toContain("200");
+  // "No repeat" is a 200 null, documented as such.
+  const ofTask = d.paths["/api/v1/tasks/{task_id}/recurrence"].get;
+  expect(JSON.stringify(ofTask.responses["200"].content["application/json"].schema)).toContain('"null"');
+  expect(ofTask.description).toContain("`null`");
   expect(d.components.schemas.Recurrence).toBeDefined();
   expect(d.paths["/api/v1/recurrences"].post.requestBody).toBeDefined();
 });

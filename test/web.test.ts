@@ -12,6 +12,8 @@ let admin: TestClient;
 let anon: TestClient;
 let scriptPath = "";
 let stylePath = "";
+/** The answer's bytes (the test client decodes bodies as text). */
+const raw = async (path: string) => new Uint8Array(await (await app.handle.fetch(new Request(`http://localhost${path}`))).arrayBuffer());
 
 describe("web app", () => {
   test("/ is the app's page for anyone, with no-cache and a strict CSP", async () => {
@@ -63,6 +65,58 @@ describe("web app", () => {
     expect(gz.length).toBeLessThanOrEqual(150 * 1024);
     const plain = await anon.get(scriptPath);
     expect(new TextDecoder().decode(gunzipSync(gz))).toBe(plain.text);
+  });
+
+  test("the first page's JavaScript stays within the 60 KB (gzipped) budget; the lunar calendar is a chunk loaded on demand", async () => {
+    const { buildWeb } = await import("../web/build-web");
+    const b = await buildWeb();
+    console.log(`web: first-page JS ${(b.jsGzip.firstPage / 1024).toFixed(1)} KiB gzipped, lazy ${(b.jsGzip.lazy / 1024).toFixed(1)} KiB`);
+    expect(b.jsGzip.firstPage).toBeLessThanOrEqual(60 * 1024);
+    // lunar-typescript is not in the entry, only in a chunk the entry imports dynamically.
+    const entry = Object.entries(b.assets).find(([n]) => /^main-.*\.js$/.test(n))![1].body;
+    const lunar = Object.keys(b.assets).find((n) => /^lunar-.*\.js$/.test(n));
+    expect(lunar).toBeDefined();
+    expect(entry).toContain(lunar!);
+    expect(entry).not.toContain("getFirstJulianDay");
+    const chunk = await anon.get(`/assets/${lunar}`);
+    expect(chunk.status).toBe(200);
+    expect(chunk.text).toContain("getFirstJulianDay");
+  });
+
+  test("/favicon.ico is a real icon (an ICO holding a PNG), never the page", async () => {
+    const r = await anon.get("/favicon.ico");
+    expect(r.status).toBe(200);
+    expect(r.headers.get("content-type")).toBe("image/x-icon");
+    expect(r.headers.get("cache-control")).toBe("public, max-age=86400");
+    const b = await raw("/favicon.ico");
+    expect([...b.slice(0, 6)]).toEqual([0, 0, 1, 0, 1, 0]); // ICO header: type 1 (icon), one image
+    const size = new DataView(b.buffer, b.byteOffset).getUint32(14, true);
+    const offset = new DataView(b.buffer, b.byteOffset).getUint32(18, true);
+    expect(offset + size).toBe(b.length);
+    expect([...b.slice(offset, offset + 8)]).toEqual([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]); // PNG signature
+    expect(r.text).not.toContain("<html");
+    expect(r.headers.get("x-content-type-options")).toBe("nosniff");
+  });
+
+  test("the web app manifest: name, start page, colours and icons that are served", async () => {
+    const page = await anon.get("/");
+    expect(page.text).toContain('<link rel="manifest" href="/manifest.webmanifest">');
+    const icon = /<link rel="icon" href="(\/assets\/icon-[\w-]+\.svg)" type="image\/svg\+xml">/.exec(page.text);
+    expect(icon).not.toBeNull();
+    const r = await anon.get("/manifest.webmanifest");
+    expect(r.status).toBe(200);
+    expect(r.headers.get("content-type")).toBe("application/manifest+json; charset=utf-8");
+    const m = JSON.parse(r.text);
+    expect(m).toMatchObject({ name: expect.any(String), short_name: expect.any(String), start_url: "/tasks", display: "standalone", theme_color: expect.stringMatching(/^#[0-9a-f]{6}$/) });
+    expect(m.icons.map((i: { type: string }) => i.type).sort()).toEqual(["image/png", "image/svg+xml"]);
+    for (const i of m.icons as { src: string; type: string }[]) {
+      const a = await anon.get(i.src);
+      expect({ src: i.src, status: a.status, type: a.headers.get("content-type") }).toEqual({ src: i.src, status: 200, type: i.type });
+      expect(a.headers.get("cache-control")).toContain("immutable");
+    }
+    expect(m.icons.map((i: { src: string }) => i.src)).toContain(icon![1]);
+    const png = await raw(m.icons.find((i: { type: string }) => i.type === "image/png").src);
+    expect([...png.slice(1, 4)]).toEqual([0x50, 0x4e, 0x47]);
   });
 
   test("an unknown or tampered asset name is a plain 404, not the page", async () => {
@@ -118,6 +172,9 @@ describe("web app embedded in the executable", () => {
   const bundle = {
     indexHtml: '<!doctype html><script type="module" src="/assets/main-abc123.js"></script>',
     assets: { "main-abc123.js": { type: "text/javascript; charset=utf-8", body: `console.log(${JSON.stringify("x".repeat(4000))});` } },
+    manifest: { type: "application/manifest+json; charset=utf-8", body: '{"name":"app"}' },
+    favicon: { type: "image/x-icon", body: Buffer.from([0, 0, 1, 0, 1, 0]).toString("base64"), base64: true },
+    jsGzip: { firstPage: 0, lazy: 0 },
   };
   const routes = webRoutes(new WebService(bundle));
   const get = (path: string, headers: Record<string, string> = {}) => routes.handle(new Request(`http://localhost${path}`, { headers }));
@@ -132,5 +189,7 @@ describe("web app embedded in the executable", () => {
     expect(gz.headers.get("content-encoding")).toBe("gzip");
     expect(new TextDecoder().decode(gunzipSync(new Uint8Array(await gz.arrayBuffer())))).toBe(bundle.assets["main-abc123.js"].body);
     expect((await get("/assets/main-other.js")).status).toBe(404);
+    expect(await (await get("/manifest.webmanifest")).text()).toBe('{"name":"app"}');
+    expect([...new Uint8Array(await (await get("/favicon.ico")).arrayBuffer())]).toEqual([0, 0, 1, 0, 1, 0]);
   });
 });

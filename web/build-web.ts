@@ -2,31 +2,73 @@
 // that references them. Used by build.ts (embedded in dist/app) and, when the server runs from
 // source, by src/features/web on first request.
 import { join } from "node:path";
-import { readdirSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
 
 export interface WebAsset {
   type: string;
+  /** Text, or base64 for a binary file (`base64: true`): the bundle is embedded as JSON. */
   body: string;
+  base64?: boolean;
 }
 export interface WebBundle {
   /** index.html: the only page; references the hashed assets. */
   indexHtml: string;
   /** Hashed file name (e.g. `main-4f3a2b1c.js`) → content; served under /assets/. */
   assets: Record<string, WebAsset>;
+  /** /manifest.webmanifest (the web app manifest; its icons are hashed assets). */
+  manifest: WebAsset;
+  /** /favicon.ico: the app icon in an ICO container, for clients that ask for it by that name. */
+  favicon: WebAsset;
+  /** Gzipped bytes of the JavaScript the first page loads, and of the parts loaded later on demand. */
+  jsGzip: { firstPage: number; lazy: number };
 }
 
 const TYPES: Record<string, string> = {
   js: "text/javascript; charset=utf-8",
   css: "text/css; charset=utf-8",
   svg: "image/svg+xml",
+  png: "image/png",
   map: "application/json; charset=utf-8",
 };
+
+const ASSETS_DIR = join(import.meta.dir, "..", "assets");
+const THEME = "#255ccc"; // the icon's colour, also the browser's toolbar colour
+
+/** `name-<hash>.ext` for a file read from assets/, so it can be cached for a year like the bundle. */
+function hashedName(file: string, bytes: Uint8Array): string {
+  const dot = file.lastIndexOf(".");
+  return `${file.slice(0, dot)}-${Bun.hash(bytes).toString(36).slice(0, 8)}${file.slice(dot)}`;
+}
+
+/**
+ * An ICO file holding one PNG image (Windows Vista and every browser read PNG-in-ICO): a 6-byte
+ * header and one 16-byte directory entry in front of the PNG's own bytes.
+ */
+export function icoOf(png: Uint8Array): Uint8Array {
+  const view = new DataView(png.buffer, png.byteOffset, png.byteLength);
+  const width = view.getUint32(16); // IHDR
+  const height = view.getUint32(20);
+  const ico = new Uint8Array(22 + png.length);
+  const h = new DataView(ico.buffer);
+  h.setUint16(2, 1, true); // type: icon
+  h.setUint16(4, 1, true); // one image
+  ico[6] = width >= 256 ? 0 : width; // 0 means 256
+  ico[7] = height >= 256 ? 0 : height;
+  h.setUint16(10, 1, true); // colour planes
+  h.setUint16(12, 32, true); // bits per pixel
+  h.setUint32(14, png.length, true);
+  h.setUint32(18, 22, true); // offset of the image
+  ico.set(png, 22);
+  return ico;
+}
 
 export async function buildWeb(opts: { minify?: boolean } = {}): Promise<WebBundle> {
   const result = await Bun.build({
     entrypoints: [join(import.meta.dir, "src", "main.tsx")],
     target: "browser",
     format: "esm",
+    // Code that only some screens need (the lunar calendar) is a separate chunk loaded by import().
+    splitting: true,
     minify: opts.minify ?? true,
     naming: { entry: "[name]-[hash].[ext]", chunk: "[name]-[hash].[ext]", asset: "[name]-[hash].[ext]" },
     define: { "process.env.NODE_ENV": '"production"' },
@@ -35,27 +77,62 @@ export async function buildWeb(opts: { minify?: boolean } = {}): Promise<WebBund
   const assets: Record<string, WebAsset> = {};
   const scripts: string[] = [];
   const styles: string[] = [];
+  const jsGzip = { firstPage: 0, lazy: 0 };
   for (const out of result.outputs) {
     const name = out.path.replace(/^.*[\\/]/, "");
     const ext = name.slice(name.lastIndexOf(".") + 1);
-    assets[name] = { type: TYPES[ext] ?? "application/octet-stream", body: await out.text() };
+    const body = await out.text();
+    assets[name] = { type: TYPES[ext] ?? "application/octet-stream", body };
     if (out.kind === "entry-point" && ext === "js") scripts.push(name);
     if (ext === "css") styles.push(name);
+    if (ext === "js") jsGzip[out.kind === "entry-point" ? "firstPage" : "lazy"] += Bun.gzipSync(body).length;
   }
+  // The app icon (assets/icon.svg, and a 192 px PNG of it for the manifest, apple-touch-icon and
+  // /favicon.ico). Kept simple on purpose: generating every size at build time is later work.
+  const svg = readFileSync(join(ASSETS_DIR, "icon.svg"));
+  const png = readFileSync(join(ASSETS_DIR, "icon-192.png"));
+  const svgName = hashedName("icon.svg", svg);
+  const pngName = hashedName("icon-192.png", png);
+  assets[svgName] = { type: TYPES.svg!, body: svg.toString("utf8") };
+  assets[pngName] = { type: TYPES.png!, body: png.toString("base64"), base64: true };
+  const manifest = {
+    name: "app",
+    short_name: "app",
+    description: "Tasks, habits, countdowns and memos",
+    start_url: "/tasks",
+    scope: "/",
+    display: "standalone",
+    background_color: "#f6f7f9",
+    theme_color: THEME,
+    icons: [
+      { src: `/assets/${svgName}`, type: "image/svg+xml", sizes: "any", purpose: "any" },
+      { src: `/assets/${pngName}`, type: "image/png", sizes: "192x192", purpose: "any" },
+    ],
+  };
   const indexHtml = `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1, viewport-fit=cover">
 <meta name="color-scheme" content="light dark">
+<meta name="theme-color" content="${THEME}">
 <title>app</title>
+<link rel="icon" href="/assets/${svgName}" type="image/svg+xml">
+<link rel="apple-touch-icon" href="/assets/${pngName}">
+<link rel="manifest" href="/manifest.webmanifest">
 ${styles.map((s) => `<link rel="stylesheet" href="/assets/${s}">`).join("\n")}
 ${scripts.map((s) => `<script type="module" src="/assets/${s}"></script>`).join("\n")}
 </head>
 <body><div id="root"></div><noscript>This app needs JavaScript.</noscript></body>
 </html>
 `;
-  return { indexHtml, assets };
+  return {
+    indexHtml,
+    assets,
+    manifest: { type: "application/manifest+json; charset=utf-8", body: JSON.stringify(manifest) },
+    favicon: { type: "image/x-icon", body: Buffer.from(icoOf(png)).toString("base64"), base64: true },
+    jsGzip,
+  };
 }
 
 /** The newest modification time under web/src: the server, run from source, rebuilds when it moves. */
@@ -80,9 +157,8 @@ export const embeddedWeb: WebBundle | null = null;
 export async function embedWebAssets(): Promise<() => void> {
   const bundle = await buildWeb();
   const { atime, mtime } = statSync(GENERATED);
-  const js = Object.entries(bundle.assets).filter(([n]) => n.endsWith(".js"));
-  const gz = js.reduce((n, [, a]) => n + Bun.gzipSync(a.body).length, 0);
-  console.log(`web: ${Object.keys(bundle.assets).length} assets, JS ${(gz / 1024).toFixed(1)} KiB gzipped`);
+  const kib = (n: number) => (n / 1024).toFixed(1);
+  console.log(`web: ${Object.keys(bundle.assets).length} assets, first-page JS ${kib(bundle.jsGzip.firstPage)} KiB gzipped (+ ${kib(bundle.jsGzip.lazy)} KiB loaded on demand)`);
   writeFileSync(
     GENERATED,
     `import type { WebBundle } from "../../../web/build-web";\n\nexport const embeddedWeb: WebBundle | null = ${JSON.stringify(bundle)};\n`,
@@ -95,5 +171,9 @@ export async function embedWebAssets(): Promise<() => void> {
 
 if (import.meta.main) {
   const b = await buildWeb();
-  for (const [n, a] of Object.entries(b.assets)) console.log(n, a.body.length, "bytes,", Bun.gzipSync(a.body).length, "gzipped");
+  for (const [n, a] of Object.entries(b.assets)) {
+    const bytes = a.base64 ? Buffer.from(a.body, "base64") : a.body;
+    console.log(n, bytes.length, "bytes,", Bun.gzipSync(bytes).length, "gzipped");
+  }
+  console.log(`first-page JS ${b.jsGzip.firstPage} bytes gzipped, lazy chunks ${b.jsGzip.lazy} bytes gzipped`);
 }

@@ -846,7 +846,9 @@ describe("§4 tasks, trash, recurrence", () => {
     expect(c3.body.next.due_at).toMatch(DATE);
     expectNoContent("DELETE /recurrences/{id}", await admin.del(`/recurrences/${ac.body.id}`));
     expect(sc(await admin.get(`/recurrences/${ac.body.id}`))).toEqual(err(404, "not_found"));
-    expect(sc(await admin.get(`/tasks/${t2.body.id}/recurrence`))).toEqual(err(404, "not_found"));
+    // Issue 12: a task that does not (or no longer) repeats answers 200 null, not 404.
+    const none = await admin.get(`/tasks/${t2.body.id}/recurrence`);
+    expect({ s: none.status, b: none.body }).toEqual({ s: 200, b: null });
   });
 });
 
@@ -1572,7 +1574,8 @@ describe("finer points", () => {
     const c = await admin.post(`/recurrences/${r.body.id}/complete`);
     expect(c.status).toBe(200);
     expect(c.body.completed.subtasks.map((x: { completed: boolean }) => x.completed)).toEqual([true]);
-    expect(sc(await admin.get(`/tasks/${c.body.completed.id}/recurrence`))).toEqual(err(404, "not_found"));
+    const copyRec = await admin.get(`/tasks/${c.body.completed.id}/recurrence`);
+    expect({ s: copyRec.status, b: copyRec.body }).toEqual({ s: 200, b: null });
     expect(c.body.next.due_at).toBe("2026-12-08T18:00:00.000Z");
     expect(c.body.next.subtasks.map((x: { completed: boolean }) => x.completed)).toEqual([false]);
     expect(c.body.next.completed).toBe(false);

@@ -108,3 +108,76 @@ export async function screenshot(page: Page, name: string): Promise<void> {
   mkdirSync(ARTIFACTS, { recursive: true });
   await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: false });
 }
+
+/** Every console error, 4xx answers included (watchErrors leaves those to the flows that expect them). */
+export function watchConsole(page: Page): string[] {
+  const errors: string[] = [];
+  page.on("console", (m) => {
+    if (m.type() === "error") errors.push(m.text());
+  });
+  page.on("pageerror", (e) => errors.push(`pageerror: ${e.message}`));
+  return errors;
+}
+
+const AXE = join(ROOT, "node_modules", "axe-core", "axe.min.js");
+let axeSource: string | null = null;
+
+export interface A11yViolation {
+  id: string;
+  impact: string | null;
+  nodes: string[];
+}
+
+/**
+ * axe-core's violations on the page as it is now (all of axe's default rules: WCAG 2.x A/AA and best
+ * practices). axe is evaluated through the DevTools protocol, so the page's strict CSP (no inline
+ * script) stays on and is not what is tested.
+ */
+export async function axeViolations(page: Page): Promise<A11yViolation[]> {
+  axeSource ??= await Bun.file(AXE).text();
+  if (!(await page.evaluate(() => "axe" in globalThis))) await page.evaluate(axeSource);
+  return page.evaluate(async () => {
+    // axe's own types are not in this project's (non-DOM) test typings.
+    const axe = (globalThis as unknown as { axe: { run(ctx: unknown, opts: unknown): Promise<{ violations: { id: string; impact: string | null; nodes: { target: string[]; failureSummary?: string }[] }[] }> } }).axe;
+    const r = await axe.run((globalThis as unknown as { document: unknown }).document, { resultTypes: ["violations"] });
+    return r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => `${n.target.join(" ")}: ${(n.failureSummary ?? "").replace(/\s+/g, " ").slice(0, 300)}`) }));
+  });
+}
+
+// The page globals the browser-side callbacks below use (the test project has no DOM lib on purpose:
+// DOM's fetch types clash with Bun's).
+declare const document: { cookie: string };
+
+/** An API call from the page (its session and CSRF header), to arrange data or check what a flow did. */
+export async function apiFromPage<T>(page: Page, method: string, path: string, body?: unknown): Promise<T> {
+  return page.evaluate(
+    async ([method, path, body]) => {
+      const m = /(?:^|; )(?:__Host-)?app_csrf=([^;]*)/.exec(document.cookie);
+      const csrf = decodeURIComponent(m?.[1] ?? "");
+      const r = await fetch(`/api/v1${path}`, { method, headers: { "content-type": "application/json", "x-csrf-token": csrf }, body: body === undefined ? undefined : JSON.stringify(body) });
+      const text = await r.text();
+      if (r.status >= 400) throw new Error(`${method} ${path}: ${r.status} ${text}`);
+      return text ? JSON.parse(text) : null;
+    },
+    [method, path, body] as const,
+  ) as Promise<T>;
+}
+
+/** The user's local date in the browser (YYYY-MM-DD). */
+export function browserToday(page: Page): Promise<string> {
+  return page.evaluate(() => {
+    const d = new Date();
+    return `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, "0")}-${String(d.getDate()).padStart(2, "0")}`;
+  });
+}
+
+/** Retries `f` until `ok` holds (the UI updates after the server answers); fails after 15 s. */
+export async function poll<T>(f: () => Promise<T>, ok: (v: T) => boolean): Promise<T> {
+  let last: T | undefined;
+  for (let i = 0; i < 150; i++) {
+    last = await f();
+    if (ok(last)) return last;
+    await Bun.sleep(100);
+  }
+  throw new Error(`condition not met; last value ${JSON.stringify(last)}`);
+}

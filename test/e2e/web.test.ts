@@ -387,7 +387,7 @@ describe.skipIf(!hasChromium)("web app in a browser", () => {
     await cell.click();
     await poll(() => cell.getAttribute("aria-pressed"), (v) => v === "true");
     expect(await cell.getAttribute("aria-label")).toBe(`Read 20 pages ${day}: ${t.habits.status.done}`);
-    await page.getByRole("button", { name: "Read 20 pages" }).click();
+    await page.getByRole("button", { name: "Read 20 pages", exact: true }).click();
     await page.getByText(t.habits.streak(1)).waitFor();
     // A pause from today: today is paused (not tappable); resuming makes it count again.
     await page.getByRole("button", { name: t.habits.pause }).click();
@@ -525,10 +525,16 @@ describe.skipIf(!hasChromium)("web app in a browser", () => {
     await restore.getByRole("button", { name: t.backup.check }).click();
     const summary = page.getByTestId("preflight");
     await summary.waitFor();
-    expect(await summary.locator("table.counts").textContent()).toContain("tasks");
+    // Counts by what a person calls them, never the archive's keys (recurrence_exceptions, habit_logs).
+    const counts = await summary.locator("table.counts tbody th").allTextContents();
+    expect(counts).toContain(t.backup.entities.tasks!);
+    expect(counts).toContain(t.backup.entities.recurrence_exceptions!);
+    expect(counts.filter((c) => /_/.test(c))).toEqual([]);
     await summary.getByText(t.backup.replaceWarning).waitFor();
+    // The button says what it does, once ("Restore (Replace (delete my current data first))" was the bug).
+    expect(await summary.locator(".buttons button").textContent()).toBe(t.backup.confirmReplace);
     await screenshot(page, "backup-preflight-desktop");
-    await summary.getByRole("button", { name: t.backup.confirm(t.backup.replace) }).click();
+    await summary.getByRole("button", { name: t.backup.confirmReplace }).click();
     await page.getByText(new RegExp(t.backup.restored)).waitFor();
     await goTo(t.nav.tasks);
     await row("Call the plumber about the kitchen sink 0123456789").waitFor();

@@ -4,7 +4,7 @@ import type { User } from "./api/types";
 import { t } from "./i18n";
 import { match, navigate, useLocation } from "./router";
 import { installShortcuts, ShortcutHelp } from "./shortcuts";
-import { ErrorBox, Toasts } from "./ui";
+import { ErrorBox, Toasts, useTitle } from "./ui";
 import { LoginPage, SetupPage } from "./pages/auth";
 import { TasksPage } from "./pages/tasks";
 import { TrashPage } from "./pages/trash";
@@ -13,6 +13,16 @@ import { CountdownsPage } from "./pages/countdowns";
 import { MemosPage } from "./pages/memos";
 import { SettingsPage } from "./pages/settings";
 import { BackupPage } from "./pages/backup";
+
+function NotFound() {
+  useTitle(t.nav.notFound);
+  return (
+    <div class="empty">
+      <h1>{t.nav.notFound}</h1>
+      <a href="/tasks">{t.nav.tasks}</a>
+    </div>
+  );
+}
 
 type Boot = { state: "loading" } | { state: "setup" } | { state: "login" } | { state: "ready"; user: User } | { state: "error"; error: unknown };
 
@@ -50,8 +60,17 @@ export function App() {
   }, []);
   useEffect(() => installShortcuts(() => setHelp((h) => !h)), []);
 
-  if (boot.state === "loading") return <div class="boot">{t.loading}</div>;
-  if (boot.state === "error") return <div class="boot"><ErrorBox error={boot.error} retry={start} /></div>;
+  if (boot.state === "loading") return <main class="boot"><h1 class="sr-only">{t.appName}</h1>{t.loading}</main>;
+  if (boot.state === "error") {
+    return (
+      <main class="boot">
+        <div>
+          <h1>{t.appName}</h1>
+          <ErrorBox error={boot.error} retry={start} />
+        </div>
+      </main>
+    );
+  }
   const signedIn = (user: User) => {
     setBoot({ state: "ready", user });
     if (loc.path === "/" || loc.path === "/login" || loc.path === "/setup") navigate("/tasks", { replace: true });
@@ -70,7 +89,7 @@ export function App() {
   else if (path === "/memos" || match("/memos/:id", path)) page = <MemosPage />;
   else if (path === "/settings") page = <SettingsPage user={user} onUser={(u) => setBoot({ state: "ready", user: u })} onSignedOut={() => setBoot({ state: "login" })} />;
   else if (path === "/backup") page = <BackupPage />;
-  else page = <div class="empty">Page not found. <a href="/tasks">{t.nav.tasks}</a></div>;
+  else page = <NotFound />;
 
   return (
     <div class="shell">

@@ -51,7 +51,7 @@ export function Markdown({ text }: { text: string }): VNode {
     if (h) {
       const level = Math.min(h[1]!.length + 2, 6); // memo headings sit below the page's own
       const Tag = `h${level}` as "h3";
-      blocks.push(<Tag key={key++}>{inline(h[2]!)}</Tag>);
+      blocks.push(<Tag key={key++} dir="auto">{inline(h[2]!)}</Tag>);
       i++;
       continue;
     }
@@ -62,8 +62,9 @@ export function Markdown({ text }: { text: string }): VNode {
         const itemText = lines[i]!.replace(/^\s*([-*+]|\d+[.)])\s+/, "");
         const task = /^\[([ xX])\]\s+(.*)$/.exec(itemText);
         items.push(
-          <li key={items.length}>
-            {task ? <><input type="checkbox" checked={task[1] !== " "} disabled /> {inline(task[2]!)}</> : inline(itemText)}
+          <li key={items.length} dir="auto">
+            {/* A task item's checkbox is labelled by its own text (read-only: memos are edited as text). */}
+            {task ? <label class="md-task"><input type="checkbox" checked={task[1] !== " "} disabled /> {inline(task[2]!)}</label> : inline(itemText)}
           </li>,
         );
         i++;
@@ -74,7 +75,7 @@ export function Markdown({ text }: { text: string }): VNode {
     if (/^>\s?/.test(line)) {
       const body: string[] = [];
       while (i < lines.length && /^>\s?/.test(lines[i]!)) body.push(lines[i++]!.replace(/^>\s?/, ""));
-      blocks.push(<blockquote key={key++}>{inline(body.join(" "))}</blockquote>);
+      blocks.push(<blockquote key={key++} dir="auto">{inline(body.join(" "))}</blockquote>);
       continue;
     }
     if (/^(---|\*\*\*)\s*$/.test(line)) {
@@ -93,7 +94,7 @@ export function Markdown({ text }: { text: string }): VNode {
       if (n) children.push(<br key={`b${n}`} />);
       children.push(...inline(p, n * 1000));
     });
-    blocks.push(<p key={key++}>{children}</p>);
+    blocks.push(<p key={key++} dir="auto">{children}</p>);
   }
-  return <div class="markdown">{blocks}</div>;
+  return <div class="markdown" dir="auto">{blocks}</div>;
 }

@@ -23,14 +23,18 @@ export function recurrenceRoutes(service: RecurrenceService) {
       "/tasks/:task_id/recurrence",
       ({ params, request }) => {
         const v = service.getOfTask(principalOf(request).user, params.task_id);
+        // JSON `null`, not an empty body: Elysia would answer a bare null with no content at all.
+        if (!v) return new Response("null", { headers: { "content-type": "application/json" } });
         return presentRecurrence(v.rec, v.exceptions);
       },
       {
         params: TaskRecurrenceParams,
         detail: doc({
-          summary: "The task's recurrence (404 when the task does not recur)",
+          summary: "The task's recurrence, or null when it does not repeat",
+          description:
+            "Answers `200` with the recurrence, or `200` with the JSON `null` when the task exists and does not repeat (so a client opening a task never meets an error for the ordinary case). `404 not_found` only when the task does not exist, is another user's, is in the trash or sits in an archived list.",
           tags: TAGS,
-          ok: { status: 200, schema: Recurrence },
+          ok: { status: 200, schema: Recurrence.nullable(), description: "the recurrence, or null" },
           errors: ["not_found"],
         }),
       },

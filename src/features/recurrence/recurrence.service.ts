@@ -50,7 +50,7 @@ export interface Completion {
  *   rrule) re-anchors it at the task's current due_at.
  * - When COUNT/UNTIL is exhausted, completing answers `completed` = the task itself (now
  *   completed; no copy is made, it would duplicate it) and `next` = null, and the recurrence is
- *   DELETED (its exceptions with it): GET /tasks/{id}/recurrence answers 404 afterwards.
+ *   DELETED (its exceptions with it): GET /tasks/{id}/recurrence answers `null` afterwards.
  * - after_completion counts in the user's zone at the moment of completion (date and time of
  *   day); the recurrence's `timezone` is only used by an rrule (kept for a switch of kind).
  * - Exceptions are local dates in the recurrence's zone. Only kind rrule has occurrences to
@@ -122,13 +122,15 @@ export class RecurrenceService implements RepeatingTasks {
     return readTx(this.db, () => this.view(this.visible(user.id, id)));
   }
 
-  /** GET /tasks/{task_id}/recurrence: 404 when the task is not visible or does not recur. */
-  getOfTask(user: AuthUser, taskId: string): RecurrenceView {
+  /**
+   * GET /tasks/{task_id}/recurrence: null when the task exists and does not recur (a normal answer,
+   * not an error: every task dialog asks); 404 only when the task is not visible.
+   */
+  getOfTask(user: AuthUser, taskId: string): RecurrenceView | null {
     return readTx(this.db, () => {
       if (!this.visibleTask(user.id, taskId)) throw notFound("task");
       const rec = findRecurrenceOfTask(this.db, taskId);
-      if (!rec) throw notFound("recurrence");
-      return this.view(rec);
+      return rec ? this.view(rec) : null;
     });
   }
 

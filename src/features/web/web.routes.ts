@@ -18,6 +18,8 @@ export const WEB_CSP = [
 
 // Asset names carry a content hash, so a cached copy can never be stale.
 const IMMUTABLE = "public, max-age=31536000, immutable";
+// Fixed names (the manifest, /favicon.ico): cached a day, so a new release's icon shows up soon.
+const ONE_DAY = "public, max-age=86400";
 
 const notFound = () => new Response("not found\n", { status: 404, headers: { "content-type": "text/plain; charset=utf-8" } });
 
@@ -40,7 +42,8 @@ async function page(web: WebService, request: Request): Promise<Response> {
 }
 
 /**
- * The web app: `/`, the hashed files under `/assets/`, and the SPA fallback that answers
+ * The web app: `/`, the hashed files under `/assets/`, `/manifest.webmanifest`, `/favicon.ico`
+ * (a real icon: browsers, feed readers and bookmark tools ask for it), and the SPA fallback that answers
  * index.html for any other GET outside /api (client-side routes such as /tasks or /memos/…).
  * /api/* never falls back: an unknown API path stays the problem+json 404.
  */
@@ -56,6 +59,8 @@ export function webRoutes(web: WebService) {
       },
       { detail: { hide: true } },
     )
+    .get("/manifest.webmanifest", async ({ request }) => respond(await web.manifest(), request, { "cache-control": ONE_DAY }), { detail: { hide: true } })
+    .get("/favicon.ico", async ({ request }) => respond(await web.favicon(), request, { "cache-control": ONE_DAY }), { detail: { hide: true } })
     .get(
       "/*",
       ({ path, request }) => {

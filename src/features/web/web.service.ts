@@ -45,6 +45,7 @@ export class WebService {
     const old = await this.bundle.catch(() => null);
     if (old) Object.assign(this.earlier, old.assets);
     this.encoded.delete("index.html");
+    this.encoded.delete("manifest.webmanifest");
     this.bundle = null;
   }
 
@@ -52,6 +53,17 @@ export class WebService {
     await this.reloadIfEdited();
     const b = await this.load();
     return this.encode("index.html", { type: "text/html; charset=utf-8", body: b.indexHtml });
+  }
+
+  /** /manifest.webmanifest: the web app manifest (name, start page, colours, icons). */
+  async manifest(): Promise<ServedAsset> {
+    await this.reloadIfEdited();
+    return this.encode("manifest.webmanifest", (await this.load()).manifest);
+  }
+
+  /** /favicon.ico: the app icon as an ICO file (never the page). */
+  async favicon(): Promise<ServedAsset> {
+    return this.encode("favicon.ico", (await this.load()).favicon);
   }
 
   /** A hashed asset by file name, or null. */
@@ -64,7 +76,7 @@ export class WebService {
   private encode(name: string, a: WebAsset): ServedAsset {
     let e = this.encoded.get(name);
     if (!e) {
-      const body = new TextEncoder().encode(a.body);
+      const body = a.base64 ? Uint8Array.from(Buffer.from(a.body, "base64")) : new TextEncoder().encode(a.body);
       const gz = body.length > 1024 ? Bun.gzipSync(body, { level: 9 }) : null;
       e = { type: a.type, body, gzip: gz && gz.length < body.length ? gz : null };
       this.encoded.set(name, e);

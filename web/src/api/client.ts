@@ -10,17 +10,30 @@ export interface FieldProblem {
 export class ApiError extends Error {
   constructor(
     readonly status: number,
+    /** The problem's stable `code`; the app decides what to show by this alone, never by the text. */
     readonly code: string,
     readonly detail: string,
     readonly errors: FieldProblem[] = [],
+    /** Seconds from a Retry-After header (429), else null. */
+    readonly retryAfter: number | null = null,
   ) {
     super(detail || code);
   }
-  /** The server has no such endpoint (a feature not in this version): not the same as a missing item. */
+  /** No answer at all: the network or the server is down (status 0). */
+  get network(): boolean {
+    return this.status === 0;
+  }
+  /**
+   * A 404 `not_found` where the item cannot be missing (a collection, or a sub-collection of the item
+   * on screen): the server has no such endpoint, a feature this version lacks.
+   */
   get missingEndpoint(): boolean {
-    return this.status === 404 && this.detail === "no such endpoint";
+    return this.status === 404 && this.code === "not_found";
   }
 }
+
+/** Thrown for a request that got no answer (offline, server stopped, DNS, refused connection). */
+export const networkError = () => new ApiError(0, "network_error", "");
 
 type Listener = () => void;
 const unauthenticatedListeners = new Set<Listener>();
@@ -30,8 +43,9 @@ export function onUnauthenticated(f: Listener): () => void {
   return () => unauthenticatedListeners.delete(f);
 }
 
+/** The CSRF cookie's value: `__Host-app_csrf` when the server uses the prefixed name (HTTPS), else `app_csrf`. */
 export function csrfToken(): string {
-  const m = document.cookie.match(/(?:^|;\s*)app_csrf=([^;]*)/);
+  const m = document.cookie.match(/(?:^|;\s*)__Host-app_csrf=([^;]*)/) ?? document.cookie.match(/(?:^|;\s*)app_csrf=([^;]*)/);
   return m ? decodeURIComponent(m[1]!) : "";
 }
 
@@ -42,7 +56,8 @@ async function problemOf(res: Response): Promise<ApiError> {
   } catch {
     // not problem+json (a proxy's error page): keep the status
   }
-  return new ApiError(res.status, body.code ?? `http_${res.status}`, body.detail ?? body.title ?? res.statusText, body.errors ?? []);
+  const retry = Number(res.headers.get("retry-after"));
+  return new ApiError(res.status, body.code ?? `http_${res.status}`, body.detail ?? body.title ?? res.statusText, body.errors ?? [], Number.isFinite(retry) && retry > 0 ? retry : null);
 }
 
 export type Query = Record<string, string | number | boolean | null | undefined>;
@@ -62,7 +77,12 @@ export async function request<T>(method: string, path: string, opts: { json?: un
     headers["content-type"] = "application/json";
     body = JSON.stringify(opts.json);
   }
-  const res = await fetch(url(path, opts.query), { method, headers, body, credentials: "same-origin" });
+  let res: Response;
+  try {
+    res = await fetch(url(path, opts.query), { method, headers, body, credentials: "same-origin" });
+  } catch {
+    throw networkError(); // fetch rejects only when no answer came (its message is the browser's own)
+  }
   if (!res.ok) {
     const e = await problemOf(res);
     if (res.status === 401 && e.code === "unauthenticated") for (const f of unauthenticatedListeners) f();
@@ -89,7 +109,7 @@ export function upload<T>(path: string, file: File, onProgress: (fraction: numbe
     xhr.setRequestHeader("x-csrf-token", csrfToken());
     xhr.setRequestHeader("accept", "application/json");
     xhr.upload.onprogress = (e) => e.lengthComputable && onProgress(e.loaded / e.total);
-    xhr.onerror = () => reject(new ApiError(0, "network_error", "network error"));
+    xhr.onerror = () => reject(networkError());
     xhr.onload = () => {
       let body: { code?: string; detail?: string; errors?: FieldProblem[] } = {};
       try {
@@ -97,8 +117,9 @@ export function upload<T>(path: string, file: File, onProgress: (fraction: numbe
       } catch {
         // keep the status
       }
+      const retry = Number(xhr.getResponseHeader("retry-after"));
       if (xhr.status >= 200 && xhr.status < 300) resolve(body as T);
-      else reject(new ApiError(xhr.status, body.code ?? `http_${xhr.status}`, body.detail ?? xhr.statusText, body.errors ?? []));
+      else reject(new ApiError(xhr.status, body.code ?? `http_${xhr.status}`, body.detail ?? xhr.statusText, body.errors ?? [], Number.isFinite(retry) && retry > 0 ? retry : null));
     };
     const form = new FormData();
     form.append("file", file, file.name);

@@ -2,13 +2,14 @@ import { useState } from "preact/hooks";
 import { api, ApiError } from "../api/client";
 import type { User } from "../api/types";
 import { t } from "../i18n";
-import { errorText } from "../ui";
+import { errorText, useTitle } from "../ui";
 
 function browserZone(): string {
   return Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC";
 }
 
 export function SetupPage({ onDone }: { onDone: (u: User) => void }) {
+  useTitle(t.setup.title);
   const [error, setError] = useState("");
   const [busy, setBusy] = useState(false);
   const submit = async (e: Event) => {
@@ -32,7 +33,7 @@ export function SetupPage({ onDone }: { onDone: (u: User) => void }) {
     }
   };
   return (
-    <div class="auth">
+    <main class="auth">
       <form class="card" onSubmit={submit}>
         <h1>{t.setup.title}</h1>
         <p class="muted">{t.setup.intro}</p>
@@ -42,11 +43,12 @@ export function SetupPage({ onDone }: { onDone: (u: User) => void }) {
         {error && <p class="error" role="alert">{error}</p>}
         <button class="primary" disabled={busy}>{t.setup.submit}</button>
       </form>
-    </div>
+    </main>
   );
 }
 
 export function LoginPage({ onDone }: { onDone: (u: User) => void }) {
+  useTitle(t.login.title);
   const [error, setError] = useState("");
   const [busy, setBusy] = useState(false);
   const submit = async (e: Event) => {
@@ -59,14 +61,14 @@ export function LoginPage({ onDone }: { onDone: (u: User) => void }) {
       onDone(r.user);
     } catch (e) {
       if (e instanceof ApiError && e.code === "invalid_credentials") setError(t.login.failed);
-      else if (e instanceof ApiError && e.code === "rate_limited") setError(t.login.throttled(e.detail.match(/\d+/)?.[0] ?? "60"));
+      else if (e instanceof ApiError && e.code === "rate_limited") setError(t.login.throttled(String(e.retryAfter ?? 60)));
       else setError(errorText(e));
     } finally {
       setBusy(false);
     }
   };
   return (
-    <div class="auth">
+    <main class="auth">
       <form class="card" onSubmit={submit}>
         <h1>{t.login.title}</h1>
         <label>{t.fields.username}<input name="username" autocomplete="username" required autoFocus /></label>
@@ -74,6 +76,6 @@ export function LoginPage({ onDone }: { onDone: (u: User) => void }) {
         {error && <p class="error" role="alert">{error}</p>}
         <button class="primary" disabled={busy}>{t.login.submit}</button>
       </form>
-    </div>
+    </main>
   );
 }

@@ -1,18 +1,22 @@
 import { useState } from "preact/hooks";
-import { ApiError, request, upload } from "../api/client";
+import { ApiError, networkError, request, upload } from "../api/client";
 import type { BackupRestoreResult, LegacyRestoreResult, Preflight } from "../api/types";
 import { t } from "../i18n";
-import { ErrorBox, errorText, formatInstant, NotAvailable, toast, useLoad } from "../ui";
+import { ErrorBox, errorText, formatInstant, NotAvailable, toast, useLoad, useTitle } from "../ui";
 
 /** Which backup endpoints this server has, read from its OpenAPI document (features land over time). */
 async function capabilities(): Promise<Set<string>> {
-  const doc = await fetch("/api/openapi.json", { credentials: "same-origin" }).then((r) => (r.ok ? r.json() : { paths: {} }));
+  const doc = await fetch("/api/openapi.json", { credentials: "same-origin" }).then(
+    (r) => (r.ok ? r.json() : { paths: {} }),
+    () => Promise.reject(networkError()),
+  );
   const out = new Set<string>();
   for (const [path, ops] of Object.entries((doc as { paths: Record<string, object> }).paths ?? {})) for (const m of Object.keys(ops)) out.add(`${m} ${path}`);
   return out;
 }
 
 export function BackupPage() {
+  useTitle(t.backup.title);
   const caps = useLoad(capabilities, []);
   if (caps.error) return <ErrorBox error={caps.error} retry={caps.reload} />;
   if (!caps.data) return <p class="muted">{t.loading}</p>;
@@ -51,6 +55,20 @@ export function BackupPage() {
   );
 }
 
+/** An entity key of the API's counts (`recurrence_exceptions`) as a person calls it. */
+function entityName(key: string): string {
+  return t.backup.entities[key] ?? key.replace(/_/g, " ").replace(/^./, (c) => c.toUpperCase());
+}
+
+function Counts({ counts }: { counts: Record<string, number> }) {
+  return (
+    <table class="counts">
+      <thead><tr><th scope="col">{t.backup.kind}</th><th scope="col">{t.backup.count}</th></tr></thead>
+      <tbody>{Object.entries(counts).map(([k, n]) => <tr key={k} data-entity={k}><th scope="row">{entityName(k)}</th><td>{n.toLocaleString()}</td></tr>)}</tbody>
+    </table>
+  );
+}
+
 function ModePicker({ mode, setMode, name }: { mode: string; setMode: (m: "merge" | "replace") => void; name: string }) {
   return (
     <fieldset class="modes">
@@ -76,7 +94,7 @@ function FullRestore() {
     try {
       setPre(await upload<Preflight>("/backup/preflight", file, setProgress, { mode }));
     } catch (e) {
-      setError(e instanceof ApiError ? e : new ApiError(0, "error", errorText(e)));
+      setError(e instanceof ApiError ? e : new ApiError(-1, "error", errorText(e)));
     } finally {
       setProgress(null);
     }
@@ -86,10 +104,10 @@ function FullRestore() {
     setBusy(true);
     try {
       const r = await request<BackupRestoreResult>("POST", "/backup/restore", { json: { preflight_token: pre.preflight_token, mode } });
-      toast(`${t.backup.restored} ${Object.entries(r.counts).map(([k, n]) => `${k}: ${n}`).join(", ")}`);
+      toast(`${t.backup.restored} ${Object.entries(r.counts).map(([k, n]) => `${entityName(k)}: ${n}`).join(", ")}`);
       setPre(null);
     } catch (e) {
-      setError(e instanceof ApiError ? e : new ApiError(0, "error", errorText(e)));
+      setError(e instanceof ApiError ? e : new ApiError(-1, "error", errorText(e)));
     } finally {
       setBusy(false);
     }
@@ -103,16 +121,17 @@ function FullRestore() {
       {error && (
         <div class="error-box" role="alert">
           {error.code === "backup_invalid" ? t.backup.invalid : errorText(error)}
-          {error.errors.length > 0 && <ul>{error.errors.map((x, i) => <li key={i}>{x.path}: {x.message}</li>)}</ul>}
+          {/* What is wrong inside the file, record by record (other problems are said in the sentence above). */}
+          {error.code === "backup_invalid" && error.errors.length > 0 && <ul>{error.errors.map((x, i) => <li key={i}>{x.path}: {x.message}</li>)}</ul>}
         </div>
       )}
       {pre && (
         <div class="preflight" data-testid="preflight">
           <h3>{t.backup.summary}</h3>
           <p class="muted">{t.backup.createdAt}: {formatInstant(pre.summary.created_at)} · {t.backup.version}: {pre.summary.app_version}</p>
-          <table class="counts"><tbody>{Object.entries(pre.counts).map(([k, n]) => <tr key={k}><th>{k}</th><td>{n}</td></tr>)}</tbody></table>
+          <Counts counts={pre.counts} />
           {mode === "replace" && <p class="warning">{t.backup.replaceWarning}</p>}
-          <div class="buttons"><button class={mode === "replace" ? "danger" : "primary"} disabled={busy} onClick={restore}>{t.backup.confirm(mode === "merge" ? t.backup.merge : t.backup.replace)}</button></div>
+          <div class="buttons"><button class={mode === "replace" ? "danger" : "primary"} disabled={busy} onClick={restore}>{mode === "merge" ? t.backup.confirmMerge : t.backup.confirmReplace}</button></div>
         </div>
       )}
     </div>
@@ -149,7 +168,7 @@ function LegacyRestore({ csv }: { csv: boolean }) {
       <ModePicker mode={mode} setMode={setMode} name="legacy-mode" />
       <div class="buttons"><button onClick={go} disabled={!file}>{t.restore}</button></div>
       {error !== null && <ErrorBox error={error} />}
-      {result && <table class="counts"><tbody>{Object.entries(result).map(([k, n]) => <tr key={k}><th>{k}</th><td>{n}</td></tr>)}</tbody></table>}
+      {result && <Counts counts={result} />}
     </div>
   );
 }

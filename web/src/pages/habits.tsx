@@ -1,30 +1,61 @@
+import { Fragment } from "preact";
 import { useState } from "preact/hooks";
-import { api } from "../api/client";
+import { api, ApiError } from "../api/client";
 import type { Habit, HabitLog, HabitPause, HabitStats, HabitWeek, NewHabit } from "../api/types";
 import { t } from "../i18n";
-import { addDays, ErrorBox, formatDate, Modal, toastError, todayLocal, useLoad } from "../ui";
+import { addDays, ConfirmDialog, ErrorBox, formatDate, Modal, textOn, toastError, todayLocal, useLoad, useLongPress, useTitle } from "../ui";
 
 type WeekRow = HabitWeek["items"][number];
 
+/** A day's log would be before the habit's start: the question shown, and what to log once moved. */
+interface BeforeStart {
+  habit: Habit;
+  date: string;
+  value: number;
+}
+
 export function HabitsPage() {
+  useTitle(t.habits.title);
   const [start, setStart] = useState<string | null>(null);
   const [adding, setAdding] = useState(false);
   const [showArchived, setShowArchived] = useState(false);
   const [open, setOpen] = useState<string | null>(null);
+  const [amount, setAmount] = useState<{ habit: Habit; date: string; value: number } | null>(null);
+  const [beforeStart, setBeforeStart] = useState<BeforeStart | null>(null);
   const week = useLoad(() => api.get<HabitWeek>("/habits/week", { start }), [start]);
   const archived = useLoad(() => (showArchived ? api.get<{ items: Habit[] }>("/habits", { archived: true }) : Promise.resolve({ items: [] as Habit[] })), [showArchived]);
   const today = todayLocal();
 
-  const tap = async (row: WeekRow, day: WeekRow["days"][number]) => {
-    if (day.status === "future" || day.status === "paused") return;
+  /**
+   * Logs `value` on `date` (0 removes the day's log). A day before the habit's start date is refused
+   * by the API (422 on `start_date`): the user is offered to move the start back to that day first.
+   */
+  const logDay = async (habit: Habit, date: string, value: number) => {
+    if (value > 0 && date < habit.start_date) return setBeforeStart({ habit, date, value });
     try {
-      const goal = row.habit.goal;
-      if (day.value >= goal) await api.del(`/habits/${row.habit.id}/logs/${day.date}`);
-      else await api.put(`/habits/${row.habit.id}/logs/${day.date}`, { value: goal });
+      if (value > 0) await api.put(`/habits/${habit.id}/logs/${date}`, { value });
+      else await api.del(`/habits/${habit.id}/logs/${date}`);
       week.reload();
+    } catch (e) {
+      if (e instanceof ApiError && e.code === "validation_failed" && e.errors.some((x) => x.path === "start_date")) setBeforeStart({ habit, date, value });
+      else toastError(e);
+    }
+  };
+  const moveStartAndLog = async ({ habit, date, value }: BeforeStart) => {
+    setBeforeStart(null);
+    try {
+      await api.patch(`/habits/${habit.id}`, { start_date: date });
+      await api.put(`/habits/${habit.id}/logs/${date}`, { value });
     } catch (e) {
       toastError(e);
     }
+    week.reload();
+  };
+  // One tap: the full daily goal, or (already reached) clear the day. A partial amount: press and
+  // hold the day (or right-click it), or "Log an amount" in the habit's panel.
+  const tap = (row: WeekRow, day: WeekRow["days"][number]) => {
+    if (day.status === "future" || day.status === "paused") return;
+    void logDay(row.habit, day.date, day.value >= row.habit.goal ? 0 : row.habit.goal);
   };
   const act = async (f: () => Promise<unknown>) => {
     try {
@@ -54,42 +85,46 @@ export function HabitsPage() {
             <span class="muted">{formatDate(data.start)} – {formatDate(addDays(data.start, 6))}</span>
           </div>
           {data.items.length === 0 && <p class="empty">{t.habits.empty}</p>}
-          <div class="habit-grid" role="grid" aria-label={t.habits.title}>
-            {data.items.length > 0 && (
-              <div class="habit-row head" role="row">
-                <span role="columnheader" />
-                {data.items[0]!.days.map((d) => (
-                  <span role="columnheader" key={d.date} class={d.date === today ? "today" : ""}>
-                    {t.habits.weekdays[(new Date(`${d.date}T12:00:00`).getDay() + 6) % 7]} <small>{d.date.slice(8)}</small>
-                  </span>
+          {data.items.length > 0 && (
+            <table class="habit-grid">
+              <caption class="sr-only">{t.habits.title}</caption>
+              <thead>
+                <tr>
+                  <th scope="col" class="habit-name-col"><span class="sr-only">{t.habits.habit}</span></th>
+                  {data.items[0]!.days.map((d) => (
+                    <th scope="col" key={d.date} class={d.date === today ? "today" : ""}>
+                      {t.habits.weekdays[(new Date(`${d.date}T12:00:00`).getDay() + 6) % 7]} <small>{d.date.slice(8)}</small>
+                    </th>
+                  ))}
+                </tr>
+              </thead>
+              <tbody>
+                {data.items.map((row) => (
+                  <Fragment key={row.habit.id}>
+                    <tr>
+                      <th scope="row" class="habit-name-cell">
+                        <button class="habit-name link" dir="auto" onClick={() => setOpen(open === row.habit.id ? null : row.habit.id)} aria-expanded={open === row.habit.id}>
+                          {row.habit.icon ? `${row.habit.icon} ` : ""}{row.habit.name}
+                        </button>
+                      </th>
+                      {row.days.map((d) => (
+                        <td key={d.date}>
+                          <DayCell row={row} day={d} today={today} onTap={() => tap(row, d)} onAmount={() => setAmount({ habit: row.habit, date: d.date, value: d.value })} />
+                        </td>
+                      ))}
+                    </tr>
+                    {open === row.habit.id && (
+                      <tr class="panel-row">
+                        <td colSpan={8}>
+                          <HabitPanel habit={row.habit} onChanged={week.reload} act={act} onAmount={() => setAmount({ habit: row.habit, date: today, value: row.days.find((d) => d.date === today)?.value ?? 0 })} />
+                        </td>
+                      </tr>
+                    )}
+                  </Fragment>
                 ))}
-              </div>
-            )}
-            {data.items.map((row) => (
-              <div class="habit-row" role="row" key={row.habit.id}>
-                <span role="rowheader" class="habit-name-cell">
-                  <button class="habit-name link" onClick={() => setOpen(open === row.habit.id ? null : row.habit.id)} aria-expanded={open === row.habit.id}>
-                    {row.habit.icon ? `${row.habit.icon} ` : ""}{row.habit.name}
-                  </button>
-                </span>
-                {row.days.map((d) => (
-                  <button
-                    role="gridcell"
-                    key={d.date}
-                    class={`cell ${d.status} ${d.date === today ? "today" : ""}`}
-                    style={row.habit.color && d.status === "done" ? { background: row.habit.color } : undefined}
-                    disabled={d.status === "future" || d.status === "paused"}
-                    aria-label={`${row.habit.name} ${d.date}: ${t.habits.status[d.status]}`}
-                    aria-pressed={d.status === "done"}
-                    onClick={() => tap(row, d)}
-                  >
-                    {d.status === "done" ? "✓" : d.status === "partial" ? "◐" : d.status === "paused" ? "⏸" : ""}
-                  </button>
-                ))}
-                {open === row.habit.id && <HabitPanel habit={row.habit} onChanged={week.reload} act={act} />}
-              </div>
-            ))}
-          </div>
+              </tbody>
+            </table>
+          )}
         </>
       )}
       <p>
@@ -99,7 +134,7 @@ export function HabitsPage() {
         <ul class="plain">
           {(archived.data?.items ?? []).map((h) => (
             <li key={h.id}>
-              <span class="muted">{h.name}</span>{" "}
+              <span class="muted" dir="auto">{h.name}</span>{" "}
               <button class="small" onClick={() => act(() => api.post(`/habits/${h.id}/restore`))}>{t.restore}</button>{" "}
               <button class="small danger" onClick={() => confirm(t.confirmDelete) && act(() => api.del(`/habits/${h.id}/purge`))}>{t.deleteForever}</button>
             </li>
@@ -107,11 +142,86 @@ export function HabitsPage() {
         </ul>
       )}
       {adding && <HabitForm onClose={() => setAdding(false)} onSaved={() => { setAdding(false); week.reload(); }} />}
+      {amount && (
+        <AmountDialog
+          {...amount}
+          onClose={() => setAmount(null)}
+          onSave={(value) => {
+            setAmount(null);
+            void logDay(amount.habit, amount.date, value);
+          }}
+        />
+      )}
+      {beforeStart && (
+        <ConfirmDialog
+          title={t.habits.beforeStartTitle}
+          text={<p>{t.habits.beforeStart(formatDate(beforeStart.date), formatDate(beforeStart.habit.start_date))}</p>}
+          yes={t.habits.moveStart}
+          no={t.cancel}
+          onYes={() => void moveStartAndLog(beforeStart)}
+          onNo={() => setBeforeStart(null)}
+        />
+      )}
     </section>
   );
 }
 
-function HabitPanel({ habit, onChanged, act }: { habit: Habit; onChanged: () => void; act: (f: () => Promise<unknown>) => Promise<void> }) {
+/** One day of the grid: a tap logs the goal (or clears it); press and hold or right-click asks for an amount. */
+function DayCell({ row, day, today, onTap, onAmount }: { row: WeekRow; day: WeekRow["days"][number]; today: string; onTap: () => void; onAmount: () => void }) {
+  const hold = useLongPress(onAmount);
+  const colored = row.habit.color && day.status === "done" ? { background: row.habit.color, color: textOn(row.habit.color), borderColor: row.habit.color } : undefined;
+  const off = day.status === "future" || day.status === "paused";
+  return (
+    <button
+      class={`cell ${day.status} ${day.date === today ? "today" : ""}`}
+      style={colored}
+      disabled={off}
+      aria-label={`${row.habit.name} ${day.date}: ${t.habits.status[day.status]}${day.status === "partial" ? ` (${day.value}/${row.habit.goal})` : ""}`}
+      aria-pressed={day.status === "done"}
+      {...hold.handlers}
+      onClick={() => !hold.consumeClick() && onTap()}
+      onContextMenu={(e) => {
+        e.preventDefault();
+        // Right-click asks for an amount; on Android a long press fires this too, but the press already did.
+        if (!off && !hold.pressing()) onAmount();
+      }}
+    >
+      {day.status === "done" ? "✓" : day.status === "partial" ? "◐" : day.status === "paused" ? "⏸" : ""}
+    </button>
+  );
+}
+
+function AmountDialog(p: { habit: Habit; date: string; value: number; onClose: () => void; onSave: (value: number) => void }) {
+  const [value, setValue] = useState(String(p.value || p.habit.goal));
+  const n = Number(value);
+  const valid = value.trim() !== "" && Number.isFinite(n) && n >= 0;
+  return (
+    <Modal title={t.habits.amountFor(p.habit.name, formatDate(p.date))} onClose={p.onClose}>
+      <form
+        class="stack"
+        onSubmit={(e) => {
+          e.preventDefault();
+          if (valid) p.onSave(n);
+        }}
+      >
+        <label>
+          {t.habits.amount}
+          {p.habit.unit ? ` (${p.habit.unit})` : ""}
+          <input type="number" name="value" min={0} step="any" inputMode="decimal" required value={value} onInput={(e) => setValue((e.currentTarget as HTMLInputElement).value)} />
+        </label>
+        <p class="muted">{t.habits.goalIs(p.habit.goal, p.habit.unit)}</p>
+        <div class="buttons">
+          {p.value > 0 && <button type="button" class="danger" onClick={() => p.onSave(0)}>{t.habits.clear}</button>}
+          <span class="spacer" />
+          <button type="button" onClick={p.onClose}>{t.cancel}</button>
+          <button class="primary" disabled={!valid}>{t.save}</button>
+        </div>
+      </form>
+    </Modal>
+  );
+}
+
+function HabitPanel({ habit, onChanged, act, onAmount }: { habit: Habit; onChanged: () => void; act: (f: () => Promise<unknown>) => Promise<void>; onAmount: () => void }) {
   const today = todayLocal();
   const from = addDays(today, -55);
   const info = useLoad(
@@ -145,7 +255,9 @@ function HabitPanel({ habit, onChanged, act }: { habit: Habit; onChanged: () => 
         ))}
         <figcaption class="muted">{t.habits.lastWeeks}</figcaption>
       </figure>
+      <p class="muted small">{t.habits.startDate}: {formatDate(habit.start_date)}</p>
       <div class="buttons">
+        <button onClick={onAmount}>{t.habits.logAmount}</button>
         {activePause ? (
           <button
             onClick={() =>
@@ -177,7 +289,16 @@ function HabitForm({ onClose, onSaved }: { onClose: () => void; onSaved: () => v
     const frequency: NewHabit["frequency"] = kind === "daily" ? { type: "daily" } : kind === "weekdays" ? { type: "weekdays", days } : { type: "times_per_week", count: Number(f.get("count") || 3) };
     const icon = String(f.get("icon") ?? "").trim();
     const unit = String(f.get("unit") ?? "").trim();
-    const body: NewHabit = { name: String(f.get("name")), frequency, goal: Number(f.get("goal") || 1), color: String(f.get("color")), ...(icon ? { icon } : {}), ...(unit ? { unit } : {}) };
+    const startDate = String(f.get("start_date") ?? "");
+    const body: NewHabit = {
+      name: String(f.get("name")),
+      frequency,
+      goal: Number(f.get("goal") || 1),
+      color: String(f.get("color")),
+      ...(icon ? { icon } : {}),
+      ...(unit ? { unit } : {}),
+      ...(startDate ? { start_date: startDate } : {}),
+    };
     try {
       await api.post("/habits", body);
       onSaved();
@@ -188,7 +309,7 @@ function HabitForm({ onClose, onSaved }: { onClose: () => void; onSaved: () => v
   return (
     <Modal title={t.habits.add} onClose={onClose}>
       <form class="stack" onSubmit={submit}>
-        <label>{t.fields.name}<input name="name" required maxLength={200} autoFocus /></label>
+        <label>{t.fields.name}<input name="name" required maxLength={200} dir="auto" autoFocus /></label>
         <div class="row">
           <label>{t.fields.icon}<input name="icon" maxLength={8} placeholder="💧" /></label>
           <label>{t.fields.color}<input name="color" type="color" defaultValue="#3aa675" /></label>
@@ -213,6 +334,7 @@ function HabitForm({ onClose, onSaved }: { onClose: () => void; onSaved: () => v
           <label>{t.fields.goal}<input name="goal" type="number" min={0.01} step="any" defaultValue="1" /></label>
           <label>{t.fields.unit}<input name="unit" maxLength={32} /></label>
         </div>
+        <label>{t.habits.startDate}<input name="start_date" type="date" required defaultValue={todayLocal()} /></label>
         <div class="buttons">
           <button type="button" onClick={onClose}>{t.cancel}</button>
           <button class="primary">{t.create}</button>

@@ -3,10 +3,11 @@ import { api, ApiError } from "../api/client";
 import type { Memo, Page } from "../api/types";
 import { t } from "../i18n";
 import { Markdown } from "../markdown";
-import { ErrorBox, formatInstant, Modal, toastError, useLoad } from "../ui";
+import { ErrorBox, formatInstant, Modal, toastError, useLoad, useTitle } from "../ui";
 
 export function MemosPage() {
   const [deleted, setDeleted] = useState(false);
+  useTitle(deleted ? t.memos.showDeleted : t.memos.title);
   const [extra, setExtra] = useState<Memo[]>([]);
   const [cursor, setCursor] = useState<string | null | undefined>(undefined);
   const first = useLoad(() => api.get<Page<Memo>>("/memos", { deleted: deleted || null, limit: 50 }), [deleted]);
@@ -57,6 +58,8 @@ function MemoCard({ memo, deleted, act, onSaved }: { memo: Memo; deleted: boolea
   if (editing) return <MemoEditor memo={memo} onSaved={() => { setEditing(false); onSaved(); }} onCancel={() => setEditing(false)} />;
   return (
     <article class={`card memo ${memo.pinned ? "pinned" : ""}`}>
+      {/* Each memo is a section under the page's h1, so its own Markdown headings (h3…) follow in order. */}
+      <h2 class="sr-only">{t.memos.heading(formatInstant(memo.updated_at))}</h2>
       <Markdown text={memo.content} />
       <footer>
         <span class="muted small">{formatInstant(memo.updated_at)}{memo.pinned && ` · ${t.pinned}`}</span>
@@ -114,6 +117,7 @@ function MemoEditor({ memo, onSaved, onCancel }: { memo?: Memo; onSaved: () => v
         <textarea
           aria-label={t.memos.placeholder}
           placeholder={t.memos.placeholder}
+          dir="auto"
           rows={memo ? 8 : 4}
           value={text}
           maxLength={100000}

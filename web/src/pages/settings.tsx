@@ -3,7 +3,7 @@ import { api } from "../api/client";
 import type { SessionInfo, User } from "../api/types";
 import { t } from "../i18n";
 import { navigate } from "../router";
-import { ErrorBox, formatInstant, toast, toastError, useLoad } from "../ui";
+import { ErrorBox, errorText, formatInstant, toast, toastError, useLoad, useTitle } from "../ui";
 
 const ZONES: string[] = (() => {
   try {
@@ -14,6 +14,7 @@ const ZONES: string[] = (() => {
 })();
 
 export function SettingsPage({ user, onUser, onSignedOut }: { user: User; onUser: (u: User) => void; onSignedOut: () => void }) {
+  useTitle(t.settings.title);
   const sessions = useLoad(() => api.get<{ items: SessionInfo[] }>("/sessions"), []);
   const [pwError, setPwError] = useState("");
   const saveProfile = async (e: Event) => {
@@ -37,7 +38,7 @@ export function SettingsPage({ user, onUser, onSignedOut }: { user: User; onUser
       toast(t.settings.passwordChanged);
       sessions.reload();
     } catch (err) {
-      setPwError((err as Error).message);
+      setPwError(errorText(err));
     }
   };
   const end = async (path: string) => {

@@ -128,6 +128,7 @@ export function Sidebar(p: SidebarProps) {
         onDragStart={(e) => e.dataTransfer?.setData(DRAG_LIST, l.id)}
         onClick={() => p.onNavigate?.()}
         data-list={l.name}
+        dir="auto"
       >
         <span class="dot" style={l.color ? { background: l.color } : undefined} />
         {l.is_inbox ? t.tasks.inbox : l.name}
@@ -149,7 +150,7 @@ export function Sidebar(p: SidebarProps) {
       {p.folders.map((f) => (
         <div class="folder" key={f.id}>
           <div class="folder-name" {...dropProps({ folderId: f.id })}>
-            <span draggable onDragStart={(e) => e.dataTransfer?.setData(DRAG_FOLDER, f.id)}>▾ {f.name}</span>
+            <span draggable dir="auto" onDragStart={(e) => e.dataTransfer?.setData(DRAG_FOLDER, f.id)}>▾ {f.name}</span>
             <span class="row-actions">
               <button class="icon small" aria-label={`${t.rename} ${f.name}`} onClick={() => setEditing({ kind: "folder", item: f })}>✎</button>
               <button class="icon small" aria-label={`${t.delete} ${f.name}`} onClick={() => deleteFolder(f)}>✕</button>
@@ -176,7 +177,7 @@ export function Sidebar(p: SidebarProps) {
             <ul class="lists">
               {p.archived.map((l) => (
                 <li key={l.id}>
-                  <span class="muted">{l.name}</span>
+                  <span class="muted" dir="auto">{l.name}</span>
                   <span class="row-actions visible">
                     <button class="small" onClick={() => restore(l)}>{t.restore}</button>
                     <button class="small danger" onClick={() => purge(l)}>{t.deleteForever}</button>
@@ -187,14 +188,20 @@ export function Sidebar(p: SidebarProps) {
           )}
         </div>
       )}
-      {editing && <EditDialog {...editing} folders={p.folders} onClose={() => setEditing(null)} onSaved={() => { setEditing(null); p.reload(); }} />}
+      {editing && <EditDialog {...editing} folders={p.folders} lists={[...p.lists, ...p.archived]} onClose={() => setEditing(null)} onSaved={() => { setEditing(null); p.reload(); }} />}
     </aside>
   );
 }
 
-function EditDialog(p: { kind: "list" | "folder"; item?: List | Folder; folders: Folder[]; onClose: () => void; onSaved: () => void }) {
+/** How list names are compared for the duplicate warning: case and surrounding spaces do not count. */
+const sameName = (a: string, b: string) => a.trim().toLocaleLowerCase() === b.trim().toLocaleLowerCase();
+
+function EditDialog(p: { kind: "list" | "folder"; item?: List | Folder; folders: Folder[]; lists: List[]; onClose: () => void; onSaved: () => void }) {
   const isList = p.kind === "list";
   const list = isList ? (p.item as List | undefined) : undefined;
+  // The API allows two lists with the same name (they are told apart by id); say so before creating one.
+  const [name, setName] = useState(p.item?.name ?? "");
+  const duplicate = isList && name.trim() !== "" ? p.lists.find((l) => l.id !== list?.id && sameName(l.is_inbox ? t.tasks.inbox : l.name, name)) : undefined;
   const submit = async (e: Event) => {
     e.preventDefault();
     const f = new FormData(e.currentTarget as HTMLFormElement);
@@ -219,7 +226,11 @@ function EditDialog(p: { kind: "list" | "folder"; item?: List | Folder; folders:
   return (
     <Modal title={title} onClose={p.onClose}>
       <form onSubmit={submit} class="stack">
-        <label>{t.fields.name}<input name="name" required maxLength={200} defaultValue={p.item?.name ?? ""} autoFocus /></label>
+        <label>
+          {t.fields.name}
+          <input name="name" required maxLength={200} value={name} dir="auto" autoFocus aria-describedby={duplicate ? "duplicate-name" : undefined} onInput={(e) => setName((e.currentTarget as HTMLInputElement).value)} />
+        </label>
+        {duplicate && <p class="warning" id="duplicate-name" role="status">{t.tasks.duplicateList(name.trim())}</p>}
         {isList && (
           <label>
             {t.fields.folder}
@@ -231,7 +242,7 @@ function EditDialog(p: { kind: "list" | "folder"; item?: List | Folder; folders:
         )}
         <div class="buttons">
           <button type="button" onClick={p.onClose}>{t.cancel}</button>
-          <button class="primary">{t.save}</button>
+          <button class="primary">{duplicate ? t.tasks.saveAnyway : t.save}</button>
         </div>
       </form>
     </Modal>

@@ -1,9 +1,10 @@
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useLayoutEffect, useRef, useState } from "preact/hooks";
 import { api, ApiError, upload } from "../api/client";
 import type { Attachment, Recurrence, Tag, Task } from "../api/types";
 import { t } from "../i18n";
-import { dueFromParts, dueParts, ErrorBox, formatDue, formatSize, Modal, NotAvailable, toast, toastError, useLoad } from "../ui";
-import { completeTask, type TaskContext } from "./tasks";
+import { ConfirmDialog, dueFromParts, dueParts, ErrorBox, errorText, formatDue, formatSize, Modal, NotAvailable, toast, toastError, useLoad } from "../ui";
+import type { TaskContext } from "./tasks";
+import { completeTask } from "./task-completion";
 
 interface Draft {
   title: string;
@@ -33,6 +34,8 @@ export function TaskDetail(p: { task: Task; ctx: TaskContext; onChange: (x: Task
   const [task, setTask] = useState(p.task);
   const [draft, setDraft] = useState<Draft>(() => draftOf(p.task));
   const [conflict, setConflict] = useState<Task | null>(null);
+  // Closing with changes that cannot be saved: why, while the user chooses to discard or keep editing.
+  const [unsaved, setUnsaved] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const set = (patch: Partial<Draft>) => setDraft((d) => ({ ...d, ...patch }));
   const dirty = Object.keys(changes(draft, task)).length > 0;
@@ -43,25 +46,33 @@ export function TaskDetail(p: { task: Task; ctx: TaskContext; onChange: (x: Task
   };
   // The save in flight: closing waits for it instead of sending a second PATCH on the old version.
   const inflight = useRef<Promise<boolean> | null>(null);
-  const save = (base: Task = task): Promise<boolean> => {
+  const save = (base: Task = task, onRefused?: (why: string) => void): Promise<boolean> => {
     if (inflight.current) return inflight.current;
-    const pending = saveNow(base).finally(() => {
+    const pending = saveNow(base, onRefused).finally(() => {
       inflight.current = null;
     });
     inflight.current = pending;
     return pending;
   };
+  // Closing saves what changed; when that cannot be saved (a blank title, a refused value, no
+  // connection) the user is asked whether to discard it, so the dialog can always be closed.
   const close = async () => {
-    if (inflight.current) {
-      if (await inflight.current) p.onClose();
-    } else if (dirty) {
-      if (await save()) p.onClose();
-    } else p.onClose();
+    if (unsaved !== null || conflict) return; // a question is open over the form
+    const ok = inflight.current ? await inflight.current : dirty ? await save(task, (why) => setUnsaved(why)) : true;
+    if (ok) p.onClose();
   };
-  /** PATCH with the version the draft is based on; true when saved. */
-  const saveNow = async (base: Task): Promise<boolean> => {
+  /**
+   * PATCH with the version the draft is based on; true when saved. A refusal is shown as a toast,
+   * or handed to `onRefused` (closing asks to discard instead).
+   */
+  const saveNow = async (base: Task, onRefused?: (why: string) => void): Promise<boolean> => {
     const body = changes(draft, base);
     if (!Object.keys(body).length) return true;
+    const refuse = (why: string) => (onRefused ? onRefused(why) : toast(why));
+    if (body.title !== undefined && !draft.title.trim()) {
+      refuse(t.tasks.titleBlank);
+      return false;
+    }
     setBusy(true);
     try {
       const x = await api.patch<Task>(`/tasks/${task.id}`, { ...body, version: base.version });
@@ -74,9 +85,9 @@ export function TaskDetail(p: { task: Task; ctx: TaskContext; onChange: (x: Task
         try {
           setConflict(await api.get<Task>(`/tasks/${task.id}`));
         } catch (e2) {
-          toastError(e2);
+          refuse(errorText(e2));
         }
-      } else toastError(e);
+      } else refuse(errorText(e));
       return false;
     } finally {
       setBusy(false);
@@ -106,7 +117,7 @@ export function TaskDetail(p: { task: Task; ctx: TaskContext; onChange: (x: Task
   };
 
   return (
-    <Modal title={t.tasks.details} onClose={() => void close()}>
+    <Modal title={t.tasks.details} onClose={() => void close()} focusDialog>
       <form
         class="stack task-form"
         aria-busy={busy}
@@ -115,8 +126,8 @@ export function TaskDetail(p: { task: Task; ctx: TaskContext; onChange: (x: Task
           void save();
         }}
       >
-        <label>{t.fields.title}<input name="title" value={draft.title} maxLength={500} required onInput={(e) => set({ title: (e.currentTarget as HTMLInputElement).value })} /></label>
-        <label>{t.fields.description}<textarea name="description" rows={4} value={draft.description} onInput={(e) => set({ description: (e.currentTarget as HTMLTextAreaElement).value })} /></label>
+        <label>{t.fields.title}<input name="title" value={draft.title} maxLength={500} required dir="auto" onInput={(e) => set({ title: (e.currentTarget as HTMLInputElement).value })} /></label>
+        <label>{t.fields.description}<textarea name="description" rows={4} value={draft.description} dir="auto" onInput={(e) => set({ description: (e.currentTarget as HTMLTextAreaElement).value })} /></label>
         <div class="row">
           <label>{t.fields.due}<input type="date" name="due_date" value={draft.date} onInput={(e) => set({ date: (e.currentTarget as HTMLInputElement).value })} /></label>
           <label>{t.fields.dueTime}<input type="time" name="due_time" value={draft.time} disabled={!draft.date} onInput={(e) => set({ time: (e.currentTarget as HTMLInputElement).value })} /></label>
@@ -153,6 +164,20 @@ export function TaskDetail(p: { task: Task; ctx: TaskContext; onChange: (x: Task
       {!task.parent_id && <Subtasks task={task} onChange={refresh} />}
       {!task.parent_id && <RecurrenceEditor task={task} onTask={commit} />}
       <Attachments taskId={task.id} />
+      {unsaved !== null && (
+        <ConfirmDialog
+          title={t.tasks.discardTitle}
+          text={<p>{t.tasks.discardText} {unsaved}</p>}
+          yes={t.tasks.discard}
+          no={t.tasks.keepEditing}
+          danger
+          onYes={() => {
+            setUnsaved(null);
+            p.onClose();
+          }}
+          onNo={() => setUnsaved(null)}
+        />
+      )}
       {conflict && (
         <ConflictDialog
           mine={draft}
@@ -184,10 +209,10 @@ function ConflictDialog(p: { mine: Draft; theirs: Task; onMine: () => void; onTh
     <Modal title={t.tasks.conflictTitle} onClose={p.onTheirs}>
       <p>{t.tasks.conflictText}</p>
       <table class="conflict">
-        <thead><tr><th /><th>{t.tasks.yours}</th><th>{t.tasks.theirs}</th></tr></thead>
+        <thead><tr><th><span class="sr-only">{t.field}</span></th><th>{t.tasks.yours}</th><th>{t.tasks.theirs}</th></tr></thead>
         <tbody>
           {rows.map(([label, a, b]) => (
-            <tr key={label} class={a !== b ? "differs" : ""}><th>{label}</th><td>{a}</td><td>{b}</td></tr>
+            <tr key={label} class={a !== b ? "differs" : ""}><th scope="row">{label}</th><td dir="auto">{a}</td><td dir="auto">{b}</td></tr>
           ))}
         </tbody>
       </table>
@@ -238,13 +263,13 @@ function Subtasks({ task, onChange }: { task: Task; onChange: () => void }) {
           <li key={s.id} class={s.completed ? "completed" : ""}>
             <label>
               <input type="checkbox" checked={s.completed} onChange={() => toggle(s)} aria-label={`${t.tasks.complete}: ${s.title}`} />
-              <span class="title">{s.title}</span>
+              <span class="title" dir="auto">{s.title}</span>
             </label>
             <button class="icon small" aria-label={`${t.delete} ${s.title}`} onClick={() => del(s.id)}>✕</button>
           </li>
         ))}
       </ul>
-      <input class="add-subtask" placeholder={t.tasks.addSubtask} aria-label={t.tasks.addSubtask} maxLength={500} onKeyDown={add} />
+      <input class="add-subtask" placeholder={t.tasks.addSubtask} aria-label={t.tasks.addSubtask} maxLength={500} dir="auto" onKeyDown={add} />
     </section>
   );
 }
@@ -271,19 +296,15 @@ function presetOf(r: Recurrence | null, due: string | null): Preset {
 }
 
 function RecurrenceEditor({ task, onTask }: { task: Task; onTask: (x: Task) => void }) {
-  const rec = useLoad(async () => {
-    try {
-      return await api.get<Recurrence>(`/tasks/${task.id}/recurrence`);
-    } catch (e) {
-      if (e instanceof ApiError && e.status === 404 && !e.missingEndpoint) return null;
-      throw e;
-    }
-  }, [task.id]);
+  // null: the task does not repeat (the API answers 200 null, so opening a task logs no error).
+  const rec = useLoad(() => api.get<Recurrence | null>(`/tasks/${task.id}/recurrence`), [task.id]);
   const [preset, setPreset] = useState<Preset>("none");
   const [rrule, setRrule] = useState("");
   const [interval, setInterval] = useState(1);
   const [unit, setUnit] = useState("week");
-  useEffect(() => {
+  // A layout effect: the form shows the loaded schedule in the same frame as it appears, so a choice
+  // made at once is never overwritten by a late reset.
+  useLayoutEffect(() => {
     if (rec.data === undefined) return;
     setPreset(presetOf(rec.data, task.due_at));
     setRrule(rec.data?.rrule ?? "");
@@ -316,6 +337,19 @@ function RecurrenceEditor({ task, onTask }: { task: Task; onTask: (x: Task) => v
     try {
       const r = await completeTask(task);
       onTask(r.updated);
+      toast(r.message, {
+        label: t.tasks.undo,
+        run: async () => {
+          try {
+            await r.undo();
+            onTask(await api.get<Task>(`/tasks/${task.id}`));
+            rec.reload();
+            toast(t.tasks.undone);
+          } catch (e) {
+            toastError(e);
+          }
+        },
+      });
     } catch (e) {
       toastError(e);
     }
@@ -343,7 +377,7 @@ function RecurrenceEditor({ task, onTask }: { task: Task; onTask: (x: Task) => v
             </select>
           </>
         )}
-        {preset === "custom" && <input aria-label={t.recurrence.rrule} placeholder="FREQ=WEEKLY;BYDAY=MO,WE" value={rrule} onInput={(e) => setRrule((e.currentTarget as HTMLInputElement).value)} />}
+        {preset === "custom" && <input aria-label={t.recurrence.rrule} dir="ltr" placeholder="FREQ=WEEKLY;BYDAY=MO,WE" value={rrule} onInput={(e) => setRrule((e.currentTarget as HTMLInputElement).value)} />}
         <button onClick={apply} disabled={needsDue}>{t.save}</button>
       </div>
       {needsDue && <p class="muted">{t.recurrence.needsDue}</p>}
@@ -372,8 +406,8 @@ function Attachments({ taskId }: { taskId: string }) {
       try {
         await upload<Attachment>(`/tasks/${taskId}/attachments`, file, (fraction) => setProgress({ name: file.name, fraction }));
       } catch (e) {
-        if (e instanceof ApiError && e.status === 413) toast(t.attachments.tooLarge);
-        else if (e instanceof ApiError && e.status === 415) toast(t.attachments.badType);
+        if (e instanceof ApiError && e.code === "payload_too_large") toast(t.attachments.tooLarge);
+        else if (e instanceof ApiError && e.code === "unsupported_media_type") toast(t.attachments.badType);
         else toastError(e);
       }
     }
@@ -411,7 +445,7 @@ function Attachments({ taskId }: { taskId: string }) {
       <ul>
         {(list.data?.items ?? []).map((a) => (
           <li key={a.id}>
-            <a href={`/api/v1/attachments/${a.id}`} download={a.filename}>{a.filename}</a>
+            <a href={`/api/v1/attachments/${a.id}`} download={a.filename} dir="auto">{a.filename}</a>
             <span class="muted"> {formatSize(a.size)}</span>
             <button class="icon small" aria-label={`${t.delete} ${a.filename}`} onClick={() => del(a)}>✕</button>
           </li>

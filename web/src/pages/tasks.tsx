@@ -1,11 +1,12 @@
 import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
-import { api, ApiError } from "../api/client";
-import type { Folder, List, Page, Recurrence, RecurrenceCompletion, Tag, Task } from "../api/types";
+import { api } from "../api/client";
+import type { Folder, List, Page, Tag, Task } from "../api/types";
 import { t } from "../i18n";
 import { navigate } from "../router";
-import { ErrorBox, formatDue, isDateOnly, toast, toastError, todayLocal, useLoad } from "../ui";
+import { ErrorBox, formatDue, isDateOnly, toast, toastError, todayLocal, useLoad, useLongPress, useTitle } from "../ui";
 import { DRAG_TASKS, Sidebar } from "./sidebar";
 import { TaskDetail } from "./task-detail";
+import { completeTask, completeTasks, deleteTasks } from "./task-completion";
 
 type Show = "open" | "done" | "all";
 
@@ -15,25 +16,15 @@ export interface TaskContext {
   reloadTags: () => void;
 }
 
-/** Completes a task: a recurring one through its recurrence (the next occurrence comes back). */
-export async function completeTask(task: Task): Promise<{ updated: Task; next: Task | null; recurring: boolean }> {
-  if (!task.parent_id) {
-    let rec: Recurrence | null = null;
-    try {
-      rec = await api.get<Recurrence>(`/tasks/${task.id}/recurrence`);
-    } catch (e) {
-      if (!(e instanceof ApiError && e.status === 404)) throw e;
-    }
-    if (rec) {
-      const r = await api.post<RecurrenceCompletion>(`/recurrences/${rec.id}/complete`);
-      if (r.next?.due_at) toast(t.tasks.nextOccurrence(formatDue(r.next.due_at)));
-      else toast(t.tasks.seriesEnded);
-      return { updated: r.next ?? r.completed, next: r.next, recurring: true };
-    }
-  }
-  const updated = await api.patch<Task>(`/tasks/${task.id}`, { completed: true, version: task.version });
-  return { updated, next: null, recurring: false };
-}
+/** The API's limits on a task's text, counted in characters (code points) as the server counts them. */
+const TITLE_MAX = 500;
+const DESCRIPTION_MAX = 20_000;
+const chars = (s: string) => [...s].length;
+
+/** Press and hold (touch or mouse) this long to select a task: multi-select on a phone. */
+const LONG_PRESS_MS = 500;
+/** Rows are dragged onto lists with a mouse; on touch a drag would fight the scroll and the long press. */
+const finePointer = matchMedia("(pointer: fine)").matches;
 
 export function TasksPage({ query }: { query: URLSearchParams }) {
   const listParam = query.get("list");
@@ -51,6 +42,8 @@ export function TasksPage({ query }: { query: URLSearchParams }) {
   const listId = listParam ?? inbox?.id ?? null;
   const current = lists.find((l) => l.id === listId);
   const [dropped, setDropped] = useState(0);
+  const heading = q ? `“${q}”` : current ? (current.is_inbox ? t.tasks.inbox : current.name) : t.nav.tasks;
+  useTitle(heading);
 
   const setQuery = (patch: Record<string, string | null>) => {
     const next = new URLSearchParams(query);
@@ -85,7 +78,7 @@ export function TasksPage({ query }: { query: URLSearchParams }) {
       <section class="tasks-main">
         <header class="page-header">
           <button class="icon menu-button" aria-label={t.nav.menu} onClick={() => setDrawer(!drawer)}>☰</button>
-          <h1>{q ? `“${q}”` : current ? (current.is_inbox ? t.tasks.inbox : current.name) : t.nav.tasks}</h1>
+          <h1 dir="auto">{heading}</h1>
           <input
             type="search"
             class="search"
@@ -125,6 +118,9 @@ function TaskList({ listId, q, show, tagId, ctx }: { listId: string | null; q: s
   const [cursor, setCursor] = useState<string | null>(null);
   const [state, setState] = useState<{ loading: boolean; error?: unknown; done: boolean }>({ loading: true, done: false });
   const [selected, setSelected] = useState<Set<string>>(new Set());
+  // Selection mode without a selection yet (the phone's "Select" button).
+  const [selectMode, setSelectMode] = useState(false);
+  const [tooLong, setTooLong] = useState(0);
   const [open, setOpen] = useState<string | null>(null);
   const sentinel = useRef<HTMLDivElement>(null);
   const quick = useRef<HTMLInputElement>(null);
@@ -168,17 +164,29 @@ function TaskList({ listId, q, show, tagId, ctx }: { listId: string | null; q: s
   const visible = (task: Task) => (!listId || task.list_id === listId) && (!tagId || task.tags.some((g) => g.id === tagId)) && (show === "all" || (show === "done") === task.completed);
 
   // Quick add: the input is uncontrolled and cleared before the request, so typing never waits.
+  // A text longer than a title may be is never cut silently: the note under the field says so, and
+  // Enter adds it with its beginning as the title and the whole text as the description.
   const add = async (e: KeyboardEvent) => {
     if (e.key !== "Enter" || e.isComposing) return;
     const input = e.currentTarget as HTMLInputElement;
-    const title = input.value.trim();
-    if (!title) return;
+    const text = input.value.trim();
+    if (!text) return;
+    let body: { title: string; description?: string } = { title: text };
+    if (chars(text) > TITLE_MAX) {
+      if (chars(text) > DESCRIPTION_MAX) {
+        toast(t.tasks.tooLongRefused(DESCRIPTION_MAX));
+        return;
+      }
+      body = { title: [...text].slice(0, TITLE_MAX).join("").trimEnd(), description: text };
+    }
     input.value = "";
+    setTooLong(0);
     try {
-      const task = await api.post<Task>("/tasks", listId ? { title, list_id: listId } : { title });
+      const task = await api.post<Task>("/tasks", listId ? { ...body, list_id: listId } : body);
       if (show !== "done") setItems((xs) => [task, ...xs]);
+      if (body.description !== undefined) toast(t.tasks.tooLongAdded(TITLE_MAX));
     } catch (err) {
-      input.value ||= title;
+      input.value ||= text;
       toastError(err);
     }
   };
@@ -191,11 +199,21 @@ function TaskList({ listId, q, show, tagId, ctx }: { listId: string | null; q: s
         return;
       }
       const r = await completeTask(task);
-      if (r.recurring && r.next) replace(r.next);
-      else visible(r.updated) ? replace(r.updated) : remove(task.id);
+      visible(r.updated) ? replace(r.updated) : remove(task.id);
+      toast(r.message, { label: t.tasks.undo, run: () => undo(r.undo) });
     } catch (e) {
       toastError(e);
     }
+  };
+  /** Runs an undo, then shows the list as the server has it. */
+  const undo = async (f: () => Promise<void>) => {
+    try {
+      await f();
+      toast(t.tasks.undone);
+    } catch (e) {
+      toastError(e);
+    }
+    await load(null);
   };
 
   const rename = async (task: Task, title: string) => {
@@ -225,12 +243,37 @@ function TaskList({ listId, q, show, tagId, ctx }: { listId: string | null; q: s
     }
   };
 
+  const endSelection = () => {
+    setSelected(new Set());
+    setSelectMode(false);
+  };
   const batch = async (change: Record<string, unknown>) => {
     const ids = [...selected];
     try {
       await api.post("/tasks/batch", { task_ids: ids, ...change });
-      setSelected(new Set());
+      endSelection();
       await load(null);
+    } catch (e) {
+      toastError(e);
+    }
+  };
+  const batchComplete = async () => {
+    try {
+      const r = await completeTasks(items.filter((x) => selected.has(x.id)));
+      endSelection();
+      await load(null);
+      toast(t.tasks.batchCompleted(r.count), { label: t.tasks.undo, run: () => undo(r.undo) });
+    } catch (e) {
+      toastError(e);
+      await load(null); // part of it may have been done
+    }
+  };
+  const batchDelete = async () => {
+    try {
+      const r = await deleteTasks([...selected]);
+      endSelection();
+      await load(null);
+      toast(t.tasks.batchDeleted(r.count), { label: t.tasks.undo, run: () => undo(r.undo) });
     } catch (e) {
       toastError(e);
     }
@@ -245,31 +288,49 @@ function TaskList({ listId, q, show, tagId, ctx }: { listId: string | null; q: s
 
   const today = todayLocal();
   const openTask = items.find((x) => x.id === open);
+  const selecting = selected.size > 0 || selectMode;
   return (
-    <div class="task-list">
+    <div class={`task-list ${selecting ? "selecting" : ""}`}>
       {!q && (
-        <input
-          ref={quick}
-          class="quick-add"
-          placeholder={t.tasks.quickAdd}
-          aria-label={t.tasks.quickAddLabel}
-          data-shortcut="quick-add"
-          maxLength={500}
-          onKeyDown={add}
-          autoFocus={matchMedia("(min-width: 768px)").matches}
-        />
+        <div class="quick-row">
+          <input
+            ref={quick}
+            class="quick-add"
+            placeholder={t.tasks.quickAdd}
+            aria-label={t.tasks.quickAddLabel}
+            aria-describedby={tooLong ? "quick-add-note" : undefined}
+            data-shortcut="quick-add"
+            dir="auto"
+            onKeyDown={add}
+            onInput={(e) => {
+              const n = chars((e.currentTarget as HTMLInputElement).value.trim());
+              setTooLong(n > TITLE_MAX ? n : 0);
+            }}
+            autoFocus={matchMedia("(min-width: 768px)").matches}
+          />
+          {!selecting && (
+            <button class="select-mode" onClick={() => setSelectMode(true)}>
+              {t.tasks.selectMode}
+            </button>
+          )}
+        </div>
       )}
-      {selected.size > 0 && (
-        <div class="batch-bar" role="toolbar">
+      {tooLong > 0 && (
+        <p class="warning quick-note" id="quick-add-note" role="status">
+          {t.tasks.tooLong(tooLong, TITLE_MAX)} {tooLong <= DESCRIPTION_MAX ? t.tasks.tooLongHint : t.tasks.tooLongRefused(DESCRIPTION_MAX)}
+        </p>
+      )}
+      {selecting && (
+        <div class="batch-bar" role="toolbar" aria-label={t.tasks.selected(selected.size)}>
           <span>{t.tasks.selected(selected.size)}</span>
-          <button onClick={() => batch({ completed: true })}>{t.tasks.batchComplete}</button>
+          <button onClick={batchComplete} disabled={!selected.size}>{t.tasks.batchComplete}</button>
           <select aria-label={t.tasks.batchMove} onChange={(e) => (e.currentTarget as HTMLSelectElement).value && batch({ list_id: (e.currentTarget as HTMLSelectElement).value })}>
             <option value="">{t.tasks.moveTo}</option>
             {ctx.lists.map((l) => <option key={l.id} value={l.id}>{l.is_inbox ? t.tasks.inbox : l.name}</option>)}
           </select>
-          <button class="danger" onClick={() => batch({ soft_delete: true })}>{t.tasks.batchDelete}</button>
+          <button class="danger" onClick={batchDelete} disabled={!selected.size}>{t.tasks.batchDelete}</button>
           <button class="link" onClick={() => setSelected(new Set(items.map((x) => x.id)))}>{t.tasks.selectAll}</button>
-          <button class="link" onClick={() => setSelected(new Set())}>{t.tasks.clearSelection}</button>
+          <button class="link" onClick={endSelection}>{t.tasks.clearSelection}</button>
         </div>
       )}
       {state.error !== undefined && <ErrorBox error={state.error} retry={() => load(null)} />}
@@ -281,7 +342,7 @@ function TaskList({ listId, q, show, tagId, ctx }: { listId: string | null; q: s
             today={today}
             listName={listId ? null : (ctx.lists.find((l) => l.id === task.list_id)?.name ?? null)}
             selected={selected.has(task.id)}
-            selecting={selected.size > 0}
+            selecting={selecting}
             onSelect={(on) => select(task.id, on)}
             onToggle={() => toggle(task)}
             onOpen={() => setOpen(task.id)}
@@ -305,10 +366,7 @@ function TaskList({ listId, q, show, tagId, ctx }: { listId: string | null; q: s
             void del(openTask);
             setOpen(null);
           }}
-          onClose={() => {
-            setOpen(null);
-            quick.current?.focus();
-          }}
+          onClose={() => setOpen(null)}
         />
       )}
     </div>
@@ -342,6 +400,8 @@ function TaskRow(p: {
     setRenaming(false);
     if (keep && title && title !== task.title) p.onRename(title);
   };
+  // Press and hold selects (touch has no Shift-click and no hover to reveal the checkbox).
+  const hold = useLongPress(() => p.onSelect(!p.selected), { ms: LONG_PRESS_MS, skip: (e) => renaming || !!(e.target as HTMLElement).closest("input,button,a,label") });
   const dueDate = task.due_at ? (isDateOnly(task.due_at) ? task.due_at : task.due_at.slice(0, 10)) : null;
   const overdue = !task.completed && dueDate !== null && dueDate < p.today;
   const doneSubs = task.subtasks.filter((s) => s.completed).length;
@@ -350,8 +410,15 @@ function TaskRow(p: {
       class={`task ${task.completed ? "completed" : ""} ${p.selected ? "selected" : ""} prio-${task.priority}`}
       data-row
       tabIndex={0}
-      draggable
-      onDragStart={(e) => e.dataTransfer?.setData(DRAG_TASKS, JSON.stringify(p.dragIds()))}
+      draggable={finePointer}
+      {...hold.handlers}
+      onDragStart={(e) => {
+        hold.handlers.onDragStart();
+        e.dataTransfer?.setData(DRAG_TASKS, JSON.stringify(p.dragIds()));
+      }}
+      onContextMenu={(e) => {
+        if (hold.pressing()) e.preventDefault(); // Android's long-press menu
+      }}
       onKeyDown={(e) => {
         if (e.target !== e.currentTarget) return;
         if (e.key === "Enter") p.onOpen();
@@ -359,28 +426,35 @@ function TaskRow(p: {
         if (e.key === "F2") startRename();
       }}
       onClick={(e) => {
-        if ((e.target as HTMLElement).closest("input,button,a")) return;
+        if (hold.consumeClick()) return; // the click that ends a press-and-hold
+        if ((e.target as HTMLElement).closest("input,button,a,label")) return;
         if (e.shiftKey || e.ctrlKey || e.metaKey || p.selecting) p.onSelect(!p.selected);
         else p.onOpen();
       }}
     >
-      <input type="checkbox" class="select" aria-label={t.tasks.select} checked={p.selected} onChange={(e) => p.onSelect((e.currentTarget as HTMLInputElement).checked)} />
-      <input
-        type="checkbox"
-        class="complete"
-        aria-label={`${task.completed ? t.tasks.markOpen : t.tasks.complete}: ${task.title}`}
-        checked={task.completed}
-        onChange={(e) => {
-          (e.currentTarget as HTMLInputElement).checked = task.completed; // the server decides
-          p.onToggle();
-        }}
-      />
+      {/* Each checkbox sits in a 44×44 px label: the whole square is the touch target. */}
+      <label class="hit select-hit">
+        <input type="checkbox" class="select" aria-label={`${t.tasks.select}: ${task.title}`} checked={p.selected} onChange={(e) => p.onSelect((e.currentTarget as HTMLInputElement).checked)} />
+      </label>
+      <label class="hit complete-hit">
+        <input
+          type="checkbox"
+          class="complete"
+          aria-label={`${task.completed ? t.tasks.markOpen : t.tasks.complete}: ${task.title}`}
+          checked={task.completed}
+          onChange={(e) => {
+            (e.currentTarget as HTMLInputElement).checked = task.completed; // the server decides
+            p.onToggle();
+          }}
+        />
+      </label>
       <div class="task-body">
         {renaming ? (
           <input
             class="rename"
             aria-label={t.tasks.renameTask}
             defaultValue={task.title}
+            dir="auto"
             maxLength={500}
             autoFocus
             onKeyDown={(e) => {
@@ -391,13 +465,18 @@ function TaskRow(p: {
             onBlur={(e) => finish(e.currentTarget as HTMLInputElement, true)}
           />
         ) : (
-          <span class="title">{task.title}</span>
+          <span class="title" dir="auto">{task.title}</span>
         )}
         <span class="meta">
           {task.due_at && <span class={`due ${overdue ? "overdue" : ""} ${dueDate === p.today ? "today" : ""}`}>{dueDate === p.today && isDateOnly(task.due_at) ? t.tasks.dueToday : formatDue(task.due_at)}</span>}
           {task.subtasks.length > 0 && <span class="subcount">☑ {doneSubs}/{task.subtasks.length}</span>}
-          {p.listName && <span class="list-name">{p.listName}</span>}
-          {task.tags.map((tag) => <span key={tag.id} class="tag" style={{ borderColor: tag.color, color: tag.color }}>{tag.name}</span>)}
+          {p.listName && <span class="list-name" dir="auto">{p.listName}</span>}
+          {task.tags.map((tag) => (
+            <span key={tag.id} class="tag" dir="auto" style={{ borderColor: tag.color }}>
+              <span class="tag-dot" style={{ background: tag.color }} aria-hidden="true" />
+              {tag.name}
+            </span>
+          ))}
           {task.description && <span class="has-notes" aria-hidden="true">≡</span>}
         </span>
       </div>

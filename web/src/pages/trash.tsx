@@ -2,9 +2,10 @@ import { useState } from "preact/hooks";
 import { api } from "../api/client";
 import type { Page, Task } from "../api/types";
 import { t } from "../i18n";
-import { ErrorBox, formatInstant, toastError, useLoad } from "../ui";
+import { ErrorBox, formatInstant, toastError, useLoad, useTitle } from "../ui";
 
 export function TrashPage() {
+  useTitle(t.trash.title);
   const [extra, setExtra] = useState<Task[]>([]);
   const [cursor, setCursor] = useState<string | null | undefined>(undefined);
   const first = useLoad(() => api.get<Page<Task>>("/trash", { limit: 50 }), []);
@@ -42,7 +43,7 @@ export function TrashPage() {
         {items.map((task) => (
           <li class="task" key={task.id}>
             <div class="task-body">
-              <span class="title">{task.title}</span>
+              <span class="title" dir="auto">{task.title}</span>
               <span class="meta">{task.deleted_at && t.trash.deletedAt(formatInstant(task.deleted_at))}{task.subtasks.length > 0 && ` · ☑ ${task.subtasks.length}`}</span>
             </div>
             <span class="row-actions visible">
