@@ -1745,7 +1745,8 @@ describe("a second server: trusted proxy and session lifetime", () => {
         body: JSON.stringify(ADMIN_CRED),
       });
       expect(r.status).toBe(201);
-      const session = r.headers.getSetCookie().find((x) => x.startsWith("app_session="))!;
+      // Over HTTPS the session cookie carries the __Host- prefix (which itself requires Secure).
+      const session = r.headers.getSetCookie().find((x) => x.startsWith("__Host-app_session="))!;
       expect(session).toMatch(/;\s*Secure/i);
       const cookie = r.headers.getSetCookie().map((x) => x.split(";")[0]).join("; ");
       expect((await fetch(`${url}/api/v1/me`, { headers: { cookie } })).status).toBe(200);

@@ -30,8 +30,9 @@ export function onUnauthenticated(f: Listener): () => void {
   return () => unauthenticatedListeners.delete(f);
 }
 
+/** The CSRF cookie: `__Host-app_csrf` when the server saw HTTPS, else `app_csrf` (plain http). */
 export function csrfToken(): string {
-  const m = document.cookie.match(/(?:^|;\s*)app_csrf=([^;]*)/);
+  const m = document.cookie.match(/(?:^|;\s*)__Host-app_csrf=([^;]*)/) ?? document.cookie.match(/(?:^|;\s*)app_csrf=([^;]*)/);
   return m ? decodeURIComponent(m[1]!) : "";
 }
 
