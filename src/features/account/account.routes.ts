@@ -21,6 +21,8 @@ export function accountRoutes(core: Core, account: AccountService) {
   const cookiesFor = (s: IssuedSession, request: Request, secure: boolean) =>
     sessionCookies(s.token, csrfTokenFor(core.secret, s.tokenHash), core.config.sessionAbsoluteSeconds, secure, staleCookieNames(request.headers.get("cookie"), secure));
 
+  const quota = core.config.attachmentQuotaBytes > 0 ? core.config.attachmentQuotaBytes : null;
+
   return new Elysia({ name: "account", prefix: "/api/v1" })
     .get("/setup/status", () => ({ initialized: account.isInitialized() }), {
       detail: doc({ summary: "Whether the service has been set up", tags: ["account"], public: true, ok: { status: 200, schema: SetupStatus } }),
@@ -93,10 +95,14 @@ export function accountRoutes(core: Core, account: AccountService) {
         }),
       },
     )
-    .get("/me", ({ request }) => presentAuthUser(principalOf(request).user), {
-      detail: doc({ summary: "The current user (with `attachment_bytes`, the storage its attachments take)", tags: ["account"], ok: { status: 200, schema: Me } }),
+    .get("/me", ({ request }) => presentAuthUser(principalOf(request).user, quota), {
+      detail: doc({
+        summary: "The current user, with `attachment_bytes` (the storage its attachments take) and `attachment_quota_bytes` (their limit, null when there is none)",
+        tags: ["account"],
+        ok: { status: 200, schema: Me },
+      }),
     })
-    .patch("/me", ({ body, request }) => presentMe(account.updateMe(principalOf(request), body), principalOf(request).user), {
+    .patch("/me", ({ body, request }) => presentMe(account.updateMe(principalOf(request), body), principalOf(request).user, quota), {
       body: MePatch,
       detail: doc({
         summary: "Update display name or time zone",

@@ -52,7 +52,14 @@ export const User = z.object({
 export type User = z.infer<typeof User>;
 
 /** GET /me: the user plus the storage its attachments take. */
-export const Me = User.extend({ attachment_bytes: z.number().int().describe("bytes of the user's attachments") }).meta({ id: "Me" });
+export const Me = User.extend({
+  attachment_bytes: z.number().int().describe("bytes of the user's attachments"),
+  attachment_quota_bytes: z
+    .number()
+    .int()
+    .nullable()
+    .describe("bytes the user's attachments may take in all (APP_ATTACHMENT_QUOTA_BYTES); null: no quota"),
+}).meta({ id: "Me" });
 export type Me = z.infer<typeof Me>;
 
 export const UserEnvelope = z.object({ user: User });
