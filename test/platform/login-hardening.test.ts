@@ -103,6 +103,19 @@ describe("the throttle holds against concurrent attempts", () => {
   }, 30_000);
 });
 
+describe("IPv6 clients are counted by their /64", () => {
+  test("20 failures from 20 addresses of one /64 block the whole /64, not another one", async () => {
+    const { app, server } = start({ trustProxy: true, argon2MemoryKiB: 1024, argon2TimeCost: 1 });
+    await setupAdmin(app);
+    for (let i = 0; i < 20; i++) {
+      expect((await rawRequest(server.port, login(`name${i}`, "wrong", { "x-forwarded-for": `2001:db8:1:2::${(i + 1).toString(16)}` }))).status).toBe(401);
+    }
+    // Before: every address of the /64 was a fresh client.
+    expectRateLimited(await rawRequest(server.port, login("owner", ADMIN.password, { "x-forwarded-for": "2001:db8:1:2:ffff::99" })));
+    expect((await rawRequest(server.port, login("owner", ADMIN.password, { "x-forwarded-for": "2001:db8:1:3::1" }))).status).toBe(200);
+  }, 30_000);
+});
+
 describe("the argon2 queue is bounded", () => {
   test("60 wrong logins from 60 addresses fill it; the rest, and a real login behind them, get 429 at once; the real one works once it drains", async () => {
     const { app, server } = start({ trustProxy: true });
@@ -124,6 +137,25 @@ describe("the argon2 queue is bounded", () => {
     while (app.handle.core.hasher.load.running > 0) await Bun.sleep(10);
     expect((await rawRequest(server.port, login("owner", ADMIN.password, { "x-forwarded-for": "192.168.1.20" }))).status).toBe(200);
   }, 30_000);
+
+  test("addresses that keep failing cannot keep a clean one out: its login is served first and takes a failing one's place", async () => {
+    const { app, server } = start({ trustProxy: true });
+    await setupAdmin(app);
+    // Twenty addresses with three failures each (no longer in good standing; far from their limit of 20).
+    for (let a = 0; a < 20; a++) {
+      for (let i = 0; i < 3; i++) expect((await rawRequest(server.port, login(`probe${a}x${i}`, "wrong", { "x-forwarded-for": `10.7.0.${a}` }))).status).toBe(401);
+    }
+    const answers = await concurrently(server.port, [
+      ...Array.from({ length: 20 }, (_, a) => login(`probe${a}`, "wrong", { "x-forwarded-for": `10.7.0.${a}` })),
+      login("owner", ADMIN.password, { "x-forwarded-for": "192.168.1.20" }),
+    ]);
+    const owner = answers[20]!;
+    // Before the priority: 429 (the line was full of the failing addresses' checks).
+    expect(owner.status).toBe(200);
+    const attackers = answers.slice(0, 20);
+    expect(checked(attackers).length).toBeLessThanOrEqual(9);
+    for (const a of attackers.filter((x) => x.status === 429)) expectRateLimited(a);
+  }, 60_000);
 
   test("one address cannot hold more than three places in the line", async () => {
     const { app, server } = start({ trustProxy: true });

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { LoginThrottle } from "../../src/core/auth/throttle";
+import { LoginThrottle, addressKey } from "../../src/core/auth/throttle";
 import { FixedClock } from "../../src/core/time";
 
 // core/auth/throttle.ts on its own: waits grow, are capped, end, and memory stays bounded.
@@ -147,5 +147,19 @@ describe("LoginThrottle", () => {
     t.reserve("ip", "other");
     // Two counted on the address (the unchecked one and this one): its limit (2) is reached.
     expect(t.retryAfter("ip", "fresh")).toBeGreaterThan(0);
+  });
+
+  test("addresses are counted as IPv4 as they are, IPv6 by their /64", () => {
+    expect(addressKey("192.168.1.20")).toBe("192.168.1.20");
+    expect(addressKey("::ffff:192.168.1.20")).toBe("192.168.1.20");
+    expect(addressKey("2001:db8:1:2::1")).toBe("2001:db8:1:2::/64");
+    expect(addressKey("2001:0DB8:0001:0002:aaaa:bbbb:cccc:dddd")).toBe("2001:db8:1:2::/64");
+    expect(addressKey("[2001:db8:1:2::5]")).toBe("2001:db8:1:2::/64");
+    expect(addressKey("fe80::1%eth0")).toBe("fe80:0:0:0::/64");
+    expect(addressKey("2001:db8::")).toBe("2001:db8:0:0::/64");
+    expect(addressKey("::1")).toBe("0:0:0:0::/64");
+    expect(addressKey(null)).toBe("unknown");
+    expect(addressKey("not an address")).toBe("not an address");
+    expect(addressKey("1:2:3:4:5:6:7:8:9::")).toBe("1:2:3:4:5:6:7:8:9::");
   });
 });

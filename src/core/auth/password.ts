@@ -2,6 +2,11 @@
 export interface HashLane {
   ip?: string | null;
   user?: string | null;
+  /**
+   * Served first, and may take the place of a waiting computation that is not (which is then
+   * refused): a caller in good standing (an address without failed attempts, an administrator).
+   */
+  priority?: boolean;
 }
 
 /** How much waiting the hash queue allows. */
@@ -32,14 +37,22 @@ export class HashQueueFull extends Error {
   }
 }
 
+interface Waiter {
+  go: () => void;
+  refuse: (e: HashQueueFull) => void;
+}
+
 /**
  * argon2id through Bun.password. Each hash takes `memoryKiB` (64 MiB by default) and ~100-300 ms
  * of one core, so at most `slots` run at once; a few more may wait, and beyond that a computation
- * is refused at once (HashQueueFull) instead of making everyone behind it wait.
+ * is refused at once (HashQueueFull) instead of making everyone behind it wait. Callers in good
+ * standing (`priority`) wait ahead of the others and, when the line is full, take the place of the
+ * last one of them: a flood from addresses that keep failing cannot keep a household out.
  */
 export class PasswordHasher {
   private running = 0;
-  private readonly waiters: (() => void)[] = [];
+  private readonly urgent: Waiter[] = [];
+  private readonly waiters: Waiter[] = [];
   private readonly byAddress = new Map<string, number>();
   private readonly byUser = new Map<string, number>();
   // Moving average of one computation, for Retry-After.
@@ -58,41 +71,57 @@ export class PasswordHasher {
 
   /** Computations running and waiting (for the benchmark and tests). */
   get load(): { running: number; waiting: number } {
-    return { running: this.running, waiting: this.waiters.length };
+    return { running: this.running, waiting: this.urgent.length + this.waiters.length };
+  }
+
+  private retryAfter(): number {
+    const ahead = this.running + this.urgent.length + this.waiters.length;
+    return Math.min(30, Math.max(1, Math.ceil((ahead / this.limits.slots) * (this.averageMs / 1000))));
   }
 
   /**
-   * Admits a computation or throws HashQueueFull, synchronously, so the caller's bookkeeping and
-   * the admission happen in the same turn of the event loop.
+   * Admits a computation (and says whether it must wait) or throws HashQueueFull, synchronously,
+   * so the caller's bookkeeping and the admission happen in the same turn of the event loop.
    */
-  private admit(lane: HashLane | undefined): () => void {
+  private admit(lane: HashLane | undefined): { leave: () => void; turn: Promise<void> | null } {
     const ip = lane?.ip ?? null;
     const user = lane?.user ?? null;
-    const full =
-      (this.running >= this.limits.slots && this.waiters.length >= this.limits.waiting) ||
-      (ip !== null && (this.byAddress.get(ip) ?? 0) >= this.limits.perAddress) ||
-      (user !== null && (this.byUser.get(user) ?? 0) >= this.limits.perUser);
-    if (full) {
-      const ahead = this.running + this.waiters.length;
-      throw new HashQueueFull(Math.min(30, Math.max(1, Math.ceil((ahead / this.limits.slots) * (this.averageMs / 1000)))));
+    const priority = lane?.priority === true;
+    if ((ip !== null && (this.byAddress.get(ip) ?? 0) >= this.limits.perAddress) || (user !== null && (this.byUser.get(user) ?? 0) >= this.limits.perUser)) {
+      throw new HashQueueFull(this.retryAfter());
+    }
+    let turn: Promise<void> | null = null;
+    if (this.running < this.limits.slots) {
+      this.running++;
+    } else {
+      const lineFull = this.urgent.length + this.waiters.length >= this.limits.waiting;
+      if (lineFull && !(priority && this.waiters.length > 0)) throw new HashQueueFull(this.retryAfter());
+      // The newest ordinary waiter gives its place up (it is answered 429 now, not after a wait).
+      if (lineFull) this.waiters.pop()!.refuse(new HashQueueFull(this.retryAfter()));
+      turn = new Promise<void>((go, refuse) => (priority ? this.urgent : this.waiters).push({ go, refuse }));
     }
     if (ip !== null) this.byAddress.set(ip, (this.byAddress.get(ip) ?? 0) + 1);
     if (user !== null) this.byUser.set(user, (this.byUser.get(user) ?? 0) + 1);
-    return () => {
+    const leave = () => {
       if (ip !== null) decrement(this.byAddress, ip);
       if (user !== null) decrement(this.byUser, user);
     };
+    return { leave, turn };
   }
 
   private slot<T>(lane: HashLane | undefined, fn: () => Promise<T>): Promise<T> {
-    const leave = this.admit(lane);
     // A slot is taken now or handed over by the computation that frees it (never taken back in
     // between by a newcomer), so at most `slots` run and the waiting count is exact.
-    let turn: Promise<void> | null = null;
-    if (this.running < this.limits.slots) this.running++;
-    else turn = new Promise<void>((r) => this.waiters.push(r));
+    const { leave, turn } = this.admit(lane);
     const run = async (): Promise<T> => {
-      if (turn) await turn;
+      if (turn) {
+        try {
+          await turn;
+        } catch (e) {
+          leave();
+          throw e;
+        }
+      }
       this.computations++;
       const started = performance.now();
       try {
@@ -100,8 +129,8 @@ export class PasswordHasher {
       } finally {
         this.averageMs = this.averageMs * 0.8 + (performance.now() - started) * 0.2;
         leave();
-        const next = this.waiters.shift();
-        if (next) next();
+        const next = this.urgent.shift() ?? this.waiters.shift();
+        if (next) next.go();
         else this.running--;
       }
     };

@@ -1,7 +1,10 @@
 import type { Clock } from "../time";
 
 interface Entry {
+  /** Attempts counted (checked and failed, in flight, or refused for want of room to check them). */
   failures: number;
+  /** Of those, attempts whose password was checked and wrong. */
+  wrong: number;
   lastAt: number;
   blockedUntil: number;
 }
@@ -74,7 +77,7 @@ class FailureTable {
       // When full of blocked keys, look again for ones whose wait has ended at most once a second.
       if (this.entries.size >= this.pruneAt || (full && now - this.prunedAt >= 1000)) this.prune(now);
       if (this.entries.size >= this.capacity.hardKeys && !this.entries.has(key)) return null;
-      e = { failures: 0, lastAt: now, blockedUntil: 0 };
+      e = { failures: 0, wrong: 0, lastAt: now, blockedUntil: 0 };
     }
     // Re-inserted so the map's order is least recently failed first (what pruning drops first).
     this.entries.delete(key);
@@ -158,6 +161,18 @@ export class LoginThrottle {
     this.byUser = new FailureTable(freeFailures, LoginThrottle.USER_MAX_WAIT_MS, LoginThrottle.USER_QUIET_MS, capacity);
   }
 
+  /**
+   * Whether the address is in good standing: no wrong password from it and fewer than five attempts
+   * counted in the current period (a client that only ever got "try again later" a few times keeps
+   * it). Its password checks are served first; an address that has guessed wrong, or keeps sending,
+   * waits in line behind them.
+   */
+  inGoodStanding(ip: string): boolean {
+    const now = this.clock.now().getTime();
+    const e = this.byIp.get(ip);
+    return !e || now - e.lastAt > LoginThrottle.IP_QUIET_MS || (e.wrong === 0 && e.failures < 5);
+  }
+
   /** Seconds to wait before another attempt, or 0. */
   retryAfter(ip: string, usernameKey: string): number {
     const now = this.clock.now().getTime();
@@ -200,6 +215,13 @@ export class LoginThrottle {
     this.byUser.delete(r.usernameKey);
   }
 
+  /** The attempt's password was checked and wrong (it stays counted; the address loses good standing). */
+  failed(r: Reservation): void {
+    if (r.settled) return;
+    r.settled = true;
+    r.ip.wrong++;
+  }
+
   /**
    * The attempt was never checked (no room to check it): the username's count is given back, so a
    * flood cannot lock a name out this way; the address keeps it, so the flood itself slows down.
@@ -213,7 +235,8 @@ export class LoginThrottle {
   /** Counts a failure without a reservation (what reserve() does when the wait is 0). */
   recordFailure(ip: string, usernameKey: string): void {
     const now = this.clock.now().getTime();
-    this.byIp.bump(ip, now);
+    const e = this.byIp.bump(ip, now);
+    if (e) e.wrong++;
     this.byUser.bump(usernameKey, now);
   }
 
@@ -226,4 +249,32 @@ export class LoginThrottle {
   get sizes(): { ip: number; user: number } {
     return { ip: this.byIp.size, user: this.byUser.size };
   }
+}
+
+/**
+ * The key a client address is throttled under. An IPv6 address counts by its /64: a home or a
+ * host is given a whole /64 and may pick any address in it, so counting single addresses would hand
+ * one client 2^64 fresh allowances. IPv4 (also written as ::ffff:a.b.c.d) counts as it is. A value
+ * that is no address (a proxy's odd header) is used as it is.
+ */
+export function addressKey(ip: string | null): string {
+  if (ip === null || ip === "") return "unknown";
+  let a = ip.trim().toLowerCase();
+  if (a.startsWith("[") && a.includes("]")) a = a.slice(1, a.indexOf("]"));
+  const zone = a.indexOf("%");
+  if (zone >= 0) a = a.slice(0, zone);
+  if (!a.includes(":")) return a;
+  const mapped = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/.exec(a);
+  if (mapped) return mapped[1]!;
+  const halves = a.split("::");
+  if (halves.length > 2) return a;
+  const head = halves[0] ? halves[0].split(":") : [];
+  const tail = halves.length === 2 && halves[1] ? halves[1].split(":") : [];
+  // An embedded IPv4 tail (…:1.2.3.4) is two groups, none of them in the first four.
+  const tailGroups = tail.length && tail[tail.length - 1]!.includes(".") ? tail.length + 1 : tail.length;
+  if (halves.length === 2 ? head.length + tailGroups > 7 : head.length !== 8) return a;
+  const groups = halves.length === 2 ? [...head, ...Array<string>(8 - head.length - tailGroups).fill("0"), ...tail] : head;
+  const first = groups.slice(0, 4);
+  if (first.length < 4 || !first.every((g) => /^[0-9a-f]{1,4}$/.test(g))) return a;
+  return `${first.map((g) => g.replace(/^0+(?=.)/, "")).join(":")}::/64`;
 }

@@ -15,7 +15,7 @@ import type { Principal } from "../../core/auth/principal";
 import type { IssuedSession } from "../../core/auth/session-store";
 import { HashQueueFull } from "../../core/auth/password";
 import { passwordWeakness } from "../../core/auth/password-strength";
-import type { Reservation } from "../../core/auth/throttle";
+import { addressKey, type Reservation } from "../../core/auth/throttle";
 import { recordAudit } from "../audit/audit.repo";
 import { createInbox } from "../lists/lists.repo";
 import { countUsers, findUserById, findUserByKey, insertUser, listUsers, updateUser, usernameKey, type UserRow } from "./account.repo";
@@ -39,7 +39,8 @@ export class AccountService {
   async initialize(input: NewUser, meta: RequestMeta): Promise<SignedIn> {
     if (this.isInitialized()) throw alreadyInitialized();
     await this.requireStrong(input.password, [input.username, input.display_name ?? ""], "password");
-    const hash = await this.queued(() => this.core.hasher.hash(input.password, { ip: meta.ip ?? "unknown" }));
+    const ipKey = addressKey(meta.ip);
+    const hash = await this.queued(() => this.core.hasher.hash(input.password, { ip: ipKey, priority: this.core.throttle.inGoodStanding(ipKey) }));
     return writeTx(this.core.db, (tx) => {
       // Checked again inside the write lock: concurrent initialize calls serialize here.
       if (countUsers(tx) > 0) throw alreadyInitialized();
@@ -57,15 +58,18 @@ export class AccountService {
    */
   async login(input: LoginBody, meta: RequestMeta, presented: Principal | null): Promise<SignedIn> {
     const key = usernameKey(input.username.trim());
-    const ipKey = meta.ip ?? "unknown";
+    const ipKey = addressKey(meta.ip);
+    // Checks from an address that has not been failing are served first (see PasswordHasher).
+    const priority = this.core.throttle.inGoodStanding(ipKey);
     const attempt = this.reserveAttempt(ipKey, key);
     const user = findUserByKey(this.core.db.orm, key);
-    const lane = { ip: ipKey, user: key };
+    const lane = { ip: ipKey, user: key, priority };
     const ok = await this.queued(
       () => (user ? this.core.hasher.verify(input.password, user.passwordHash, lane) : this.core.hasher.verifyDummy(input.password, lane)),
       attempt,
     );
     if (!user || !ok) {
+      this.core.throttle.failed(attempt);
       writeTx(this.core.db, (tx) =>
         recordAudit(tx, {
           userId: user?.id ?? null,
@@ -103,10 +107,12 @@ export class AccountService {
   async changePassword(p: Principal, input: ChangePasswordBody, meta: RequestMeta): Promise<IssuedSession> {
     const user = findUserById(this.core.db.orm, p.user.id);
     if (!user) throw notFound("user");
-    const ipKey = meta.ip ?? "unknown";
+    const ipKey = addressKey(meta.ip);
+    const priority = this.core.throttle.inGoodStanding(ipKey);
     const attempt = this.reserveAttempt(ipKey, user.usernameKey);
-    const lane = { ip: ipKey, user: user.usernameKey };
+    const lane = { ip: ipKey, user: user.usernameKey, priority };
     if (!(await this.queued(() => this.core.hasher.verify(input.current_password, user.passwordHash, lane), attempt))) {
+      this.core.throttle.failed(attempt);
       throw invalidCredentials();
     }
     this.core.throttle.succeeded(attempt);
@@ -162,7 +168,7 @@ export class AccountService {
     if (findUserByKey(this.core.db.orm, key)) throw nameTaken("the username is already taken", "username");
     await this.requireStrong(input.password, [input.username, input.display_name ?? ""], "password");
     // No per-address lane: an administrator creating accounts is not the flood the lanes are for.
-    const hash = await this.queued(() => this.core.hasher.hash(input.password));
+    const hash = await this.queued(() => this.core.hasher.hash(input.password, { priority: true }));
     return writeTx(this.core.db, (tx) => {
       if (findUserByKey(tx, key)) throw nameTaken("the username is already taken", "username");
       const user = this.insertNewUser(tx, input, hash, false);
