@@ -26,6 +26,8 @@ export const Config = z.object({
   shutdownGraceMs: z.coerce.number().int().min(0).default(10_000),
   // Largest attachment accepted (bytes); counted while streaming, 413 past it.
   attachmentMaxBytes: z.coerce.number().int().min(1).default(25 * 1024 * 1024),
+  // Bytes all of one user's attachments may take together; 0 = no quota. Counted while streaming.
+  attachmentQuotaBytes: z.coerce.number().int().min(0).default(0),
   // Complete backup (contract §9): preflight token life, pending preflights and staged bytes per
   // user, largest archive accepted, entry count, per-entry compression ratio, total inflated size.
   backupTokenSeconds: z.coerce.number().int().min(1).default(15 * 60),
@@ -51,6 +53,7 @@ const ENV: Record<keyof Config, string> = {
   loginFreeFailures: "APP_LOGIN_FREE_FAILURES",
   shutdownGraceMs: "APP_SHUTDOWN_GRACE_MS",
   attachmentMaxBytes: "APP_ATTACHMENT_MAX_BYTES",
+  attachmentQuotaBytes: "APP_ATTACHMENT_QUOTA_BYTES",
   backupTokenSeconds: "APP_BACKUP_TOKEN_SECONDS",
   backupPendingMax: "APP_BACKUP_PENDING_MAX",
   backupStagedMaxBytes: "APP_BACKUP_STAGED_MAX_BYTES",

@@ -32,6 +32,8 @@ const ENV_ONLY_HELP: Partial<Record<keyof Config, string>> = {
   argon2TimeCost: "argon2id passes per password hash",
   loginFreeFailures: "failed logins per username before waits are imposed",
   shutdownGraceMs: "how long SIGTERM waits for in-flight requests (ms)",
+  attachmentMaxBytes: "largest attachment (bytes)",
+  attachmentQuotaBytes: "bytes all of one user's attachments may take; 0 = no quota",
 };
 
 /** The settings read only from the environment, with their defaults (from the config schema itself). */

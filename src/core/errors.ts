@@ -39,6 +39,7 @@ export type ErrorCode =
   | "token_consumed"
   | "state_conflict"
   | "payload_too_large"
+  | "storage_quota_exceeded"
   | "unsupported_media_type"
   | "range_not_satisfiable"
   | "validation_failed"
@@ -76,6 +77,18 @@ export const notArchived = (what: string) =>
 export const stateConflict = (detail: string) => new AppError("state_conflict", 409, "State conflict", detail);
 export const payloadTooLarge = (limit: number) =>
   new AppError("payload_too_large", 413, "Payload too large", `the body is larger than ${limit} bytes`);
+/**
+ * A user's attachments would pass the attachment quota. 413 like a file over the size limit (the
+ * client can fix it: a smaller file, or delete some), with its own code so a client can tell them apart.
+ */
+export const storageQuotaExceeded = (quotaBytes: number, usedBytes: number) =>
+  new AppError(
+    "storage_quota_exceeded",
+    413,
+    "Storage quota exceeded",
+    `your attachments may take at most ${quotaBytes} bytes; ${usedBytes} are used, ${Math.max(0, quotaBytes - usedBytes)} are left`,
+    [{ path: "file", message: `larger than the ${Math.max(0, quotaBytes - usedBytes)} bytes left of your attachment quota` }],
+  );
 export const validationFailed = (errors: FieldProblem[], detail = "the request is invalid") =>
   new AppError("validation_failed", 422, "Validation failed", detail, errors);
 export const invalidCursor = () =>

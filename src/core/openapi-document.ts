@@ -50,7 +50,7 @@ export function buildOpenApiDocument(app: AnyElysia, version: string): Record<st
       title: "app API",
       version,
       description:
-        "Self-hosted personal productivity server. Cookie session (`app_session`) plus double-submit CSRF: every POST/PUT/PATCH/DELETE sent with the session cookie must carry `X-CSRF-Token` equal to the `app_csrf` cookie. Errors are RFC 9457 problem details with a stable `code`.",
+        "Self-hosted personal productivity server. Cookie session (`app_session`; over HTTPS `__Host-app_session`) plus double-submit CSRF: every POST/PUT/PATCH/DELETE sent with the session cookie must carry `X-CSRF-Token` equal to the `app_csrf` cookie (over HTTPS `__Host-app_csrf`). Errors are RFC 9457 problem details with a stable `code`.",
       license: { name: "Proprietary", identifier: "LicenseRef-Proprietary" },
     },
     servers: [{ url: "/" }],
@@ -59,8 +59,8 @@ export function buildOpenApiDocument(app: AnyElysia, version: string): Record<st
     components: {
       schemas: Object.fromEntries([...namedSchemas].sort(([a], [b]) => a.localeCompare(b))),
       securitySchemes: {
-        sessionCookie: { type: "apiKey", in: "cookie", name: "app_session", description: "set by login and setup" },
-        csrfHeader: { type: "apiKey", in: "header", name: "X-CSRF-Token", description: "value of the app_csrf cookie" },
+        sessionCookie: { type: "apiKey", in: "cookie", name: "app_session", description: "set by login and setup; named `__Host-app_session` when the request came over HTTPS (directly or through a trusted proxy)" },
+        csrfHeader: { type: "apiKey", in: "header", name: "X-CSRF-Token", description: "value of the app_csrf cookie (`__Host-app_csrf` over HTTPS)" },
       },
     },
   };

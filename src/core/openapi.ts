@@ -30,6 +30,7 @@ const STATUS_OF: Record<ErrorCode, number> = {
   token_consumed: 409,
   state_conflict: 409,
   payload_too_large: 413,
+  storage_quota_exceeded: 413,
   unsupported_media_type: 415,
   range_not_satisfiable: 416,
   validation_failed: 422,

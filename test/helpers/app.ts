@@ -79,11 +79,17 @@ export class TestClient {
     private readonly base = "http://localhost",
   ) {}
 
+  /** The CSRF cookie's value: `__Host-app_csrf` (set over HTTPS) or `app_csrf` (plain http). */
+  get csrfCookie(): string | undefined {
+    return this.jar.get("__Host-app_csrf") ?? this.jar.get("app_csrf");
+  }
+
   async request(method: string, path: string, o: RequestOptions = {}): Promise<TestResponse> {
     const headers: Record<string, string> = { ...o.headers };
     if (this.jar.size && !("cookie" in headers)) headers["cookie"] = [...this.jar].map(([k, v]) => `${k}=${v}`).join("; ");
     const write = !["GET", "HEAD"].includes(method);
-    if (write && o.csrf !== false && this.jar.has("app_csrf") && !("x-csrf-token" in headers)) headers["x-csrf-token"] = this.jar.get("app_csrf")!;
+    const csrf = this.csrfCookie;
+    if (write && o.csrf !== false && csrf !== undefined && !("x-csrf-token" in headers)) headers["x-csrf-token"] = csrf;
     let body = o.body;
     if (o.json !== undefined) {
       body = JSON.stringify(o.json);

@@ -48,7 +48,8 @@ export async function rawRequest(
 ): Promise<RawResponse> {
   const headers: Record<string, string> = { ...init.headers };
   headers["cookie"] = [...c.jar].map(([k, v]) => `${k}=${v}`).join("; ");
-  if (method !== "GET" && method !== "HEAD" && c.jar.has("app_csrf")) headers["x-csrf-token"] ??= c.jar.get("app_csrf")!;
+  const csrf = c.csrfCookie;
+  if (method !== "GET" && method !== "HEAD" && csrf !== undefined) headers["x-csrf-token"] ??= csrf;
   const req = new Request(`http://localhost${path}`, { method, headers, body: init.body ?? null, duplex: "half" } as RequestInit);
   const res = await app.handle.fetch(req, { requestIP: () => ({ address: "127.0.0.1" }) });
   const bytes = new Uint8Array(await res.arrayBuffer());

@@ -31,18 +31,26 @@ interface SessionLookupRow {
   attachment_bytes: number;
 }
 
+/** How often a session in use has its last_seen_at written: min(60 s, idle / 4). */
+export function touchIntervalMs(idleSeconds: number): number {
+  return Math.min(60_000, Math.floor((idleSeconds * 1000) / 4));
+}
+
 /** Sessions: only the SHA-256 of a token is stored; lookups are one indexed prepared statement. */
 export class SessionStore {
   private readonly lookupStmt;
   private readonly touchStmt;
-  // last_seen_at is written at most once a minute per session, so reads stay reads.
-  private static readonly TOUCH_EVERY_MS = 60_000;
+  // last_seen_at is written at most once a minute per session, so reads stay reads; with a short
+  // idle lifetime, four times per idle period, or a session in use would end between two writes
+  // (with an idle time under a minute, it always did).
+  private readonly touchEveryMs: number;
 
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
     private readonly lifetimes: SessionLifetimes,
   ) {
+    this.touchEveryMs = touchIntervalMs(lifetimes.idleSeconds);
     // One row through the unique index on token_hash. The expiry checks compare text: instants
     // are stored as toISOString(), whose string order is time order, so nothing is parsed per request.
     this.lookupStmt = db.sqlite.query<SessionLookupRow, [string]>(
@@ -63,7 +71,7 @@ export class SessionStore {
         ms: nowMs,
         now: new Date(nowMs).toISOString(),
         idleCutoff: new Date(nowMs - this.lifetimes.idleSeconds * 1000).toISOString(),
-        touchCutoff: new Date(nowMs - SessionStore.TOUCH_EVERY_MS).toISOString(),
+        touchCutoff: new Date(nowMs - this.touchEveryMs).toISOString(),
       };
     }
     return this.bounds;

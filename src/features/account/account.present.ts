@@ -13,8 +13,8 @@ export function presentUser(u: UserRow): User {
   };
 }
 
-/** GET /me answers from the session lookup's own join: one query per request. */
-export function presentAuthUser(u: AuthUser): Me {
+/** GET /me answers from the session lookup's own join: one query per request. `quota`: null when off. */
+export function presentAuthUser(u: AuthUser, quota: number | null): Me {
   return {
     id: u.id,
     username: u.username,
@@ -23,10 +23,11 @@ export function presentAuthUser(u: AuthUser): Me {
     is_admin: u.isAdmin,
     created_at: u.createdAt,
     attachment_bytes: u.attachmentBytes ?? 0,
+    attachment_quota_bytes: quota,
   };
 }
 
 /** PATCH /me: the updated row, with the storage total read with the session (a PATCH never changes it). */
-export function presentMe(u: UserRow, auth: AuthUser): Me {
-  return { ...presentUser(u), attachment_bytes: auth.attachmentBytes ?? 0 };
+export function presentMe(u: UserRow, auth: AuthUser, quota: number | null): Me {
+  return { ...presentUser(u), attachment_bytes: auth.attachmentBytes ?? 0, attachment_quota_bytes: quota };
 }

@@ -4,17 +4,24 @@ import type { Core } from "../../core/core";
 import { doc } from "../../core/openapi";
 import { principalOf, requestMeta } from "../../core/http";
 import { getContext } from "../../core/request-context";
-import { clearedCookies, csrfTokenFor, sessionCookies } from "../../core/auth/cookies";
+import { clearedCookies, csrfTokenFor, sessionCookies, staleCookieNames } from "../../core/auth/cookies";
 import type { IssuedSession } from "../../core/auth/session-store";
 import { AccountService } from "./account.service";
 import { ChangePasswordBody, LoginBody, Me, MePatch, NewUser, SetupStatus, User, UserEnvelope, UserList } from "./account.schemas";
 import { presentAuthUser, presentMe, presentUser } from "./account.present";
 
-const cookieHeader = { "Set-Cookie": { description: "app_session (HttpOnly) and app_csrf cookies" } };
+const cookieHeader = {
+  "Set-Cookie": {
+    description:
+      "app_session (HttpOnly) and app_csrf cookies; over HTTPS (directly or through a trusted proxy) named __Host-app_session and __Host-app_csrf. Cookies the request carried under the other scheme's names are cleared.",
+  },
+};
 
 export function accountRoutes(core: Core, account: AccountService) {
-  const cookiesFor = (s: IssuedSession, secure: boolean) =>
-    sessionCookies(s.token, csrfTokenFor(core.secret, s.tokenHash), core.config.sessionAbsoluteSeconds, secure);
+  const cookiesFor = (s: IssuedSession, request: Request, secure: boolean) =>
+    sessionCookies(s.token, csrfTokenFor(core.secret, s.tokenHash), core.config.sessionAbsoluteSeconds, secure, staleCookieNames(request.headers.get("cookie"), secure));
+
+  const quota = core.config.attachmentQuotaBytes > 0 ? core.config.attachmentQuotaBytes : null;
 
   return new Elysia({ name: "account", prefix: "/api/v1" })
     .get("/setup/status", () => ({ initialized: account.isInitialized() }), {
@@ -27,7 +34,7 @@ export function accountRoutes(core: Core, account: AccountService) {
         const { user, session } = await account.initialize(body, meta);
         set.status = 201;
         set.headers["location"] = "/api/v1/me";
-        set.headers["set-cookie"] = cookiesFor(session, meta.secure);
+        set.headers["set-cookie"] = cookiesFor(session, request, meta.secure);
         return { user: presentUser(user) };
       },
       {
@@ -46,7 +53,7 @@ export function accountRoutes(core: Core, account: AccountService) {
       async ({ body, request, set }) => {
         const meta = requestMeta(request);
         const { user, session } = await account.login(body, meta, getContext(request)?.principal ?? null);
-        set.headers["set-cookie"] = cookiesFor(session, meta.secure);
+        set.headers["set-cookie"] = cookiesFor(session, request, meta.secure);
         return { user: presentUser(user) };
       },
       {
@@ -66,7 +73,7 @@ export function accountRoutes(core: Core, account: AccountService) {
         const meta = requestMeta(request);
         account.logout(principalOf(request), meta);
         set.status = 204;
-        set.headers["set-cookie"] = clearedCookies(meta.secure);
+        set.headers["set-cookie"] = clearedCookies(meta.secure, staleCookieNames(request.headers.get("cookie"), meta.secure));
       },
       { detail: doc({ summary: "Sign out (ends this session)", tags: ["account"], ok: { status: 204, headers: cookieHeader }, errors: ["csrf_failed"] }) },
     )
@@ -76,7 +83,7 @@ export function accountRoutes(core: Core, account: AccountService) {
         const meta = requestMeta(request);
         const session = await account.changePassword(principalOf(request), body, meta);
         set.status = 204;
-        set.headers["set-cookie"] = cookiesFor(session, meta.secure);
+        set.headers["set-cookie"] = cookiesFor(session, request, meta.secure);
       },
       {
         body: ChangePasswordBody,
@@ -88,10 +95,14 @@ export function accountRoutes(core: Core, account: AccountService) {
         }),
       },
     )
-    .get("/me", ({ request }) => presentAuthUser(principalOf(request).user), {
-      detail: doc({ summary: "The current user (with `attachment_bytes`, the storage its attachments take)", tags: ["account"], ok: { status: 200, schema: Me } }),
+    .get("/me", ({ request }) => presentAuthUser(principalOf(request).user, quota), {
+      detail: doc({
+        summary: "The current user, with `attachment_bytes` (the storage its attachments take) and `attachment_quota_bytes` (their limit, null when there is none)",
+        tags: ["account"],
+        ok: { status: 200, schema: Me },
+      }),
     })
-    .patch("/me", ({ body, request }) => presentMe(account.updateMe(principalOf(request), body), principalOf(request).user), {
+    .patch("/me", ({ body, request }) => presentMe(account.updateMe(principalOf(request), body), principalOf(request).user, quota), {
       body: MePatch,
       detail: doc({
         summary: "Update display name or time zone",

@@ -13,7 +13,13 @@ export const Username = z
   .refine((s) => !/\s/.test(s), "no spaces")
   // Invisible characters (zero-width space, direction marks…) would let "owner\u200b" pose as "owner".
   .refine((s) => !/[\p{C}\p{Z}]/u.test(s), "no invisible or unassigned characters");
-export const Password = z.string().min(8, "at least 8 characters").max(1024, "at most 1024 characters");
+export const Password = z
+  .string()
+  .min(8, "at least 8 characters")
+  .max(1024, "at most 1024 characters")
+  .describe(
+    "8 to 1024 characters, and not too easy to guess: a password that zxcvbn (@zxcvbn-ts with its common dictionaries: leaked passwords, keyboard patterns, repeats, sequences, dates, and the account's username and display name) rates below score 2 (under a million guesses), such as `12345678`, `password` or `P@ssw0rd`, is refused with `422 validation_failed` on this field, its message saying why. Only the first 64 characters are rated.",
+  );
 export const DisplayName = z.string().trim().min(1).max(100).refine(noControl, "no control characters");
 export const TimeZone = z.string().refine(isTimeZone, "not a known IANA time zone").transform(canonicalTimeZone);
 
@@ -46,7 +52,14 @@ export const User = z.object({
 export type User = z.infer<typeof User>;
 
 /** GET /me: the user plus the storage its attachments take. */
-export const Me = User.extend({ attachment_bytes: z.number().int().describe("bytes of the user's attachments") }).meta({ id: "Me" });
+export const Me = User.extend({
+  attachment_bytes: z.number().int().describe("bytes of the user's attachments"),
+  attachment_quota_bytes: z
+    .number()
+    .int()
+    .nullable()
+    .describe("bytes the user's attachments may take in all (APP_ATTACHMENT_QUOTA_BYTES); null: no quota"),
+}).meta({ id: "Me" });
 export type Me = z.infer<typeof Me>;
 
 export const UserEnvelope = z.object({ user: User });

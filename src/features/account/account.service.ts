@@ -13,6 +13,9 @@ import { newId } from "../../core/ids";
 import type { RequestMeta } from "../../core/http";
 import type { Principal } from "../../core/auth/principal";
 import type { IssuedSession } from "../../core/auth/session-store";
+import { HashQueueFull } from "../../core/auth/password";
+import { passwordWeakness } from "../../core/auth/password-strength";
+import { addressKey, type Reservation } from "../../core/auth/throttle";
 import { recordAudit } from "../audit/audit.repo";
 import { createInbox } from "../lists/lists.repo";
 import { countUsers, findUserById, findUserByKey, insertUser, listUsers, updateUser, usernameKey, type UserRow } from "./account.repo";
@@ -35,7 +38,9 @@ export class AccountService {
   /** Creates the first user (an admin) with its inbox and signs it in. Exactly one call can win. */
   async initialize(input: NewUser, meta: RequestMeta): Promise<SignedIn> {
     if (this.isInitialized()) throw alreadyInitialized();
-    const hash = await this.core.hasher.hash(input.password);
+    await this.requireStrong(input.password, [input.username, input.display_name ?? ""], "password");
+    const ipKey = addressKey(meta.ip);
+    const hash = await this.queued(() => this.core.hasher.hash(input.password, { ip: ipKey, priority: this.core.throttle.inGoodStanding(ipKey) }));
     return writeTx(this.core.db, (tx) => {
       // Checked again inside the write lock: concurrent initialize calls serialize here.
       if (countUsers(tx) > 0) throw alreadyInitialized();
@@ -48,17 +53,23 @@ export class AccountService {
 
   /**
    * Unknown user and wrong password give the same answer after the same work (a dummy verify).
-   * Throttled per client address and per username.
+   * Throttled per client address and per username; the attempt is counted before its password is
+   * checked, so concurrent attempts cannot all pass the throttle before the first one fails.
    */
   async login(input: LoginBody, meta: RequestMeta, presented: Principal | null): Promise<SignedIn> {
     const key = usernameKey(input.username.trim());
-    const ipKey = meta.ip ?? "unknown";
-    const wait = this.core.throttle.retryAfter(ipKey, key);
-    if (wait > 0) throw rateLimited(wait);
+    const ipKey = addressKey(meta.ip);
+    // Checks from an address that has not been failing are served first (see PasswordHasher).
+    const priority = this.core.throttle.inGoodStanding(ipKey);
+    const attempt = this.reserveAttempt(ipKey, key);
     const user = findUserByKey(this.core.db.orm, key);
-    const ok = user ? await this.core.hasher.verify(input.password, user.passwordHash) : await this.core.hasher.verifyDummy(input.password);
+    const lane = { ip: ipKey, user: key, priority };
+    const ok = await this.queued(
+      () => (user ? this.core.hasher.verify(input.password, user.passwordHash, lane) : this.core.hasher.verifyDummy(input.password, lane)),
+      attempt,
+    );
     if (!user || !ok) {
-      this.core.throttle.recordFailure(ipKey, key);
+      this.core.throttle.failed(attempt);
       writeTx(this.core.db, (tx) =>
         recordAudit(tx, {
           userId: user?.id ?? null,
@@ -71,7 +82,7 @@ export class AccountService {
       );
       throw invalidCredentials();
     }
-    this.core.throttle.recordSuccess(ipKey, key);
+    this.core.throttle.succeeded(attempt);
     return writeTx(this.core.db, (tx) => {
       // A new token on every login; the session the browser came with (if any) ends.
       if (presented) this.core.sessions.revoke(tx, presented.user.id, presented.sessionId);
@@ -88,18 +99,25 @@ export class AccountService {
     });
   }
 
-  /** Every session of the user ends; the caller gets a fresh one (a new token). */
+  /**
+   * Every session of the user ends; the caller gets a fresh one (a new token). The current password
+   * is checked like a login (the same throttle, counted before the check); the new one must pass
+   * the strength rule.
+   */
   async changePassword(p: Principal, input: ChangePasswordBody, meta: RequestMeta): Promise<IssuedSession> {
     const user = findUserById(this.core.db.orm, p.user.id);
     if (!user) throw notFound("user");
-    const ipKey = meta.ip ?? "unknown";
-    const wait = this.core.throttle.retryAfter(ipKey, user.usernameKey);
-    if (wait > 0) throw rateLimited(wait);
-    if (!(await this.core.hasher.verify(input.current_password, user.passwordHash))) {
-      this.core.throttle.recordFailure(ipKey, user.usernameKey);
+    const ipKey = addressKey(meta.ip);
+    const priority = this.core.throttle.inGoodStanding(ipKey);
+    const attempt = this.reserveAttempt(ipKey, user.usernameKey);
+    const lane = { ip: ipKey, user: user.usernameKey, priority };
+    if (!(await this.queued(() => this.core.hasher.verify(input.current_password, user.passwordHash, lane), attempt))) {
+      this.core.throttle.failed(attempt);
       throw invalidCredentials();
     }
-    const hash = await this.core.hasher.hash(input.new_password);
+    this.core.throttle.succeeded(attempt);
+    await this.requireStrong(input.new_password, [user.username, user.displayName], "new_password");
+    const hash = await this.queued(() => this.core.hasher.hash(input.new_password, lane));
     return writeTx(this.core.db, (tx) => {
       const now = this.core.clock.now();
       updateUser(tx, user.id, { passwordHash: hash, updatedAt: now.toISOString() });
@@ -116,6 +134,7 @@ export class AccountService {
     if (!parsed.success) throw validationFailed([{ path: "password", message: parsed.error.issues[0]?.message ?? "invalid" }]);
     const user = findUserByKey(this.core.db.orm, usernameKey(username.trim()));
     if (!user) throw notFound("user");
+    await this.requireStrong(newPassword, [user.username, user.displayName], "password");
     const hash = await this.core.hasher.hash(newPassword);
     writeTx(this.core.db, (tx) => {
       const now = this.core.clock.now();
@@ -147,7 +166,9 @@ export class AccountService {
     if (!p.user.isAdmin) throw forbidden();
     const key = usernameKey(input.username);
     if (findUserByKey(this.core.db.orm, key)) throw nameTaken("the username is already taken", "username");
-    const hash = await this.core.hasher.hash(input.password);
+    await this.requireStrong(input.password, [input.username, input.display_name ?? ""], "password");
+    // No per-address lane: an administrator creating accounts is not the flood the lanes are for.
+    const hash = await this.queued(() => this.core.hasher.hash(input.password, { priority: true }));
     return writeTx(this.core.db, (tx) => {
       if (findUserByKey(tx, key)) throw nameTaken("the username is already taken", "username");
       const user = this.insertNewUser(tx, input, hash, false);
@@ -166,6 +187,33 @@ export class AccountService {
   listUsers(p: Principal): UserRow[] {
     if (!p.user.isAdmin) throw forbidden();
     return readTx(this.core.db, (tx) => listUsers(tx));
+  }
+
+  /** Counts a sign-in attempt before its password is checked; 429 while the address or name must wait. */
+  private reserveAttempt(ipKey: string, key: string): Reservation {
+    const r = this.core.throttle.reserve(ipKey, key);
+    if (!r.ok) throw rateLimited(r.retryAfter);
+    return r.reservation;
+  }
+
+  /**
+   * Runs an argon2 computation through the bounded queue: a full queue is 429 at once. An attempt
+   * that was never checked gives its username count back (the address keeps it).
+   */
+  private async queued<T>(run: () => Promise<T>, attempt?: Reservation): Promise<T> {
+    try {
+      return await run();
+    } catch (e) {
+      if (!(e instanceof HashQueueFull)) throw e;
+      if (attempt) this.core.throttle.notChecked(attempt);
+      throw rateLimited(e.retryAfterSeconds, "too many passwords are being checked right now; try again shortly");
+    }
+  }
+
+  /** The strength rule (core/auth/password-strength.ts): 422 on the password's field, saying why. */
+  private async requireStrong(password: string, userInputs: string[], path: string): Promise<void> {
+    const weakness = await passwordWeakness(password, userInputs);
+    if (weakness) throw validationFailed([{ path, message: weakness }], `the password is ${weakness}`);
   }
 
   private insertNewUser(tx: Parameters<Parameters<typeof writeTx>[1]>[0], input: NewUser, hash: string, isAdmin: boolean): UserRow {

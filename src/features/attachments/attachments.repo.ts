@@ -72,3 +72,8 @@ export function deleteByIds(tx: Tx, ids: string[]): number {
   if (ids.length === 0) return 0;
   return sqliteOf(tx).query("DELETE FROM attachments WHERE id IN (SELECT value FROM json_each(?))").run(JSON.stringify(ids)).changes;
 }
+
+/** Bytes the user's attachments take (attachment_usage, kept by triggers on attachments). */
+export function usedBytes(tx: Tx, userId: string): number {
+  return sqliteOf(tx).query<{ bytes: number }, [string]>("SELECT bytes FROM attachment_usage WHERE user_id = ?").get(userId)?.bytes ?? 0;
+}

@@ -69,11 +69,11 @@ export function attachmentsRoutes(service: AttachmentsService) {
         detail: withUploadBody(doc({
           summary: "Upload a file to a task (multipart/form-data, field `file`)",
           description:
-            "The body is streamed to disk and hashed on the way, never held in memory. Limit: 25 MiB by default (`APP_ATTACHMENT_MAX_BYTES`), `413` as soon as it is passed. The type is decided from the content: images (png, jpeg, gif, webp), pdf, UTF-8 text (plain, markdown, csv), zip, office documents; anything else, and text that looks like HTML, SVG or XML whatever its declared type, is `415`. An empty file is `422`. `507 storage_full` when the server's disk is full (nothing is stored).",
+            "The body is streamed to disk and hashed on the way, never held in memory. Limit: 25 MiB by default (`APP_ATTACHMENT_MAX_BYTES`), `413` as soon as it is passed. The type is decided from the content: images (png, jpeg, gif, webp), pdf, UTF-8 text (plain, markdown, csv), zip, office documents; anything else, and text that looks like HTML, SVG or XML whatever its declared type, is `415`. An empty file is `422`. With a per-user quota (`APP_ATTACHMENT_QUOTA_BYTES`; none by default; `GET /me` shows `attachment_bytes` and `attachment_quota_bytes`), a file that would take the user's attachments past it is `413 storage_quota_exceeded`, refused as soon as the bytes read pass what is left (the file is never written whole) and nothing is stored. `507 storage_full` when the server's disk is full (nothing is stored).",
           tags: ["attachments"],
           bodyContentType: "multipart/form-data",
           ok: { status: 201, schema: Attachment, headers: { Location: { description: "URL of the file" } } },
-          errors: ["not_found", "malformed_request", "payload_too_large", "unsupported_media_type", "validation_failed", "csrf_failed", "storage_full"],
+          errors: ["not_found", "malformed_request", "payload_too_large", "storage_quota_exceeded", "unsupported_media_type", "validation_failed", "csrf_failed", "storage_full"],
         })),
       },
     )

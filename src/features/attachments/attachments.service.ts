@@ -1,6 +1,6 @@
 import type { Core } from "../../core/core";
 import { readTx, writeTx, type Tx } from "../../core/db";
-import { AppError, notFound, payloadTooLarge, validationFailed } from "../../core/errors";
+import { AppError, notFound, payloadTooLarge, storageQuotaExceeded, validationFailed } from "../../core/errors";
 import { newId } from "../../core/ids";
 import { findTaskWithList } from "../tasks/tasks.repo";
 import type { TaskPurgeHooks } from "../tasks/tasks.purge-hooks";
@@ -12,6 +12,7 @@ import {
   idsOfTasks,
   insertAttachment,
   listOfTask,
+  usedBytes,
   type AttachmentRecord,
 } from "./attachments.repo";
 import type { MultipartReader } from "./attachments.multipart";
@@ -61,6 +62,11 @@ export class AttachmentsService {
     return this.core.config.attachmentMaxBytes;
   }
 
+  /** Bytes all of one user's attachments may take, or null (APP_ATTACHMENT_QUOTA_BYTES=0: no quota). */
+  get quotaBytes(): number | null {
+    return this.core.config.attachmentQuotaBytes > 0 ? this.core.config.attachmentQuotaBytes : null;
+  }
+
   /** The task named in the URL: the user's, live, in an active list; 404 otherwise. */
   private requireVisibleTask(tx: Tx, userId: string, taskId: string): void {
     void tx; // the task repo reads through the shared connection, which is the transaction's
@@ -103,12 +109,19 @@ export class AttachmentsService {
   /**
    * Streams the `file` part to a temporary file (counted, hashed, type-checked on the way), then
    * inserts the row and renames the file into place in one transaction. Whatever fails, the
-   * temporary file is removed; the row exists only if the file is in place.
+   * temporary file is removed; the row exists only if the file is in place. With a quota, reading
+   * stops as soon as the file passes what is left of it (never written whole), and the commit
+   * checks again under the write lock (two uploads at once must not pass it together).
    */
   async upload(userId: string, taskId: string, body: MultipartReader): Promise<AttachmentRecord> {
     let temp: TempFile | null = null;
     try {
-      readTx(this.core.db, (tx) => this.requireVisibleTask(tx, userId, taskId));
+      const quota = this.quotaBytes;
+      const usedAtStart = readTx(this.core.db, (tx) => {
+        this.requireVisibleTask(tx, userId, taskId);
+        return quota === null ? 0 : usedBytes(tx, userId);
+      });
+      const left = quota === null ? Infinity : quota - usedAtStart;
       let part = await body.nextPart();
       while (part && part.field !== "file") part = await body.nextPart();
       if (!part) throw validationFailed([{ path: "file", message: "a multipart field `file` is required" }], "no file in the upload");
@@ -143,6 +156,7 @@ export class AttachmentsService {
       };
       for await (const chunk of body.partData()) {
         size += chunk.byteLength;
+        if (quota !== null && size > left && left < max) throw storageQuotaExceeded(quota, usedAtStart);
         if (size > max) throw payloadTooLarge(max);
         hasher.update(chunk);
         if (decision) {
@@ -185,6 +199,10 @@ export class AttachmentsService {
         writeTx(this.core.db, (tx) => {
           // Checked again under the write lock: the task may have been purged during the upload.
           this.requireVisibleTask(tx, userId, taskId);
+          if (quota !== null) {
+            const used = usedBytes(tx, userId);
+            if (used + size > quota) throw storageQuotaExceeded(quota, used);
+          }
           insertAttachment(tx, record);
           this.storage.commit(file, record.id);
         });

@@ -8,7 +8,7 @@ const INIT_JS = `window.addEventListener("load", function () {
     deepLinking: true,
     withCredentials: true,
     requestInterceptor: function (req) {
-      var m = document.cookie.match(/(?:^|; )app_csrf=([^;]*)/);
+      var m = document.cookie.match(/(?:^|; )__Host-app_csrf=([^;]*)/) || document.cookie.match(/(?:^|; )app_csrf=([^;]*)/);
       if (m) req.headers["X-CSRF-Token"] = decodeURIComponent(m[1]);
       return req;
     }

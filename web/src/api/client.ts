@@ -43,7 +43,7 @@ export function onUnauthenticated(f: Listener): () => void {
   return () => unauthenticatedListeners.delete(f);
 }
 
-/** The CSRF cookie's value: `__Host-app_csrf` when the server uses the prefixed name (HTTPS), else `app_csrf`. */
+/** The CSRF cookie's value: `__Host-app_csrf` when the server saw HTTPS, else `app_csrf` (plain http). */
 export function csrfToken(): string {
   const m = document.cookie.match(/(?:^|;\s*)__Host-app_csrf=([^;]*)/) ?? document.cookie.match(/(?:^|;\s*)app_csrf=([^;]*)/);
   return m ? decodeURIComponent(m[1]!) : "";
