@@ -35,7 +35,20 @@ export const DueAt = z
   .nullable()
   .describe("YYYY-MM-DD or RFC 3339 date-time; null clears");
 
-const TagIds = z.array(Id).max(100, "at most 100 tags");
+export const TAG_IDS_MAX = 100;
+const TagIds = z.array(Id).max(TAG_IDS_MAX, `at most ${TAG_IDS_MAX} tags`);
+
+/**
+ * Versions are bounded so that a task stays editable: a PATCH names the version and stores it
+ * plus one, which must still be an exact integer. 2^31 − 1 is 68 years of one change a second;
+ * a restore refuses a larger one (it could never be PATCHed again).
+ */
+export const VERSION_MAX = 2 ** 31 - 1;
+export const Version = z
+  .number({ error: "version is required" })
+  .int()
+  .min(1)
+  .max(VERSION_MAX, `at most ${VERSION_MAX}`);
 
 export const TaskCreate = z.strictObject({
     title: Title,
@@ -50,7 +63,7 @@ export const TaskCreate = z.strictObject({
 export type TaskCreate = z.infer<typeof TaskCreate>;
 
 export const TaskPatch = z.strictObject({
-    version: z.number({ error: "version is required" }).int().min(1),
+    version: Version,
     title: Title.optional(),
     description: Description.optional(),
     list_id: Id.optional(),
