@@ -3,6 +3,7 @@
 // polled every 50 ms during the upload and validation (its worst latency is printed). Cases:
 //   unknown-keys   data/memos.json: 200 records, each with one unknown key of ~3.9 M characters
 //                  (deflated ~160:1, under the 200:1 ratio cap: ~4.9 MB uploaded)
+//   unknown-keys-1m  the same with keys of 1,000,000 characters (under the record size cap)
 //   ones           data/tasks.json = [1,1,…] with 10 M records (stored: 20 MB)
 //   empty-objects  data/tasks.json = [{},{},…] with 5 M records (stored: 15 MB)
 //   manifest-600k  a 60 MB manifest listing 600,000 entries the archive does not hold (deflated)
@@ -71,8 +72,7 @@ function archive(replace: Record<string, Built>, manifestBytes?: Uint8Array): Ui
   return buildZip([{ name: "manifest.json", data: manifest, method: 8 }, ...built.map((b) => b.entry)]);
 }
 
-function* memosWithUnknownKeys(): Generator<Uint8Array> {
-  const n = 3_900_000;
+function* memosWithUnknownKeys(n: number): Generator<Uint8Array> {
   yield enc.encode("[");
   for (let r = 0; r < 200; r++) {
     const key = new Uint8Array(n).fill(97);
@@ -106,7 +106,9 @@ function manifest600k(): Uint8Array {
 }
 
 const CASES: Record<string, () => Uint8Array> = {
-  "unknown-keys": () => archive({ "data/memos.json": deflated("data/memos.json", memosWithUnknownKeys()) }),
+  "unknown-keys": () => archive({ "data/memos.json": deflated("data/memos.json", memosWithUnknownKeys(3_900_000)) }),
+  // Just under the record size cap (1 Mi characters): every record is read and refused on its own.
+  "unknown-keys-1m": () => archive({ "data/memos.json": deflated("data/memos.json", memosWithUnknownKeys(1_000_000)) }),
   ones: () => archive({ "data/tasks.json": stored("data/tasks.json", repeated("1,", 10_000_000)) }),
   "empty-objects": () => archive({ "data/tasks.json": stored("data/tasks.json", repeated("{},", 5_000_000)) }),
   "manifest-600k": () => archive({}, manifest600k()),
