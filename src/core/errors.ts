@@ -91,3 +91,18 @@ export const rateLimited = (retryAfterSeconds: number, detail = "too many attemp
     "Retry-After": String(Math.max(1, Math.ceil(retryAfterSeconds))),
   });
 export const notReady = (detail: string) => new AppError("not_ready", 503, "Not ready", detail);
+
+/** "No space" from SQLite (SQLITE_FULL) or the file system (ENOSPC, EFBIG, EDQUOT). */
+export function isStorageFull(e: unknown): boolean {
+  const err = e as { code?: string; message?: string } | null;
+  return (
+    err?.code === "ENOSPC" ||
+    err?.code === "EFBIG" ||
+    err?.code === "EDQUOT" ||
+    err?.code === "SQLITE_FULL" ||
+    /database or disk is full|no space left/i.test(err?.message ?? "")
+  );
+}
+
+/** Disk full while writing: the operator's problem, said plainly; nothing was written. */
+export const storageFull = (detail = "the server has no space left; nothing was changed") => new AppError("storage_full", 507, "Insufficient storage", detail);

@@ -2,7 +2,7 @@ import { deleteAccountContent } from "../account/account-content.repo";
 import type { Core } from "../../core/core";
 import { readTx, writeTx, type Tx } from "../../core/db";
 import { dayNumber } from "../../core/days";
-import { AppError, malformed, payloadTooLarge, type FieldProblem } from "../../core/errors";
+import { AppError, isStorageFull, malformed, payloadTooLarge, storageFull, type FieldProblem } from "../../core/errors";
 import type { RequestMeta } from "../../core/http";
 import { LEGACY_BODY_LIMIT, RawBody, STREAMED_BODY } from "../../core/body";
 import { newId } from "../../core/ids";
@@ -223,6 +223,10 @@ export class LegacyService {
       // Lunar countdowns are checked against the lunar calendar, loaded on its first need.
       const lunar = file.needsLunar ? await loadLunar() : null;
       return this.restoreChecked(userId, file, locate, mode, meta, format, lunar);
+    } catch (e) {
+      // Disk full while writing: the transaction rolled back, as the backup restore says it.
+      if (isStorageFull(e)) throw storageFull("the server ran out of space during the restore; nothing was changed");
+      throw e;
     } finally {
       // What the restore held (the stored file, the id maps) is garbage now: give it back at once.
       Bun.gc(true);
