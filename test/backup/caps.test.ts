@@ -43,9 +43,9 @@ async function refusedWithin(zip: Uint8Array) {
   return { errors, bytes: r.text.length };
 }
 
-/** data/<name> replaced by raw bytes (stored), manifest fixed. */
+/** The archive with entry `name` replaced by `bytes` (deflated, or stored with method 0), manifest fixed. */
 function withEntry(name: string, bytes: Uint8Array, method = 8): Uint8Array {
-  const e = clone();
+  const e: Record<string, Uint8Array> = clone();
   e[name] = bytes;
   const entries = rawEntries(entriesOf(rebuild(e, (m) => ((m.counts as Record<string, number>)[name.slice(5, -5)] = 0))));
   return buildZip(entries.map((x) => (x.name === name ? { ...x, method } : x)));

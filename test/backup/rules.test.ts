@@ -23,7 +23,8 @@ let base: Record<string, Uint8Array>;
 const LIMIT = 64;
 
 beforeAll(async () => {
-  app = makeTestApp({ config: { attachmentMaxBytes: LIMIT } });
+  // Many accepted preflights here stay pending: room for them.
+  app = makeTestApp({ config: { attachmentMaxBytes: LIMIT, backupPendingMax: 100 } });
   c = await setupAdmin(app);
   ids = await seed(c);
   base = entriesOf(await exportBytes(app, c));
@@ -94,6 +95,20 @@ describe("habits, countdowns, dates", () => {
   test("overlapping habit pauses", async () => {
     const e = changed("data/habit_pauses.json", (r) => [...r, { ...r[0]!, id: "01900000-0000-7000-8000-0000000000a1", start_date: "2025-03-01", end_date: "2025-03-10" }]);
     await refused(rebuild(e), "data/habit_pauses.json[1].start_date", new RegExp(`the pause overlaps pause ${ids.pause} \\(2025-02-01 to open-ended\\)`));
+  });
+
+  test("pause overlaps are found in any order, also with a pause that is not the previous one", async () => {
+    const p = (n: number, start_date: string, end_date: string | null) => ({ id: `01900000-0000-7000-8000-0000000000b${n}`, start_date, end_date });
+    const pauses = (list: ReturnType<typeof p>[]) => changed("data/habit_pauses.json", (r) => list.map((x) => ({ ...r[0]!, ...x })));
+    // Apart from each other, given out of order: accepted.
+    expect((await preflight(c, rebuild(pauses([p(1, "2025-06-01", "2025-06-02"), p(2, "2025-01-01", "2025-01-31"), p(3, "2025-07-01", null)])))).status).toBe(200);
+    // A long pause, then two inside it: each overlaps the long one (the second not the one before it).
+    const errors = await refused(
+      rebuild(pauses([p(4, "2025-06-01", "2025-06-02"), p(5, "2025-01-01", "2025-12-31"), p(6, "2025-02-01", "2025-02-05")])),
+      "data/habit_pauses.json[0].start_date",
+      /overlaps pause 01900000-0000-7000-8000-0000000000b5/,
+    );
+    expect(errors.some((e) => e.path === "data/habit_pauses.json[2].start_date")).toBe(true);
   });
 
   const lunar = (patch: Rec) => changed("data/countdowns.json", (r) => r.map((x) => ({ ...x, calendar: "lunar", date: "2001-01-24", ...patch })));

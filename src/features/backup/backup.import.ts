@@ -15,7 +15,7 @@ import {
   recurrenceOfTask,
   tagIdByName,
 } from "./backup.repo";
-import { overlapMessage, overlappingPause } from "../habits/habits.rules";
+import { overlapMessage, overlappingPause, type PausePeriod } from "../habits/habits.rules";
 import { storedFields, type Entity } from "./backup.records";
 import type { Mode } from "./backup.schemas";
 import { DATA_ORDER, PROBLEM_LIST_MAX, Problems, readRecords } from "./backup.validate";
@@ -42,6 +42,8 @@ export function importArchive(s: Database, zip: ZipFile, entries: Map<string, Zi
   for (const e of DATA_ORDER) maps.set(e, new Map());
   const conflicts: FieldProblem[] = [];
   const problems = new Problems();
+  /** A habit's pauses before the import, read on the habit's first incoming pause. */
+  const ownPauses = new Map<string, PausePeriod[]>();
   const conflict = (entity: Entity, key: string, message: string) => {
     // Still mapped, so that records referring to it are checked too (the whole import rolls back).
     maps.get(entity)!.set(key, key);
@@ -105,7 +107,7 @@ export function importArchive(s: Database, zip: ZipFile, entries: Map<string, Zi
         }
         const existing = existingOf(s, entity, r);
         if (existing === "free") {
-          const clash = clashWithOwn(s, entity, r);
+          const clash = clashWithOwn(s, entity, r, ownPauses);
           if (clash) {
             conflict(entity, key, clash);
             return;
@@ -161,15 +163,20 @@ export function importArchive(s: Database, zip: ZipFile, entries: Map<string, Zi
  * by the rules the API applies when such a record is created; null when it can. The archive's
  * own records were checked against each other at preflight.
  */
-function clashWithOwn(s: Database, entity: Entity, r: Rec): string | null {
+function clashWithOwn(s: Database, entity: Entity, r: Rec, ownPauses: Map<string, PausePeriod[]>): string | null {
   if (entity === "recurrences") {
     // One recurrence per task (the API: 409 when the task already recurs).
     const other = recurrenceOfTask(s, r.task_id as string);
     return other ? `task ${r.task_id as string} already has a recurrence (${other})` : null;
   }
   if (entity === "habit_pauses") {
-    // The pauses of one habit never overlap (the API: 409 naming the other pause).
-    const other = overlappingPause(pausesOfHabit(s, r.habit_id as string), r.start_date as string, r.end_date as string | null, r.id as string);
+    // The pauses of one habit never overlap (the API: 409 naming the other pause). Against the
+    // pauses the habit had before this import: the archive's own were checked together at
+    // preflight (and reading the growing set per insert would be quadratic).
+    const habit = r.habit_id as string;
+    let own = ownPauses.get(habit);
+    if (!own) ownPauses.set(habit, (own = pausesOfHabit(s, habit)));
+    const other = overlappingPause(own, r.start_date as string, r.end_date as string | null, r.id as string);
     return other ? overlapMessage(other) : null;
   }
   return null;

@@ -462,12 +462,10 @@ function collect(t: Topology, own: OwnData, entity: Entity, r: Record<string, un
       if (dup(t.pauses, id)) return;
       t.pauses.add(id);
       t.logOf.push({ habit: r.habit_id as string, path: `${path}.habit_id` });
-      // The API's rule: the pauses of one habit never overlap.
+      // Checked for overlaps once all are read (checkRelations).
       const habit = r.habit_id as string;
       const pause = { id, startDate: r.start_date as string, endDate: r.end_date as string | null, path };
       const others = t.pausesOf.get(habit);
-      const other = others ? overlappingPause(others, pause.startDate, pause.endDate, null) : null;
-      if (other) problems.add(`${path}.start_date`, `${overlapMessage(other)} (${other.path})`);
       if (others) others.push(pause);
       else t.pausesOf.set(habit, [pause]);
       return;
@@ -560,6 +558,19 @@ function checkRelations(t: Topology, own: OwnData, problems: Problems): void {
     else if (kind !== "rrule") problems.add(e.path, "only an rrule recurrence has occurrences to skip");
   }
   for (const l of t.logOf) if (!t.habits.has(l.habit) && !own.habit(l.habit)) problems.add(l.path, `habit ${l.habit} does not exist`);
+  // The API's rule: the pauses of one habit never overlap. In start order, a pause overlaps an
+  // earlier one exactly when it overlaps the earlier one that ends last (n log n, not n²).
+  for (const pauses of t.pausesOf.values()) {
+    pauses.sort((a, b) => (a.startDate < b.startDate ? -1 : a.startDate > b.startDate ? 1 : 0));
+    let latest = pauses[0]!;
+    for (let i = 1; i < pauses.length; i++) {
+      const p = pauses[i]!;
+      const other = overlappingPause([latest], p.startDate, p.endDate, null);
+      if (other) problems.add(`${p.path}.start_date`, `${overlapMessage(other)} (${other.path})`);
+      if (latest.endDate !== null && (p.endDate === null || p.endDate > latest.endDate)) latest = p;
+    }
+    if (problems.full) return;
+  }
   for (const [id, a] of t.attachments) {
     if (topLevel(a.task) === null) problems.add(`data/attachments.json#${id}.task_id`, `task ${a.task} does not exist`);
   }
