@@ -96,7 +96,8 @@ await stopServer(s);
     const fd = openSync(path, "w");
     const sha = new Bun.CryptoHasher("sha256");
     for (let m = 0; m < FILE_MIB; m++) {
-      if (text) chunk.set(new TextEncoder().encode(`line ${f}:${m} `.repeat(1024 * 1024 / 16).slice(0, chunk.length)));
+      // The whole chunk: it is reused, and random bytes left in a "text" file would not be text.
+      if (text) chunk.set(new TextEncoder().encode(`line ${f}:${m} `.repeat(chunk.length / 8).slice(0, chunk.length)));
       else crypto.getRandomValues(chunk.subarray(0, 65536)), chunk.copyWithin(65536, 0, chunk.length - 65536), crypto.getRandomValues(chunk.subarray(0, 65536));
       if (!text && m === 0) chunk.set(new TextEncoder().encode("%PDF-1.7\n"));
       sha.update(chunk);
