@@ -80,6 +80,25 @@ describe("legacy restore: the API's rules", () => {
   });
 });
 
+describe("legacy restore: problems name a user's value by a prefix", () => {
+  test("an unknown key of 100,000 characters (JSON), an unknown kind of 100,000 characters (CSV)", async () => {
+    const c = await signedInUser(app, admin, uname("uma"));
+    const f = copy();
+    const key = "k".repeat(100_000);
+    f.memos[0][key] = 1;
+    const r = await refused(() => c.post("/api/v1/restore?mode=replace", f), 422, "validation_failed");
+    expect(r.body.errors).toContainEqual({ path: `memos.0.${"k".repeat(40)}\u2026`, message: "unknown field" });
+    expect(r.text.length).toBeLessThan(4096);
+
+    const csv = (await owner.get("/api/v1/export.csv")).text.split("\r\n");
+    const i = csv.findIndex((l) => l.startsWith("memo,"));
+    csv[i] = csv[i]!.replace(/^memo,/, `${"z".repeat(100_000)},`);
+    const r2 = await refused(() => c.request("POST", "/api/v1/restore.csv?mode=replace", { body: csv.join("\r\n"), headers: { "content-type": "text/csv" } }), 422, "validation_failed");
+    expect(r2.body.errors[0].message).toBe(`unknown kind "${"z".repeat(40)}\u2026" (folder, list, task, recurrence, habit, countdown, memo)`);
+    expect(r2.text.length).toBeLessThan(4096);
+  });
+});
+
 describe("legacy restore: disk full", () => {
   test("507 storage_full, nothing changed, the server keeps serving (was 500)", async () => {
     const c = await signedInUser(app, admin, uname("dora"));

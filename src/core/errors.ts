@@ -5,6 +5,19 @@ export interface FieldProblem {
 }
 
 /**
+ * A user's value inside a problem's path or message: JSON-quoted, at most `max` characters of it
+ * (an unknown key or a cell may be megabytes long; a problem names it, never repeats it).
+ */
+export function quoted(value: string, max = 40): string {
+  return JSON.stringify(value.length <= max ? value : `${value.slice(0, max)}\u2026`);
+}
+
+/** A user's value as a path segment: as it is when short, else its first `max` characters and an ellipsis. */
+export function clipped(value: string, max = 40): string {
+  return value.length <= max ? value : `${value.slice(0, max)}\u2026`;
+}
+
+/**
  * The one error type of the domain. Services throw these; `core/problem.ts` is the only place
  * that turns one into HTTP. The code is stable and machine-readable.
  */

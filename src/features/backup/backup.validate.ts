@@ -1,5 +1,5 @@
 import type { Database } from "bun:sqlite";
-import type { FieldProblem } from "../../core/errors";
+import { quoted as quote, type FieldProblem } from "../../core/errors";
 import { ContentTypeCheck } from "../attachments/attachments.types";
 import { loadLunar } from "../countdowns/countdowns.occurrence";
 import { lunarFieldsProblem, type LunarFields } from "../countdowns/countdowns.rules";
@@ -44,10 +44,6 @@ export function clip(s: string, max = PROBLEM_MESSAGE_MAX): string {
   return s.length <= max ? s : `${s.slice(0, max - 1)}\u2026`;
 }
 
-/** A user's value in a message: a short prefix, quoted (never the whole of an unknown key). */
-export function quote(value: string, max = 40): string {
-  return JSON.stringify(value.length <= max ? value : `${value.slice(0, max)}\u2026`);
-}
 
 /** Thrown through the reading of an entry when the problem list is full: nothing more is read. */
 export class ProblemsFull extends Error {}
