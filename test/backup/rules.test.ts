@@ -270,3 +270,19 @@ describe("merge: what the user already has (409 merge_conflict naming the record
     await mergeRefused(e, `habit_logs/${ids.habit}:2025-01-01`, /different content/);
   });
 });
+
+describe("instants", () => {
+  test("every instant is stored as the API writes them (UTC, milliseconds, upper-case T and Z)", async () => {
+    const e = changed("data/memos.json", (r) => r.map((m) => ({ ...m, created_at: "2026-01-01t10:00:00.000Z", updated_at: "2026-01-01T12:00:00+02:00" })));
+    const other = makeTestApp();
+    try {
+      const b = await setupAdmin(other);
+      const pf = await preflight(b, rebuild(e), "replace");
+      expect(pf.status).toBe(200);
+      expect((await b.post("/api/v1/backup/restore", { preflight_token: pf.body.preflight_token, mode: "replace" })).status).toBe(200);
+      expect((await b.get(`/api/v1/memos/${ids.memo}`)).body).toMatchObject({ created_at: "2026-01-01T10:00:00.000Z", updated_at: "2026-01-01T10:00:00.000Z" });
+    } finally {
+      other.close();
+    }
+  });
+});

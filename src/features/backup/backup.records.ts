@@ -60,7 +60,10 @@ const Instant = z
   .string()
   .max(40)
   .transform((s, ctx) => {
-    const iso = parseInstant(s)?.toISOString();
+    const d = parseInstant(s);
+    // Already the API's form (every instant an export writes): kept as it is.
+    if (d && s.length === 24 && s[10] === "T" && s.endsWith("Z")) return s;
+    const iso = d?.toISOString();
     if (!iso || iso.length !== 24) {
       ctx.addIssue({ code: "custom", message: "an RFC 3339 instant" });
       return z.NEVER;

@@ -6,13 +6,14 @@ import { MAX_TERMS, searchTerms } from "./tasks.search";
 
 const Id = z.string().max(64);
 
-const chars = (s: string) => [...s].length;
+/** Characters (code points) at most `max`: a string no longer in UTF-16 units needs no count (the common case). */
+const atMostChars = (s: string, max: number) => s.length <= max || [...s].length <= max;
 
 export const Title = z
   .string()
   .refine((s) => s.trim().length > 0, "title must not be blank")
-  .refine((s) => chars(s) <= 500, "at most 500 characters");
-export const Description = z.string().refine((s) => chars(s) <= 20_000, "at most 20000 characters");
+  .refine((s) => atMostChars(s, 500), "at most 500 characters");
+export const Description = z.string().refine((s) => atMostChars(s, 20_000), "at most 20000 characters");
 export const Priority = z.number().int().min(0).max(3).describe("0 none … 3 high");
 
 /**
