@@ -62,6 +62,15 @@ describe("problem lists are capped", () => {
     expect(bytes).toBeLessThan(64 * 1024);
   });
 
+  test("large invalid records: reading stops after 8 Mi characters of them, and says so", async () => {
+    const memo = readJson<Record<string, unknown>[]>(base, "data/memos.json")[0]!;
+    const records = Array.from({ length: 12 }, (_, i) => ({ ...memo, id: Bun.randomUUIDv7(), [`${"j".repeat(900_000)}${i}`]: 1 }));
+    const { errors } = await refusedWithin(withEntry("data/memos.json", strToU8(JSON.stringify(records)), 0));
+    // 900,000 characters each: the tenth passes the budget; the last two are not read.
+    expect(errors.map((e) => e.path)).toEqual([...Array.from({ length: 10 }, (_, i) => `data/memos.json[${i}]`), "data/memos.json[9]"]);
+    expect(errors.at(-1)!.message).toBe("reading stopped: more than 8388608 characters of invalid records");
+  });
+
   test("10,000 junk records (`[1,1,…]`): stops at 100 problems", async () => {
     const { errors } = await refusedWithin(withEntry("data/tasks.json", strToU8(`[${Array(10_000).fill("1").join(",")}]`), 0));
     expect(errors.length).toBe(100);

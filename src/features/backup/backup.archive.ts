@@ -384,7 +384,8 @@ export class JsonArraySplitter {
 
   constructor(
     private readonly path: string,
-    private readonly onRecord: (value: unknown, index: number) => void,
+    /** `chars`: the record's length as text. */
+    private readonly onRecord: (value: unknown, index: number, chars: number) => void,
     private readonly maxRecordChars = 1024 * 1024,
     /** Garbage made per byte by whoever consumes the records (parsing, checking, inserting). */
     private readonly garbagePerByte = 3,
@@ -482,7 +483,7 @@ export class JsonArraySplitter {
       } catch {
         throw new ZipError(`${this.path}[${this.index}]`, "invalid JSON");
       }
-      this.onRecord(v, this.index++);
+      this.onRecord(v, this.index++, text.length);
     }
     this.sawComma = !closing;
     if (closing) this.state = "done";

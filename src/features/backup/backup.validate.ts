@@ -45,16 +45,34 @@ export function clip(s: string, max = PROBLEM_MESSAGE_MAX): string {
 }
 
 
+/**
+ * Invalid records read before the preflight stops, in characters: a few large junk records (a
+ * key of a million characters each) would otherwise cost up to PROBLEM_LIST_MAX × 1 Mi characters
+ * of inflating and parsing before the list is full. The archive is refused either way.
+ */
+const INVALID_RECORDS_MAX_CHARS = 8 * 1024 * 1024;
+
 /** Thrown through the reading of an entry when the problem list is full: nothing more is read. */
 export class ProblemsFull extends Error {}
 
 export class Problems {
   readonly list: FieldProblem[] = [];
+  private invalidChars = 0;
+  private stopped = false;
   add(path: string, message: string): void {
     if (this.list.length < PROBLEM_LIST_MAX) this.list.push({ path: clip(path), message: clip(message) });
   }
   get full(): boolean {
-    return this.list.length >= PROBLEM_LIST_MAX;
+    return this.stopped || this.list.length >= PROBLEM_LIST_MAX;
+  }
+  /** Counts an invalid record's size; past the budget, reading stops (and says so). */
+  invalidRecord(path: string, chars: number): void {
+    this.invalidChars += chars;
+    if (this.invalidChars > INVALID_RECORDS_MAX_CHARS && !this.stopped) {
+      if (this.list.length >= PROBLEM_LIST_MAX) this.list.pop();
+      this.add(path, `reading stopped: more than ${INVALID_RECORDS_MAX_CHARS} characters of invalid records`);
+      this.stopped = true;
+    }
   }
 }
 
@@ -71,13 +89,14 @@ export function readRecords(
   garbagePerByte = 30,
 ): string {
   const schema = RECORD_SCHEMAS[entity];
-  const splitter = new JsonArraySplitter(entry.name, (value, index) => {
+  const splitter = new JsonArraySplitter(entry.name, (value, index, chars) => {
     const parsed = schema.safeParse(value);
     if (!parsed.success) {
       for (const issue of parsed.error.issues.slice(0, 5)) {
         const sub = issue.path.map(String).join(".");
         problems.add(`${entry.name}[${index}]${sub ? `.${sub}` : ""}`, issue.code === "unrecognized_keys" ? unknownFields(issue.keys) : issue.message);
       }
+      problems.invalidRecord(`${entry.name}[${index}]`, chars);
       // Lost already: the rest of the entry (maybe millions of records) is not read.
       if (problems.full) throw new ProblemsFull();
       return;
