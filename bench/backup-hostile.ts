@@ -11,7 +11,7 @@
 // Command: `APP_EXE= bun bench/backup-hostile.ts` (BENCH_CASES=ones,deep to pick cases).
 import { Deflate } from "fflate";
 import { freshDir, setupAndLogin, startServer, stopServer } from "./lib";
-import { readFileSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import { buildZip, type RawEntry } from "../test/backup/zip-writer";
 
 const ENV = { APP_ARGON2_MEMORY_KIB: "1024", APP_ARGON2_TIME_COST: "1" };
@@ -160,5 +160,6 @@ for (const name of pick) {
     );
   } finally {
     await stopServer(s);
+    rmSync(dir, { recursive: true, force: true });
   }
 }
