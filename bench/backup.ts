@@ -83,7 +83,8 @@ await stopServer(s);
     const memoIns = db.query("INSERT INTO memos (id, user_id, content, pinned, version, created_at, updated_at) VALUES (?, ?, ?, 0, 1, ?, ?)");
     for (let i = 0; i < MEMOS; i++) memoIns.run(Bun.randomUUIDv7(), user.id, `# Memo ${i}\n\n` + "Some markdown text. ".repeat(50), now, now);
   })();
-  // Attachments: random bytes (stored as they are: "application/pdf") and compressible text.
+  // Attachments: random bytes behind a PDF header and compressible text, typed as an upload types
+  // them (the preflight checks the bytes against the upload's allow-list and the stored type).
   mkdirSync(join(dir, "attachments"), { recursive: true });
   const files = Math.max(1, Math.round(ATTACH_MIB / FILE_MIB));
   const someTask = (db.query("SELECT id FROM tasks WHERE parent_id IS NULL LIMIT 1").get() as { id: string }).id;
@@ -95,14 +96,16 @@ await stopServer(s);
     const fd = openSync(path, "w");
     const sha = new Bun.CryptoHasher("sha256");
     for (let m = 0; m < FILE_MIB; m++) {
-      if (text) chunk.set(new TextEncoder().encode(`line ${f}:${m} `.repeat(1024 * 1024 / 16).slice(0, chunk.length)));
+      // The whole chunk: it is reused, and random bytes left in a "text" file would not be text.
+      if (text) chunk.set(new TextEncoder().encode(`line ${f}:${m} `.repeat(chunk.length / 8).slice(0, chunk.length)));
       else crypto.getRandomValues(chunk.subarray(0, 65536)), chunk.copyWithin(65536, 0, chunk.length - 65536), crypto.getRandomValues(chunk.subarray(0, 65536));
+      if (!text && m === 0) chunk.set(new TextEncoder().encode("%PDF-1.7\n"));
       sha.update(chunk);
       writeSync(fd, chunk);
     }
     closeSync(fd);
     db.query("INSERT INTO attachments (id, user_id, task_id, filename, content_type, size, sha256, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)").run(
-      id, user.id, someTask, text ? `f${f}.txt` : `f${f}.pdf`, text ? "text/plain" : "application/pdf", FILE_MIB * 1024 * 1024, sha.digest("hex"), now,
+      id, user.id, someTask, text ? `f${f}.txt` : `f${f}.pdf`, text ? "text/plain; charset=utf-8" : "application/pdf", FILE_MIB * 1024 * 1024, sha.digest("hex"), now,
     );
   }
   db.run("PRAGMA wal_checkpoint(TRUNCATE)");

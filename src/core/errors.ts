@@ -5,6 +5,19 @@ export interface FieldProblem {
 }
 
 /**
+ * A user's value inside a problem's path or message: JSON-quoted, at most `max` characters of it
+ * (an unknown key or a cell may be megabytes long; a problem names it, never repeats it).
+ */
+export function quoted(value: string, max = 40): string {
+  return JSON.stringify(value.length <= max ? value : `${value.slice(0, max)}\u2026`);
+}
+
+/** A user's value as a path segment: as it is when short, else its first `max` characters and an ellipsis. */
+export function clipped(value: string, max = 40): string {
+  return value.length <= max ? value : `${value.slice(0, max)}\u2026`;
+}
+
+/**
  * The one error type of the domain. Services throw these; `core/problem.ts` is the only place
  * that turns one into HTTP. The code is stable and machine-readable.
  */
@@ -104,3 +117,18 @@ export const rateLimited = (retryAfterSeconds: number, detail = "too many attemp
     "Retry-After": String(Math.max(1, Math.ceil(retryAfterSeconds))),
   });
 export const notReady = (detail: string) => new AppError("not_ready", 503, "Not ready", detail);
+
+/** "No space" from SQLite (SQLITE_FULL) or the file system (ENOSPC, EFBIG, EDQUOT). */
+export function isStorageFull(e: unknown): boolean {
+  const err = e as { code?: string; message?: string } | null;
+  return (
+    err?.code === "ENOSPC" ||
+    err?.code === "EFBIG" ||
+    err?.code === "EDQUOT" ||
+    err?.code === "SQLITE_FULL" ||
+    /database or disk is full|no space left/i.test(err?.message ?? "")
+  );
+}
+
+/** Disk full while writing: the operator's problem, said plainly; nothing was written. */
+export const storageFull = (detail = "the server has no space left; nothing was changed") => new AppError("storage_full", 507, "Insufficient storage", detail);

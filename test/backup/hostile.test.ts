@@ -253,7 +253,7 @@ describe("preflight rejects bad records and broken rules", () => {
     mutate("data/memos.json", (r) => r.map((m) => ({ ...m, user_id: "someone" })), /unknown field/, /data\/memos\.json\[0\]/));
   test("a wrong type", () => mutate("data/tasks.json", (r) => r.map((t) => ({ ...t, priority: "high" })), /./, /data\/tasks\.json\[\d\]\.priority/));
   test("an enum outside its values", () => mutate("data/countdowns.json", (r) => r.map((x) => ({ ...x, type: "party" })), /./, /\.type$/));
-  test("an invalid date", () => mutate("data/habit_logs.json", (r) => r.map((x) => ({ ...x, date: "2026-02-30" })), /real date/));
+  test("an invalid date", () => mutate("data/habit_logs.json", (r) => r.map((x) => ({ ...x, date: "2026-02-30" })), /must be a calendar date/, /data\/habit_logs\.json\[0\]\.date$/));
   test("an invalid instant", () => mutate("data/memos.json", (r) => r.map((x) => ({ ...x, created_at: "yesterday" })), /RFC 3339/));
   test("an over-long title", () => mutate("data/tasks.json", (r) => r.map((x) => ({ ...x, title: "x".repeat(501) })), /./, /\.title$/));
   test("a missing field", () => mutate("data/memos.json", (r) => r.map(({ pinned: _p, ...x }) => x), /./, /\.pinned$/));
@@ -332,7 +332,7 @@ describe("preflight rejects bad records and broken rules", () => {
     await mutate("data/countdowns.json", (r) => r.map((x) => ({ ...x, count: -1 })), /./, /\.count$/);
   });
   test("a task still in the API's shape (`tags`, `subtasks`) instead of the archive's (`tag_ids`)", () =>
-    mutate("data/tasks.json", (r) => r.map(({ tag_ids: _t, ...t }) => ({ ...t, tags: [], subtasks: [] })), /unknown field\(s\) tags, subtasks/, /^data\/tasks\.json\[\d\]$/));
+    mutate("data/tasks.json", (r) => r.map(({ tag_ids: _t, ...t }) => ({ ...t, tags: [], subtasks: [] })), /unknown field\(s\) "tags", "subtasks"/, /^data\/tasks\.json\[\d\]$/));
   test("a recurrence without `exceptions`, or with exceptions out of order or that are not dates", async () => {
     await mutate("data/recurrences.json", (r) => r.map(({ exceptions: _e, ...x }) => x), /./, /\.exceptions$/);
     await mutate("data/recurrences.json", (r) => r.map((x) => ({ ...x, exceptions: ["2026-12-15", "2026-12-01"] })), /distinct and ascending/, /\.exceptions$/);

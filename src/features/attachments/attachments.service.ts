@@ -18,9 +18,7 @@ import {
 import type { MultipartReader } from "./attachments.multipart";
 import { cleanFilename } from "./attachments.names";
 import { AttachmentStorage, type TempFile } from "./attachments.storage";
-import { SNIFF_BYTES, decideType, hasBinaryControls, type TypeDecision } from "./attachments.types";
-
-type Accepted = Extract<TypeDecision, { ok: true }>;
+import { ContentTypeCheck } from "./attachments.types";
 
 /** Bytes of multipart framing (boundaries, part headers, small extra fields) allowed beyond the file limit. */
 export const MULTIPART_OVERHEAD = 64 * 1024;
@@ -130,52 +128,17 @@ export class AttachmentsService {
       temp = this.storage.createTemp();
       const hasher = new Bun.CryptoHasher("sha256");
       let size = 0;
-      let decision: Accepted | null = null;
-      let head: Uint8Array[] = [];
-      let headBytes = 0;
-      const utf8 = new TextDecoder("utf-8", { fatal: true });
-      const out = temp;
-      const store = (chunk: Uint8Array, d: Accepted) => {
-        if (d.text) {
-          let text: string;
-          try {
-            text = utf8.decode(chunk, { stream: true });
-          } catch {
-            throw unsupported("the file is neither valid UTF-8 text nor another allowed type");
-          }
-          if (hasBinaryControls(text)) throw unsupported("the file is neither text nor another allowed type");
-        }
-        out.write(chunk);
-      };
-      const decide = (): Accepted => {
-        const d = decideType(Buffer.concat(head), part!.contentType, filename);
-        if (!d.ok) throw unsupported(d.reason);
-        for (const h of head) store(h, d);
-        head = [];
-        return d;
-      };
+      const check = new ContentTypeCheck(part.contentType, filename, unsupported);
       for await (const chunk of body.partData()) {
         size += chunk.byteLength;
         if (quota !== null && size > left && left < max) throw storageQuotaExceeded(quota, usedAtStart);
         if (size > max) throw payloadTooLarge(max);
         hasher.update(chunk);
-        if (decision) {
-          store(chunk, decision);
-        } else {
-          head.push(chunk);
-          headBytes += chunk.byteLength;
-          if (headBytes >= SNIFF_BYTES) decision = decide();
-        }
+        check.push(chunk);
+        temp.write(chunk);
       }
       if (size === 0) throw validationFailed([{ path: "file", message: "the file is empty" }], "the file is empty");
-      const d = decision ?? decide();
-      if (d.text) {
-        try {
-          utf8.decode();
-        } catch {
-          throw unsupported("the file is neither valid UTF-8 text nor another allowed type");
-        }
-      }
+      const d = check.end();
       // The body must end with its closing boundary (a cut-off upload is not stored); other
       // fields are read and ignored.
       while (await body.nextPart()) {

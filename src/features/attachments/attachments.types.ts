@@ -105,3 +105,67 @@ export function decideType(head: Uint8Array, declaredType: string | null, filena
   const t = pick(TEXT, declared, ext) ?? "text/plain";
   return { ok: true, contentType: `${t}; charset=utf-8`, text: true };
 }
+
+/**
+ * The allow-list applied to a stream of bytes, as the upload and the backup restore both apply it:
+ * the type is decided on the first SNIFF_BYTES (`decideType`), and a text type stays valid UTF-8
+ * without binary controls to the last byte. `refuse` makes the caller's error from the reason
+ * (415 for an upload, a backup_invalid problem for a restore). Chunks may be reused by the caller
+ * after `push`: what is kept of them is copied.
+ */
+export class ContentTypeCheck {
+  private head: Uint8Array[] = [];
+  private headBytes = 0;
+  private decision: Extract<TypeDecision, { ok: true }> | null = null;
+  private readonly utf8 = new TextDecoder("utf-8", { fatal: true });
+
+  constructor(
+    private readonly declaredType: string | null,
+    private readonly filename: string,
+    private readonly refuse: (reason: string) => Error,
+  ) {}
+
+  push(chunk: Uint8Array): void {
+    if (this.decision) {
+      this.checkText(chunk);
+      return;
+    }
+    this.head.push(new Uint8Array(chunk));
+    this.headBytes += chunk.byteLength;
+    if (this.headBytes >= SNIFF_BYTES) this.decide();
+  }
+
+  /** The accepted type, once every byte was pushed. */
+  end(): Extract<TypeDecision, { ok: true }> {
+    const d = this.decision ?? this.decide();
+    if (d.text) {
+      try {
+        this.utf8.decode();
+      } catch {
+        throw this.refuse("the file is neither valid UTF-8 text nor another allowed type");
+      }
+    }
+    return d;
+  }
+
+  private decide(): Extract<TypeDecision, { ok: true }> {
+    const head = this.head.length === 1 ? this.head[0]! : new Uint8Array(Buffer.concat(this.head));
+    const d = decideType(head, this.declaredType, this.filename);
+    if (!d.ok) throw this.refuse(d.reason);
+    this.decision = d;
+    this.head = [];
+    this.checkText(head);
+    return d;
+  }
+
+  private checkText(chunk: Uint8Array): void {
+    if (!this.decision!.text) return;
+    let text: string;
+    try {
+      text = this.utf8.decode(chunk, { stream: true });
+    } catch {
+      throw this.refuse("the file is neither valid UTF-8 text nor another allowed type");
+    }
+    if (hasBinaryControls(text)) throw this.refuse("the file is neither text nor another allowed type");
+  }
+}

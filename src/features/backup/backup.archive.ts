@@ -170,8 +170,12 @@ export function readCentralDirectory(zip: ZipFile, limits: ZipLimits, problems: 
     }
     names.add(name);
     nfcNames.add(nfc);
-    const unixMode = madeBy >> 8 === 3 ? extAttr >>> 16 : 0;
-    if ((unixMode & 0o170000) === 0o120000) {
+    // Unix (3) and macOS (19, Info-ZIP and Archive Utility) keep the file's mode in the upper
+    // half of the external attributes. A symbolic link is refused whatever host claims to have
+    // made the entry: it would otherwise be written as a regular file holding its target.
+    const host = madeBy >> 8;
+    const unixMode = host === 3 || host === 19 ? extAttr >>> 16 : 0;
+    if (((extAttr >>> 16) & 0o170000) === 0o120000) {
       problems.push(new ZipError(name, "symbolic links are not allowed"));
       continue;
     }
@@ -338,11 +342,35 @@ export function inflateEntry(zip: ZipFile, e: ZipEntry, onData: (chunk: Uint8Arr
   return sha.digest("hex");
 }
 
+/** JSON nesting allowed in a record or the manifest (ours nest 3 deep); deeper is refused while scanning, before any parse. */
+export const MAX_JSON_DEPTH = 64;
+
+/** Whether JSON text nests arrays/objects deeper than `max` (one linear scan, strings skipped). */
+export function jsonNestingOver(text: string, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x7b || c === 0x5b) {
+      if (++depth > max) return true;
+    } else if (c === 0x7d || c === 0x5d) depth--;
+  }
+  return false;
+}
+
+const STRING_STOP = /["\\]/g;
+
 /**
  * Cuts a byte stream holding one JSON array into its elements without holding the whole array:
  * each element is parsed as it completes and handed to `onRecord`. Each chunk is decoded once
  * (UTF-8, fatal) and elements are substrings of it, so a record costs no copy of its bytes.
- * At most `maxRecordChars` per element.
+ * At most `maxRecordChars` per element: the largest record the API can make is a memo of 100,000
+ * UTF-16 units, each escaped to at most 6 characters (~600,000); 1 Mi characters leaves room and
+ * stops an oversized record (a junk key of millions of characters) early, as one problem.
  */
 export class JsonArraySplitter {
   private state: "start" | "value" | "done" = "start";
@@ -356,8 +384,9 @@ export class JsonArraySplitter {
 
   constructor(
     private readonly path: string,
-    private readonly onRecord: (value: unknown, index: number) => void,
-    private readonly maxRecordChars = 4 * 1024 * 1024,
+    /** `chars`: the record's length as text. */
+    private readonly onRecord: (value: unknown, index: number, chars: number) => void,
+    private readonly maxRecordChars = 1024 * 1024,
     /** Garbage made per byte by whoever consumes the records (parsing, checking, inserting). */
     private readonly garbagePerByte = 3,
   ) {}
@@ -382,13 +411,28 @@ export class JsonArraySplitter {
       if (this.state === "value") {
         if (segStart < 0) segStart = i;
         if (this.inString) {
-          if (this.escape) this.escape = false;
-          else if (b === 0x5c) this.escape = true;
-          else if (b === 0x22) this.inString = false;
+          if (this.escape) {
+            this.escape = false;
+            continue;
+          }
+          // Inside a string only `"` and `\` matter: jump to the next one (a memo's text, or a
+          // junk key of a million characters, is skipped natively rather than char by char).
+          STRING_STOP.lastIndex = i;
+          const stop = STRING_STOP.exec(text);
+          if (!stop) {
+            i = n;
+            continue;
+          }
+          i = stop.index;
+          if (text.charCodeAt(i) === 0x5c) this.escape = true;
+          else this.inString = false;
           continue;
         }
         if (b === 0x22) this.inString = true;
-        else if (b === 0x7b || b === 0x5b) this.depth++;
+        else if (b === 0x7b || b === 0x5b) {
+          // Refused here, linearly: JSON.parse never sees deep nesting.
+          if (++this.depth > MAX_JSON_DEPTH) throw new ZipError(`${this.path}[${this.index}]`, `nested deeper than ${MAX_JSON_DEPTH} levels`);
+        }
         else if (b === 0x7d || b === 0x5d) {
           if (this.depth === 0) {
             // The closing bracket of the array itself.
@@ -439,19 +483,21 @@ export class JsonArraySplitter {
       } catch {
         throw new ZipError(`${this.path}[${this.index}]`, "invalid JSON");
       }
-      this.onRecord(v, this.index++);
+      this.onRecord(v, this.index++, text.length);
     }
     this.sawComma = !closing;
     if (closing) this.state = "done";
   }
 
   end(): void {
+    let rest: string;
     try {
-      this.scan(this.decoder.decode());
-    } catch (e) {
-      if (e instanceof ZipError) throw e;
+      rest = this.decoder.decode();
+    } catch {
       throw new ZipError(`${this.path}[${this.index}]`, "not UTF-8");
     }
+    // The consumer's errors (a full problem list) pass through as they are.
+    this.scan(rest);
     if (this.state !== "done") throw new ZipError(this.path, "the JSON array is not closed");
   }
 }

@@ -11,15 +11,16 @@ import {
   ledgerLookup,
   ledgerRecord,
   ownerOf,
+  pausesOfHabit,
+  recurrenceOfTask,
   tagIdByName,
 } from "./backup.repo";
+import { overlapMessage, overlappingPause, type PausePeriod } from "../habits/habits.rules";
 import { storedFields, type Entity } from "./backup.records";
 import type { Mode } from "./backup.schemas";
-import { DATA_ORDER, Problems, readRecords } from "./backup.validate";
+import { DATA_ORDER, PROBLEM_LIST_MAX, Problems, readRecords } from "./backup.validate";
 
 type Rec = Record<string, unknown>;
-
-const MAX_CONFLICTS = 200;
 
 function digestOf(r: Rec): string {
   return new Bun.CryptoHasher("sha256").update(JSON.stringify(r)).digest("hex");
@@ -41,10 +42,12 @@ export function importArchive(s: Database, zip: ZipFile, entries: Map<string, Zi
   for (const e of DATA_ORDER) maps.set(e, new Map());
   const conflicts: FieldProblem[] = [];
   const problems = new Problems();
+  /** A habit's pauses before the import, read on the habit's first incoming pause. */
+  const ownPauses = new Map<string, PausePeriod[]>();
   const conflict = (entity: Entity, key: string, message: string) => {
     // Still mapped, so that records referring to it are checked too (the whole import rolls back).
     maps.get(entity)!.set(key, key);
-    if (conflicts.length < MAX_CONFLICTS) conflicts.push({ path: `${entity}/${key}`, message });
+    if (conflicts.length < PROBLEM_LIST_MAX) conflicts.push({ path: `${entity}/${key}`, message });
   };
 
   // Tasks refer to tasks (parent_id) that may come later in the file: know the archive's task ids
@@ -104,7 +107,12 @@ export function importArchive(s: Database, zip: ZipFile, entries: Map<string, Zi
         }
         const existing = existingOf(s, entity, r);
         if (existing === "free") {
-          insertMerged(s, entity, userId, r);
+          const clash = clashWithOwn(s, entity, r, ownPauses);
+          if (clash) {
+            conflict(entity, key, clash);
+            return;
+          }
+          if (!insertChecked(s, entity, userId, r, key)) return;
           if (targetKey !== key) map.set(key, targetKey);
           ledgerRecord(s, userId, entity, key, targetKey, digest);
         } else if (existing.owner === userId) {
@@ -120,7 +128,7 @@ export function importArchive(s: Database, zip: ZipFile, entries: Map<string, Zi
         conflict(entity, key, "this identifier belongs to another user");
         return;
       }
-      insertRecord(s, entity, userId, r);
+      insertChecked(s, entity, userId, r, key);
     }, 30);
   }
   if (problems.list.length > 0) {
@@ -131,11 +139,47 @@ export function importArchive(s: Database, zip: ZipFile, entries: Map<string, Zi
     throw new AppError("merge_conflict", 409, "Merge conflict", `${conflicts.length} record(s) conflict with existing data; nothing was changed`, conflicts);
   }
 
-  function insertMerged(db: Database, entity: Entity, uid: string, r: Rec): void {
+  /**
+   * Inserts the record; a uniqueness the checks above did not foresee (the database's own) is
+   * a conflict naming the record, never a 500. False when it was not inserted.
+   */
+  function insertChecked(db: Database, entity: Entity, uid: string, r: Rec, key: string): boolean {
     // At most one pinned countdown per user: an incoming pin yields to the one the user has.
-    if (entity === "countdowns" && r.pinned === true && hasPinnedCountdown(db, uid)) r = { ...r, pinned: false };
-    insertRecord(db, entity, uid, r);
+    if (merge && entity === "countdowns" && r.pinned === true && hasPinnedCountdown(db, uid)) r = { ...r, pinned: false };
+    try {
+      insertRecord(db, entity, uid, r);
+      return true;
+    } catch (e) {
+      const code = (e as { code?: string }).code;
+      if (code !== "SQLITE_CONSTRAINT_UNIQUE" && code !== "SQLITE_CONSTRAINT_PRIMARYKEY") throw e;
+      conflict(entity, key, "conflicts with your existing data (a record that must be unique)");
+      return false;
+    }
   }
+}
+
+/**
+ * Why a record that is new to the user (its id is free) cannot join what the user already has,
+ * by the rules the API applies when such a record is created; null when it can. The archive's
+ * own records were checked against each other at preflight.
+ */
+function clashWithOwn(s: Database, entity: Entity, r: Rec, ownPauses: Map<string, PausePeriod[]>): string | null {
+  if (entity === "recurrences") {
+    // One recurrence per task (the API: 409 when the task already recurs).
+    const other = recurrenceOfTask(s, r.task_id as string);
+    return other ? `task ${r.task_id as string} already has a recurrence (${other})` : null;
+  }
+  if (entity === "habit_pauses") {
+    // The pauses of one habit never overlap (the API: 409 naming the other pause). Against the
+    // pauses the habit had before this import: the archive's own were checked together at
+    // preflight (and reading the growing set per insert would be quadratic).
+    const habit = r.habit_id as string;
+    let own = ownPauses.get(habit);
+    if (!own) ownPauses.set(habit, (own = pausesOfHabit(s, habit)));
+    const other = overlappingPause(own, r.start_date as string, r.end_date as string | null, r.id as string);
+    return other ? overlapMessage(other) : null;
+  }
+  return null;
 }
 
 /** A record's identity: its id, or parent + date for the kinds without one. */

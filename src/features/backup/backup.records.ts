@@ -1,7 +1,16 @@
 import { z } from "zod";
-import { isCalendarDate, isTimeZone, parseInstant } from "../../core/time";
-import { isDateOnly, MAX_INTERVAL, parseRRule } from "../recurrence/recurrence.engine";
+import { parseInstant } from "../../core/time";
 import { cleanFilename } from "../attachments/attachments.names";
+import { Calendar, CountdownDate, CountdownIcon, CountdownName, CountdownType, LunarMonthDay, Repeat } from "../countdowns/countdowns.schemas";
+import { pinnedWhileArchived } from "../countdowns/countdowns.rules";
+import { FolderName } from "../folders/folders.schemas";
+import { DateString, Frequency, Goal, HabitColor, HabitIcon, HabitName, HabitUnit, LogBody } from "../habits/habits.schemas";
+import { ListName } from "../lists/lists.schemas";
+import { MemoContent, MemoVersion } from "../memos/memos.schemas";
+import { isDateOnly, MAX_RRULE_LENGTH, parseRRule } from "../recurrence/recurrence.engine";
+import { CalendarDate, Interval, kindFields, TimeZone, Unit } from "../recurrence/recurrence.schemas";
+import { Color, TagName } from "../tags/tags.schemas";
+import { Description, DueAt, Priority, TAG_IDS_MAX, Title, Version } from "../tasks/tasks.schemas";
 
 /**
  * The app-backup v2 records (contract §9): the API's field names and value shapes, every field
@@ -16,6 +25,13 @@ import { cleanFilename } from "../attachments/attachments.names";
  * not read (API_ONLY_FIELDS): a countdown's derived `next_date`, `days_until` and `count` (as
  * computed at export time, in the exporting user's zone), the `archived` flags (checked against
  * `archived_at`) and a recurrence's `exceptions` (checked against data/recurrence_exceptions.json).
+ *
+ * Every field a client can write goes through the API's own schema for it (imported from the
+ * owning feature, never copied), so a record the API would refuse is refused here by the same
+ * code, and a value the API normalises (a `due_at` with an offset → UTC with milliseconds, a
+ * trimmed name, an upper-case habit colour, sorted weekdays, an RRULE's canonical text) is
+ * normalised the same way before it is stored. Rules that span records or need the attachment
+ * bytes or the lunar calendar are in backup.validate.ts, calling the features' rule functions.
  * Loaded with the backup service on its first use; the API's own shapes are in backup.schemas.ts.
  */
 
@@ -36,24 +52,32 @@ export const ENTITIES = [
 export type Entity = (typeof ENTITIES)[number];
 
 const Id = z.string().regex(/^[0-9a-z][0-9a-z-]{0,63}$/, "an identifier (lowercase letters, digits, hyphens; at most 64)");
-const Instant = z.string().max(40).refine((s) => parseInstant(s) !== null, "an RFC 3339 instant");
-const DateOnly = z.string().max(10).refine(isCalendarDate, "a real date YYYY-MM-DD");
-const DueAt = z.string().max(40).refine((s) => isCalendarDate(s) || parseInstant(s) !== null, "a date or an RFC 3339 instant");
-const Color = z.string().regex(/^#[0-9A-Fa-f]{6}$/, "#RRGGBB");
-/** At most `max` characters (code points, as the API counts them; UTF-16 length is the fast path). */
-const Text = (min: number, max: number) =>
-  z
-    .string()
-    .min(min)
-    .refine((s) => s.length <= max || [...s].length <= max, `at most ${max} characters`);
-const noControl = (s: string) => !/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.test(s);
-const Name = Text(1, 200).refine(noControl, "no control characters");
+/**
+ * An RFC 3339 instant, stored as the API writes every instant: UTC with milliseconds
+ * (`2026-11-25T22:08:03.123Z`). One whose UTC form leaves years 0000..9999 is refused.
+ */
+const Instant = z
+  .string()
+  .max(40)
+  .transform((s, ctx) => {
+    const d = parseInstant(s);
+    // Already the API's form (every instant an export writes): kept as it is.
+    if (d && s.length === 24 && s[10] === "T" && s.endsWith("Z")) return s;
+    const iso = d?.toISOString();
+    if (!iso || iso.length !== 24) {
+      ctx.addIssue({ code: "custom", message: "an RFC 3339 instant" });
+      return z.NEVER;
+    }
+    return iso;
+  });
+/** A real date YYYY-MM-DD (the API's, for a recurrence exception; any real date for derived fields). */
+const DateOnly = CalendarDate;
 const Position = z.number().int().min(-(2 ** 53)).max(2 ** 53);
 
-export const FolderRecord = z.strictObject({ id: Id, name: Name, position: Position, created_at: Instant, updated_at: Instant, deleted_at: Instant.nullable() });
+export const FolderRecord = z.strictObject({ id: Id, name: FolderName, position: Position, created_at: Instant, updated_at: Instant, deleted_at: Instant.nullable() });
 export const ListRecord = z.strictObject({
     id: Id,
-    name: Name,
+    name: ListName,
     folder_id: Id.nullable(),
     is_inbox: z.boolean(),
     color: Color.nullable(),
@@ -62,20 +86,21 @@ export const ListRecord = z.strictObject({
     updated_at: Instant,
     deleted_at: Instant.nullable(),
   });
-export const TagRecord = z.strictObject({ id: Id, name: Text(1, 64).refine(noControl, "no control characters"), color: Color, created_at: Instant, updated_at: Instant });
+export const TagRecord = z.strictObject({ id: Id, name: TagName, color: Color, created_at: Instant, updated_at: Instant });
 export const TaskRecord = z.strictObject({
     id: Id,
     list_id: Id,
     parent_id: Id.nullable(),
-    title: Text(1, 500),
-    description: Text(0, 20_000),
+    title: Title,
+    description: Description,
     completed: z.boolean(),
     completed_at: Instant.nullable(),
-    due_at: DueAt.nullable(),
-    priority: z.number().int().min(0).max(3),
-    version: z.number().int().min(1),
+    // The API's own: a date, or an instant normalised to UTC with milliseconds.
+    due_at: DueAt,
+    priority: Priority,
+    version: Version,
     position: Position,
-    tag_ids: z.array(Id).max(1000),
+    tag_ids: z.array(Id).max(TAG_IDS_MAX, `at most ${TAG_IDS_MAX} tags`),
     created_at: Instant,
     updated_at: Instant,
     deleted_at: Instant.nullable(),
@@ -84,47 +109,50 @@ export const RecurrenceRecord = z.strictObject({
     id: Id,
     task_id: Id,
     kind: z.enum(["rrule", "after_completion"]),
-    rrule: Text(1, 1000).nullable(),
-    interval: z.number().int().min(1).max(MAX_INTERVAL).nullable(),
-    unit: z.enum(["day", "week", "month", "year"]).nullable(),
-    timezone: z.string().max(64).refine(isTimeZone, "an IANA time zone"),
-    dtstart: DueAt.nullable(),
+    rrule: z.string().max(MAX_RRULE_LENGTH).nullable(),
+    interval: Interval.nullable(),
+    unit: Unit.nullable(),
+    timezone: TimeZone,
+    // An rrule series' first occurrence, a task's due_at when the API stored it (same form).
+    dtstart: DueAt,
     exceptions: z.array(DateOnly),
     created_at: Instant,
     updated_at: Instant,
   })
-  .refine((r) => r.exceptions.every((d, i) => i === 0 || r.exceptions[i - 1]! < d), {
-    message: "exceptions must be distinct and ascending",
-    path: ["exceptions"],
-  })
-  .refine((r) => (r.kind === "rrule" ? r.rrule !== null : r.interval !== null && r.unit !== null), {
-    message: "rrule needs `rrule`; after_completion needs `interval` and `unit`",
-  })
-  // The same RRULE check as the API's: a rule the engine cannot run is never imported.
   .superRefine((r, ctx) => {
-    if (r.rrule === null) return;
-    const check = parseRRule(r.rrule, r.dtstart === null || isDateOnly(r.dtstart));
-    if (!check.ok) ctx.addIssue({ code: "custom", path: ["rrule"], message: check.message });
+    // The API's own check of which fields each kind takes.
+    kindFields(r, ctx, true);
+    if (r.kind === "rrule" && r.dtstart === null) ctx.addIssue({ code: "custom", path: ["dtstart"], message: "an rrule recurrence needs its first occurrence (the task's due_at when it was made)" });
+    if (r.kind === "after_completion" && r.dtstart !== null) ctx.addIssue({ code: "custom", path: ["dtstart"], message: "only for kind rrule" });
+    if (r.kind === "after_completion" && r.exceptions.length > 0) ctx.addIssue({ code: "custom", path: ["exceptions"], message: "only an rrule recurrence has occurrences to skip" });
+    if (!r.exceptions.every((d, i) => i === 0 || r.exceptions[i - 1]! < d)) ctx.addIssue({ code: "custom", path: ["exceptions"], message: "exceptions must be distinct and ascending" });
+    if (r.rrule !== null && r.dtstart !== null) {
+      // The syntax for the first occurrence's form, as the API parses it; the series itself is
+      // checked at preflight (checkSchedule), once.
+      const check = parseRRule(r.rrule, isDateOnly(r.dtstart));
+      if (!check.ok) ctx.addIssue({ code: "custom", path: ["rrule"], message: check.message });
+    }
+  })
+  // Stored in the canonical text the API stores (upper case, no `RRULE:` prefix).
+  .transform((r) => {
+    if (r.rrule === null || r.dtstart === null) return r;
+    const check = parseRRule(r.rrule, isDateOnly(r.dtstart));
+    return check.ok ? { ...r, rrule: check.rule.text } : r;
   });
 export const RecurrenceExceptionRecord = z.strictObject({ recurrence_id: Id, date: DateOnly, created_at: Instant });
-const Frequency = z.discriminatedUnion("type", [
-  z.strictObject({ type: z.literal("daily") }),
-  z.strictObject({ type: z.literal("weekdays"), days: z.array(z.number().int().min(1).max(7)).min(1).max(7) }),
-  z.strictObject({ type: z.literal("times_per_week"), count: z.number().int().min(1).max(7) }),
-]);
 /** The API's `archived` flag and the stored `archived_at` say the same thing. */
 const archivedAgrees = (r: { archived: boolean; archived_at: string | null }) => r.archived === (r.archived_at !== null);
 const ARCHIVED_MESSAGE = { message: "`archived` must be true exactly when `archived_at` is set", path: ["archived"] };
 
 export const HabitRecord = z.strictObject({
     id: Id,
-    name: Name,
-    icon: Text(1, 64).nullable(),
-    color: Color.nullable(),
+    name: HabitName,
+    icon: HabitIcon,
+    color: HabitColor,
     frequency: Frequency,
-    goal: z.number().positive().max(1_000_000_000),
-    unit: Text(1, 32).nullable(),
-    start_date: DateOnly,
+    goal: Goal,
+    unit: HabitUnit,
+    start_date: DateString,
     position: Position,
     archived: z.boolean(),
     archived_at: Instant.nullable(),
@@ -132,18 +160,26 @@ export const HabitRecord = z.strictObject({
     updated_at: Instant,
   })
   .refine(archivedAgrees, ARCHIVED_MESSAGE);
-export const HabitLogRecord = z.strictObject({ habit_id: Id, date: DateOnly, value: z.number().min(0).max(1_000_000_000), note: Text(0, 2000).nullable(), created_at: Instant, updated_at: Instant });
-export const HabitPauseRecord = z.strictObject({ id: Id, habit_id: Id, start_date: DateOnly, end_date: DateOnly.nullable(), created_at: Instant, updated_at: Instant })
-  .refine((p) => p.end_date === null || p.end_date >= p.start_date, { message: "end_date is before start_date" });
+export const HabitLogRecord = z.strictObject({
+  habit_id: Id,
+  date: DateString,
+  value: LogBody.shape.value,
+  note: LogBody.shape.note.unwrap(),
+  created_at: Instant,
+  updated_at: Instant,
+});
+export const HabitPauseRecord = z.strictObject({ id: Id, habit_id: Id, start_date: DateString, end_date: DateString.nullable(), created_at: Instant, updated_at: Instant })
+  .refine((p) => p.end_date === null || p.end_date >= p.start_date, { message: "end_date must not be before start_date", path: ["end_date"] });
 export const CountdownRecord = z.strictObject({
     id: Id,
-    name: Name,
-    date: DateOnly,
-    type: z.enum(["countdown", "anniversary", "birthday"]),
-    repeat: z.enum(["none", "weekly", "monthly", "yearly"]),
-    icon: Text(1, 64).nullable(),
-    calendar: z.enum(["gregorian", "lunar"]),
-    lunar: z.strictObject({ month: z.number().int().min(1).max(12), day: z.number().int().min(1).max(30), leap: z.boolean() }).nullable(),
+    name: CountdownName,
+    date: CountdownDate,
+    type: CountdownType,
+    repeat: Repeat,
+    icon: CountdownIcon,
+    calendar: Calendar,
+    // Checked against `date` at preflight (lunarFieldsProblem: the lunar calendar loads on first need).
+    lunar: z.strictObject(LunarMonthDay.shape).nullable(),
     pinned: z.boolean(),
     archived: z.boolean(),
     archived_at: Instant.nullable(),
@@ -154,19 +190,27 @@ export const CountdownRecord = z.strictObject({
     created_at: Instant,
     updated_at: Instant,
   })
-  .strict()
-  .refine((c) => (c.calendar === "lunar") === (c.lunar !== null), { message: "`lunar` is set exactly for calendar lunar" })
-  .refine(archivedAgrees, ARCHIVED_MESSAGE);
-export const MemoRecord = z.object({ id: Id, content: Text(1, 100_000), pinned: z.boolean(), version: z.number().int().min(1), created_at: Instant, updated_at: Instant, deleted_at: Instant.nullable() })
-  .strict();
-export const AttachmentRecord = z.object({
+  .refine((c) => (c.calendar === "lunar") === (c.lunar !== null), { message: "`lunar` is set exactly for calendar lunar", path: ["lunar"] })
+  .refine(archivedAgrees, ARCHIVED_MESSAGE)
+  .superRefine((c, ctx) => {
+    const p = pinnedWhileArchived(c.pinned, c.archived_at !== null);
+    if (p) ctx.addIssue({ code: "custom", path: ["pinned"], message: p });
+  });
+export const MemoRecord = z.strictObject({ id: Id, content: MemoContent, pinned: z.boolean(), version: MemoVersion, created_at: Instant, updated_at: Instant, deleted_at: Instant.nullable() });
+export const AttachmentRecord = z.strictObject({
     // Becomes the stored file's name: exactly a UUID, never anything path-like.
     id: z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/, "a UUID"),
     task_id: Id,
     // Exactly as the upload stores names: no path, controls or bidirectional marks.
-    filename: Text(1, 255).refine((f) => cleanFilename(f) === f, "not a clean file name (path, control or bidirectional characters)"),
+    filename: z
+      .string()
+      .min(1)
+      .max(1024)
+      .refine((f) => cleanFilename(f) === f, "not a clean file name (path, control or bidirectional characters)"),
+    // Checked against the bytes at preflight: the type the upload's allow-list decides for them.
     content_type: z.string().min(1).max(255),
-    size: z.number().int().min(0),
+    // An upload is never empty (422); its limit (APP_ATTACHMENT_MAX_BYTES) is checked at preflight.
+    size: z.number().int().min(1),
     sha256: z.string().regex(/^[0-9a-f]{64}$/, "lowercase hex SHA-256"),
     created_at: Instant,
   });
@@ -235,6 +279,8 @@ export type MemoRecord = z.infer<typeof MemoRecord>;
 export type AttachmentRecord = z.infer<typeof AttachmentRecord>;
 
 const Sha = z.string().regex(/^[0-9a-f]{64}$/);
+export const ManifestEntry = z.strictObject({ size: z.number().int().min(0), sha256: Sha });
+export type ManifestEntry = z.infer<typeof ManifestEntry>;
 export const Manifest = z.strictObject({
     format: z.literal("app-backup"),
     version: z.literal(2),
@@ -243,6 +289,7 @@ export const Manifest = z.strictObject({
     app_version: z.string().max(64),
     source_user: z.strictObject({ id: Id, username: z.string().max(200) }),
     counts: z.record(z.enum(ENTITIES), z.number().int().min(0)),
-    entries: z.record(z.string().max(300), z.strictObject({ size: z.number().int().min(0), sha256: Sha })),
+    // Read as own keys by backup.validate.ts (a `__proto__` key is an entry name like any other).
+    entries: z.record(z.string().max(300), ManifestEntry),
   });
 export type Manifest = z.infer<typeof Manifest>;

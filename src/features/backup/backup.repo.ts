@@ -142,6 +142,20 @@ export function findRecurrenceException(sqlite: Database, recurrenceId: string, 
   return sqlite.query("SELECT recurrence_id, date, created_at FROM recurrence_exceptions WHERE recurrence_id = ? AND date = ?").get(recurrenceId, date) as Row | null;
 }
 
+/** The recurrence a task has, or null (one per task: a unique index). */
+export function recurrenceOfTask(sqlite: Database, taskId: string): string | null {
+  return (sqlite.query("SELECT id FROM recurrences WHERE task_id = ?").get(taskId) as { id: string } | null)?.id ?? null;
+}
+
+/** A habit's pauses, as the overlap rule reads them. */
+export function pausesOfHabit(sqlite: Database, habitId: string): { id: string; startDate: string; endDate: string | null }[] {
+  return sqlite.query("SELECT id, start_date AS startDate, end_date AS endDate FROM habit_pauses WHERE habit_id = ?").all(habitId) as {
+    id: string;
+    startDate: string;
+    endDate: string | null;
+  }[];
+}
+
 export function inboxOf(sqlite: Database, userId: string): string {
   return (sqlite.query("SELECT id FROM lists WHERE user_id = ? AND is_inbox = 1").get(userId) as { id: string }).id;
 }

@@ -10,7 +10,7 @@ import { localDate } from "../../core/time";
 import { recordAudit } from "../audit/audit.repo";
 import { loadLunar } from "../countdowns/countdowns.occurrence";
 import { BodyAborted, boundaryOf, MultipartReader } from "../attachments/attachments.multipart";
-import { gcHint, inflateEntry, readCentralDirectory, ZipFile, type ZipError, type ZipLimits } from "./backup.archive";
+import { gcHint, inflateEntry, readCentralDirectory, ZipFile, type ZipError } from "./backup.archive";
 import { exportStream } from "./backup.export";
 import { BackupFiles, failpoint } from "./backup.files";
 import { importArchive } from "./backup.import";
@@ -28,7 +28,7 @@ import {
 } from "./backup.repo";
 import { finishRestoreFiles, sweepExpiredPreflights } from "./backup.reconcile";
 import type { Mode, PreflightResult, RestoreBody, RestoreResult } from "./backup.schemas";
-import { Problems, readRecords, validateArchive } from "./backup.validate";
+import { Problems, readRecords, validateArchive, type ArchiveRules } from "./backup.validate";
 
 /** Multipart framing around the file: headers, boundaries, a small extra field or two. */
 const MULTIPART_OVERHEAD = 64 * 1024;
@@ -72,9 +72,9 @@ export class BackupService {
     this.files = new BackupFiles(core.dataDir);
   }
 
-  private get limits(): ZipLimits {
+  private get limits(): ArchiveRules {
     const c = this.core.config;
-    return { maxEntries: c.backupMaxEntries, maxRatio: c.backupMaxRatio, maxTotalBytes: c.backupMaxInflatedBytes };
+    return { maxEntries: c.backupMaxEntries, maxRatio: c.backupMaxRatio, maxTotalBytes: c.backupMaxInflatedBytes, attachmentMaxBytes: c.attachmentMaxBytes };
   }
 
   // ---- export ----

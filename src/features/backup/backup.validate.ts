@@ -1,16 +1,37 @@
 import type { Database } from "bun:sqlite";
-import type { FieldProblem } from "../../core/errors";
+import { quoted as quote, type FieldProblem } from "../../core/errors";
+import { ContentTypeCheck } from "../attachments/attachments.types";
+import { loadLunar } from "../countdowns/countdowns.occurrence";
+import { lunarFieldsProblem, type LunarFields } from "../countdowns/countdowns.rules";
+import { overlapMessage, overlappingPause, type PausePeriod } from "../habits/habits.rules";
+import { checkSchedule } from "../recurrence/recurrence.rules";
 import { tagNameKey } from "../tags/tags.repo";
-import { inflateEntry, JsonArraySplitter, readCentralDirectory, ZipError, type ZipEntry, type ZipFile, type ZipLimits } from "./backup.archive";
-import { ENTITIES, Manifest, RECORD_SCHEMAS, type Entity } from "./backup.records";
+import { inflateEntry, jsonNestingOver, JsonArraySplitter, MAX_JSON_DEPTH, readCentralDirectory, ZipError, type ZipEntry, type ZipFile, type ZipLimits } from "./backup.archive";
+import { ENTITIES, Manifest, ManifestEntry, RECORD_SCHEMAS, type Entity } from "./backup.records";
 import type { Mode } from "./backup.schemas";
 
-/** At most this many problems are listed; past it the archive is plainly not ours. */
-const MAX_PROBLEMS = 200;
+// Until core/problem.ts caps every problem list centrally (issue 11 §1), the same values here;
+// the lead unifies them. A list of 100 short problems says everything a person can act on.
+/** At most this many problems are listed; past it the archive is plainly not ours, and reading stops. */
+export const PROBLEM_LIST_MAX = 100;
+/** At most this many characters per problem message (and per path): a user's value is quoted by a prefix only. */
+export const PROBLEM_MESSAGE_MAX = 200;
 const MANIFEST_MAX_BYTES = 64 * 1024 * 1024;
+/**
+ * The manifest names each other entry once (~140 bytes as exported, pretty-printed with one space);
+ * 256 bytes per entry of the archive, plus room for the rest, bounds it before it is read whole.
+ */
+const MANIFEST_BYTES_PER_ENTRY = 256;
+const MANIFEST_BASE_BYTES = 64 * 1024;
 const ATTACHMENT_ENTRY = /^attachments\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/;
 /** Data entries in dependency order (references point to earlier kinds). */
 export const DATA_ORDER: Entity[] = [...ENTITIES];
+
+/** What the preflight enforces beyond the ZIP structure: the same limits as the API. */
+export interface ArchiveRules extends ZipLimits {
+  /** APP_ATTACHMENT_MAX_BYTES: an attachment larger than an upload may be is refused. */
+  attachmentMaxBytes: number;
+}
 
 export interface ValidArchive {
   manifest: Manifest;
@@ -18,13 +39,40 @@ export interface ValidArchive {
   entries: Map<string, ZipEntry>;
 }
 
+/** At most `max` characters: a longer text is cut, with an ellipsis. */
+export function clip(s: string, max = PROBLEM_MESSAGE_MAX): string {
+  return s.length <= max ? s : `${s.slice(0, max - 1)}\u2026`;
+}
+
+
+/**
+ * Invalid records read before the preflight stops, in characters: a few large junk records (a
+ * key of a million characters each) would otherwise cost up to PROBLEM_LIST_MAX × 1 Mi characters
+ * of inflating and parsing before the list is full. The archive is refused either way.
+ */
+const INVALID_RECORDS_MAX_CHARS = 8 * 1024 * 1024;
+
+/** Thrown through the reading of an entry when the problem list is full: nothing more is read. */
+export class ProblemsFull extends Error {}
+
 export class Problems {
   readonly list: FieldProblem[] = [];
+  private invalidChars = 0;
+  private stopped = false;
   add(path: string, message: string): void {
-    if (this.list.length < MAX_PROBLEMS) this.list.push({ path, message });
+    if (this.list.length < PROBLEM_LIST_MAX) this.list.push({ path: clip(path), message: clip(message) });
   }
   get full(): boolean {
-    return this.list.length >= MAX_PROBLEMS;
+    return this.stopped || this.list.length >= PROBLEM_LIST_MAX;
+  }
+  /** Counts an invalid record's size; past the budget, reading stops (and says so). */
+  invalidRecord(path: string, chars: number): void {
+    this.invalidChars += chars;
+    if (this.invalidChars > INVALID_RECORDS_MAX_CHARS && !this.stopped) {
+      if (this.list.length >= PROBLEM_LIST_MAX) this.list.pop();
+      this.add(path, `reading stopped: more than ${INVALID_RECORDS_MAX_CHARS} characters of invalid records`);
+      this.stopped = true;
+    }
   }
 }
 
@@ -41,20 +89,30 @@ export function readRecords(
   garbagePerByte = 30,
 ): string {
   const schema = RECORD_SCHEMAS[entity];
-  const splitter = new JsonArraySplitter(entry.name, (value, index) => {
+  const splitter = new JsonArraySplitter(entry.name, (value, index, chars) => {
     const parsed = schema.safeParse(value);
     if (!parsed.success) {
       for (const issue of parsed.error.issues.slice(0, 5)) {
         const sub = issue.path.map(String).join(".");
-        problems.add(`${entry.name}[${index}]${sub ? `.${sub}` : ""}`, issue.code === "unrecognized_keys" ? `unknown field(s) ${(issue as { keys?: string[] }).keys?.join(", ")}` : issue.message);
+        problems.add(`${entry.name}[${index}]${sub ? `.${sub}` : ""}`, issue.code === "unrecognized_keys" ? unknownFields(issue.keys) : issue.message);
       }
+      problems.invalidRecord(`${entry.name}[${index}]`, chars);
+      // Lost already: the rest of the entry (maybe millions of records) is not read.
+      if (problems.full) throw new ProblemsFull();
       return;
     }
     onRecord(parsed.data as Record<string, unknown>, index);
+    if (problems.full) throw new ProblemsFull();
   }, undefined, garbagePerByte);
   const sha = inflateEntry(zip, entry, (chunk) => splitter.push(chunk));
   splitter.end();
   return sha;
+}
+
+/** "unknown field(s) …": a few names, each by a prefix. */
+function unknownFields(keys: readonly string[]): string {
+  const shown = keys.slice(0, 3).map((k) => quote(k));
+  return `unknown field(s) ${shown.join(", ")}${keys.length > 3 ? ` and ${keys.length - 3} more` : ""}`;
 }
 
 /**
@@ -74,7 +132,11 @@ class OwnData {
   list = (id: string) => this.has("lists", id);
   tag = (id: string) => this.has("tags", id);
   habit = (id: string) => this.has("habits", id);
-  recurrence = (id: string) => this.has("recurrences", id);
+  /** The kind of the user's recurrence with this id, or null. */
+  recurrenceKind(id: string): string | null {
+    if (!this.merge) return null;
+    return (this.sqlite.query("SELECT kind FROM recurrences WHERE id = ? AND user_id = ?").get(id, this.userId) as { kind: string } | null)?.kind ?? null;
+  }
   task(id: string): { listId: string; parentId: string | null } | null {
     if (!this.merge) return null;
     const r = this.sqlite.query("SELECT list_id, parent_id FROM tasks WHERE id = ? AND user_id = ?").get(id, this.userId) as { list_id: string; parent_id: string | null } | null;
@@ -109,7 +171,13 @@ class Topology {
   countdowns = new Set<string>();
   pinned = 0;
   memos = new Set<string>();
-  attachments = new Map<string, { size: number; sha256: string; task: string }>();
+  /** Recurrences of kind after_completion (they have no occurrences to skip). */
+  afterCompletion = new Set<string>();
+  /** Per habit, its pauses (they may not overlap). */
+  pausesOf = new Map<string, (PausePeriod & { path: string })[]>();
+  /** Lunar countdowns, checked against the lunar calendar once it is loaded. */
+  lunarCountdowns: { date: string; lunar: LunarFields | null; path: string }[] = [];
+  attachments = new Map<string, { size: number; sha256: string; task: string; contentType: string; filename: string }>();
   listFolder: { id: string; folder: string; path: string }[] = [];
   recurrenceOf: { id: string; task: string; path: string }[] = [];
   exceptionOf: { rec: string; path: string }[] = [];
@@ -118,26 +186,47 @@ class Topology {
 
 /**
  * The whole preflight check of a staged archive: ZIP structure, manifest, checksums, every
- * record's schema, the business rules and the attachment bytes. Every problem is listed.
+ * record's schema, the business rules and the attachment bytes. Problems are listed up to
+ * PROBLEM_LIST_MAX; reading stops there.
  */
 export async function validateArchive(
   zip: ZipFile,
-  limits: ZipLimits,
+  limits: ArchiveRules,
   mode: Mode,
   userId: string,
   sqlite: Database,
 ): Promise<{ ok: true; archive: ValidArchive } | { ok: false; problems: FieldProblem[] }> {
   const problems = new Problems();
+  try {
+    return await validate(zip, limits, mode, userId, sqlite, problems);
+  } catch (e) {
+    if (e instanceof ProblemsFull) return { ok: false, problems: problems.list };
+    throw e;
+  }
+}
+
+async function validate(
+  zip: ZipFile,
+  limits: ArchiveRules,
+  mode: Mode,
+  userId: string,
+  sqlite: Database,
+  problems: Problems,
+): Promise<{ ok: true; archive: ValidArchive } | { ok: false; problems: FieldProblem[] }> {
   const zipProblems: ZipError[] = [];
   let entriesList: ZipEntry[];
   try {
     entriesList = readCentralDirectory(zip, limits, zipProblems);
   } catch (e) {
-    if (e instanceof ZipError) return { ok: false, problems: [{ path: e.path, message: e.message }] };
+    if (e instanceof ZipError) {
+      problems.add(e.path, e.message);
+      return { ok: false, problems: problems.list };
+    }
     throw e;
   }
   for (const p of zipProblems) problems.add(p.path, p.message);
   const entries = new Map(entriesList.map((e) => [e.name, e]));
+  if (problems.full) return { ok: false, problems: problems.list };
 
   // No unexpected entries.
   for (const name of entries.keys()) {
@@ -145,6 +234,7 @@ export async function validateArchive(
     if (name.startsWith("data/") && (ENTITIES as readonly string[]).includes(name.slice(5, -5)) && name.endsWith(".json")) continue;
     if (ATTACHMENT_ENTRY.test(name)) continue;
     problems.add(name, "unexpected entry");
+    if (problems.full) return { ok: false, problems: problems.list };
   }
 
   // The manifest.
@@ -154,30 +244,58 @@ export async function validateArchive(
     return { ok: false, problems: problems.list };
   }
   let manifest: Manifest;
+  /** The manifest's `entries`, by own key (a `__proto__` key is a name like any other). */
+  const declaredEntries = new Map<string, ManifestEntry>();
   try {
-    if (me.size > MANIFEST_MAX_BYTES) throw new ZipError("manifest.json", "too large");
+    // Bounded before it is read whole: it names each other entry once.
+    const maxBytes = Math.min(MANIFEST_MAX_BYTES, MANIFEST_BASE_BYTES + MANIFEST_BYTES_PER_ENTRY * entries.size);
+    if (me.size > maxBytes) throw new ZipError("manifest.json", `too large: ${me.size} bytes for an archive of ${entries.size} entries (at most ${maxBytes})`);
     const parts: Uint8Array[] = [];
-    inflateEntry(zip, me, (c) => parts.push(c.slice()));
+    // Copied: the reader hands out views of a buffer it reuses.
+    inflateEntry(zip, me, (c) => parts.push(new Uint8Array(c)));
     let raw: unknown;
     try {
-      raw = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(Buffer.concat(parts)));
-    } catch {
+      const text = new TextDecoder("utf-8", { fatal: true }).decode(Buffer.concat(parts));
+      parts.length = 0;
+      if (jsonNestingOver(text, MAX_JSON_DEPTH)) throw new ZipError("manifest.json", `nested deeper than ${MAX_JSON_DEPTH} levels`);
+      raw = JSON.parse(text);
+    } catch (e) {
+      if (e instanceof ZipError) throw e;
       throw new ZipError("manifest.json", "not valid UTF-8 JSON");
     }
-    const r = raw as { format?: unknown; version?: unknown } | null;
-    if (!r || typeof r !== "object" || r.format !== "app-backup") throw new ZipError("manifest.json.format", "not an app-backup archive");
+    const r = raw as { format?: unknown; version?: unknown; entries?: unknown } | null;
+    if (!r || typeof r !== "object" || Array.isArray(r) || r.format !== "app-backup") throw new ZipError("manifest.json.format", "not an app-backup archive");
     if (r.version !== 2) {
       throw new ZipError(
         "manifest.json.version",
-        typeof r.version === "number" && r.version > 2 ? `format version ${r.version} is newer than this server reads (2)` : `unsupported format version ${String(r.version)}`,
+        typeof r.version === "number" && r.version > 2 ? `format version ${r.version} is newer than this server reads (2)` : `unsupported format version ${quote(String(r.version))}`,
       );
     }
-    const parsed = Manifest.safeParse(raw);
+    const rawEntries = r.entries;
+    const parsed = Manifest.safeParse({ ...r, entries: {} });
     if (!parsed.success) {
-      for (const issue of parsed.error.issues.slice(0, 20)) problems.add(`manifest.json.${issue.path.map(String).join(".")}`, issue.message);
-      return { ok: false, problems: problems.list };
+      for (const issue of parsed.error.issues.slice(0, 20)) {
+        problems.add(`manifest.json.${issue.path.map(String).join(".")}`, issue.code === "unrecognized_keys" ? unknownFields(issue.keys) : issue.message);
+      }
     }
-    manifest = parsed.data;
+    if (!rawEntries || typeof rawEntries !== "object" || Array.isArray(rawEntries)) {
+      problems.add("manifest.json.entries", "an object naming every other entry");
+    } else {
+      const names = Object.keys(rawEntries);
+      if (names.length > entries.size) {
+        problems.add("manifest.json.entries", `lists ${names.length} entries; the archive holds ${entries.size}`);
+      } else {
+        for (const name of names) {
+          const v = ManifestEntry.safeParse((rawEntries as Record<string, unknown>)[name]);
+          if (name.length > 300) problems.add(`manifest.json.entries.${name}`, "not an entry name (too long)");
+          else if (!v.success) problems.add(`manifest.json.entries.${name}`, v.error.issues[0]!.message);
+          else declaredEntries.set(name, v.data);
+          if (problems.full) break;
+        }
+      }
+    }
+    if (!parsed.success || problems.list.length > 0) return { ok: false, problems: problems.list };
+    manifest = { ...parsed.data, entries: Object.fromEntries(declaredEntries) };
   } catch (e) {
     if (e instanceof ZipError) {
       problems.add(e.path, e.message);
@@ -187,17 +305,18 @@ export async function validateArchive(
   }
 
   // Manifest entries ↔ archive entries.
-  for (const [path, declared] of Object.entries(manifest.entries)) {
+  for (const [path, declared] of declaredEntries) {
     const e = entries.get(path);
     if (!e) problems.add(path, "listed in the manifest but missing from the archive");
     else if (e.size !== declared.size) problems.add(path, `size ${e.size} differs from the manifest's ${declared.size}`);
+    if (problems.full) return { ok: false, problems: problems.list };
   }
   for (const name of entries.keys()) {
-    if (name !== "manifest.json" && !(name in manifest.entries)) problems.add(name, "not listed in the manifest");
+    if (name !== "manifest.json" && !declaredEntries.has(name)) problems.add(name, "not listed in the manifest");
   }
 
   const checkSha = (name: string, sha: string) => {
-    const declared = manifest.entries[name];
+    const declared = declaredEntries.get(name);
     if (declared && declared.sha256 !== sha) problems.add(name, "SHA-256 differs from the manifest");
   };
 
@@ -216,7 +335,7 @@ export async function validateArchive(
     try {
       const sha = readRecords(zip, e, entity, problems, (r, i) => {
         counts[entity]++;
-        collect(topo, own, entity, r, `${name}[${i}]`, problems);
+        collect(topo, own, entity, r, `${name}[${i}]`, problems, limits);
       });
       checkSha(name, sha);
     } catch (err) {
@@ -231,17 +350,33 @@ export async function validateArchive(
     if (declared !== counts[entity]) problems.add(`manifest.json.counts.${entity}`, `declares ${declared}, the archive holds ${counts[entity]}`);
   }
 
-  // Attachment bytes: checksums, and they match their metadata.
+  // Lunar countdowns: their lunar month and day are those of their date (the calendar loads on first need).
+  if (topo.lunarCountdowns.length > 0) {
+    const lunar = await loadLunar();
+    for (const c of topo.lunarCountdowns) {
+      const p = lunarFieldsProblem(c.date, "lunar", c.lunar, lunar);
+      if (p) problems.add(`${c.path}.lunar`, p);
+    }
+    topo.lunarCountdowns = [];
+  }
+
+  // Attachment bytes: checksums, they match their metadata, and the upload's allow-list decides
+  // for them the type the metadata says.
   for (const [name, e] of entries) {
     const m = ATTACHMENT_ENTRY.exec(name);
     if (!m) continue;
     const meta = topo.attachments.get(m[1]!);
     if (!meta) problems.add(name, "bytes without attachment metadata");
     try {
-      const sha = inflateEntry(zip, e, () => {});
+      const check = meta ? new ContentTypeCheck(meta.contentType, meta.filename, (reason) => new ZipError(name, reason)) : null;
+      const sha = inflateEntry(zip, e, (chunk) => check?.push(chunk));
       checkSha(name, sha);
       if (meta && meta.size !== e.size) problems.add(name, `size ${e.size} differs from the attachment's ${meta.size}`);
       if (meta && meta.sha256 !== sha) problems.add(name, "SHA-256 differs from the attachment's");
+      const decided = check?.end();
+      if (meta && decided && decided.contentType !== meta.contentType) {
+        problems.add(`data/attachments.json#${m[1]!}.content_type`, `${quote(meta.contentType)} is not the type of these bytes (${decided.contentType})`);
+      }
     } catch (err) {
       if (!(err instanceof ZipError)) throw err;
       problems.add(err.path, err.message);
@@ -258,7 +393,7 @@ export async function validateArchive(
   return { ok: true, archive: { manifest, counts, entries } };
 }
 
-function collect(t: Topology, own: OwnData, entity: Entity, r: Record<string, unknown>, path: string, problems: Problems): void {
+function collect(t: Topology, own: OwnData, entity: Entity, r: Record<string, unknown>, path: string, problems: Problems, rules: ArchiveRules): void {
   const id = r.id as string;
   const dup = (set: { has(k: string): boolean }, key: string) => {
     if (set.has(key)) {
@@ -311,6 +446,12 @@ function collect(t: Topology, own: OwnData, entity: Entity, r: Record<string, un
     case "recurrences":
       if (dup(t.recurrences, id)) return;
       t.recurrences.set(id, r.task_id as string);
+      if (r.kind === "after_completion") t.afterCompletion.add(id);
+      else {
+        // The API's check of a schedule about to be stored: it runs from its first occurrence.
+        const check = checkSchedule(r.rrule as string, r.dtstart as string, r.timezone as string);
+        if (!check.ok) problems.add(`${path}.rrule`, check.message);
+      }
       if ((r.exceptions as string[]).length > 0) t.listedExceptions.set(id, r.exceptions as string[]);
       t.recurrenceOf.push({ id, task: r.task_id as string, path: `${path}.task_id` });
       return;
@@ -332,13 +473,26 @@ function collect(t: Topology, own: OwnData, entity: Entity, r: Record<string, un
       t.logOf.push({ habit: r.habit_id as string, path: `${path}.habit_id` });
       return;
     }
-    case "habit_pauses":
-      if (!dup(t.pauses, id)) t.pauses.add(id);
+    case "habit_pauses": {
+      if (dup(t.pauses, id)) return;
+      t.pauses.add(id);
       t.logOf.push({ habit: r.habit_id as string, path: `${path}.habit_id` });
+      // Checked for overlaps once all are read (checkRelations).
+      const habit = r.habit_id as string;
+      const pause = { id, startDate: r.start_date as string, endDate: r.end_date as string | null, path };
+      const others = t.pausesOf.get(habit);
+      if (others) others.push(pause);
+      else t.pausesOf.set(habit, [pause]);
       return;
+    }
     case "countdowns":
       if (dup(t.countdowns, id)) return;
       t.countdowns.add(id);
+      if (r.calendar === "lunar") t.lunarCountdowns.push({ date: r.date as string, lunar: r.lunar as LunarFields | null, path });
+      else {
+        const p = lunarFieldsProblem(r.date as string, "gregorian", r.lunar as LunarFields | null, null);
+        if (p) problems.add(`${path}.lunar`, p);
+      }
       if (r.pinned) {
         t.pinned++;
         if (t.pinned > 1) problems.add(`${path}.pinned`, "at most one countdown may be pinned");
@@ -349,7 +503,9 @@ function collect(t: Topology, own: OwnData, entity: Entity, r: Record<string, un
       return;
     case "attachments":
       if (dup(t.attachments, id)) return;
-      t.attachments.set(id, { size: r.size as number, sha256: r.sha256 as string, task: r.task_id as string });
+      // The upload's limit (413 there).
+      if ((r.size as number) > rules.attachmentMaxBytes) problems.add(`${path}.size`, `larger than an attachment may be (${rules.attachmentMaxBytes} bytes, APP_ATTACHMENT_MAX_BYTES)`);
+      t.attachments.set(id, { size: r.size as number, sha256: r.sha256 as string, task: r.task_id as string, contentType: r.content_type as string, filename: r.filename as string });
       return;
   }
 }
@@ -411,8 +567,25 @@ function checkRelations(t: Topology, own: OwnData, problems: Problems): void {
   };
   for (const rec of t.listedExceptions.keys()) exceptionsAgree(rec);
   for (const rec of t.heldExceptions.keys()) if (t.recurrences.has(rec) && !t.listedExceptions.has(rec)) exceptionsAgree(rec);
-  for (const e of t.exceptionOf) if (!t.recurrences.has(e.rec) && !own.recurrence(e.rec)) problems.add(e.path, `recurrence ${e.rec} does not exist`);
+  for (const e of t.exceptionOf) {
+    const kind = t.recurrences.has(e.rec) ? (t.afterCompletion.has(e.rec) ? "after_completion" : "rrule") : own.recurrenceKind(e.rec);
+    if (kind === null) problems.add(e.path, `recurrence ${e.rec} does not exist`);
+    else if (kind !== "rrule") problems.add(e.path, "only an rrule recurrence has occurrences to skip");
+  }
   for (const l of t.logOf) if (!t.habits.has(l.habit) && !own.habit(l.habit)) problems.add(l.path, `habit ${l.habit} does not exist`);
+  // The API's rule: the pauses of one habit never overlap. In start order, a pause overlaps an
+  // earlier one exactly when it overlaps the earlier one that ends last (n log n, not n²).
+  for (const pauses of t.pausesOf.values()) {
+    pauses.sort((a, b) => (a.startDate < b.startDate ? -1 : a.startDate > b.startDate ? 1 : 0));
+    let latest = pauses[0]!;
+    for (let i = 1; i < pauses.length; i++) {
+      const p = pauses[i]!;
+      const other = overlappingPause([latest], p.startDate, p.endDate, null);
+      if (other) problems.add(`${p.path}.start_date`, `${overlapMessage(other)} (${other.path})`);
+      if (latest.endDate !== null && (p.endDate === null || p.endDate > latest.endDate)) latest = p;
+    }
+    if (problems.full) return;
+  }
   for (const [id, a] of t.attachments) {
     if (topLevel(a.task) === null) problems.add(`data/attachments.json#${id}.task_id`, `task ${a.task} does not exist`);
   }

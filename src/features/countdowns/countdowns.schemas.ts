@@ -9,28 +9,28 @@ export const CountdownDate = z
   .refine((s) => s >= "1000-01-01", "must be 1000-01-01 or later")
   .meta({ format: "date" })
   .describe("Gregorian date of the original event");
-const Name = z.string().trim().min(1, "name is required").max(200, "at most 200 characters").refine(noControl, "no control characters");
-const Icon = z.string().min(1).max(64, "at most 64 characters").nullable();
+export const CountdownName = z.string().trim().min(1, "name is required").max(200, "at most 200 characters").refine(noControl, "no control characters");
+export const CountdownIcon = z.string().min(1).max(64, "at most 64 characters").nullable();
 export const CountdownType = z.enum(["countdown", "anniversary", "birthday"]);
 export const Repeat = z.enum(["none", "weekly", "monthly", "yearly"]);
 export const Calendar = z.enum(["gregorian", "lunar"]);
 
 export const CountdownCreate = z.strictObject({
-    name: Name,
+    name: CountdownName,
     date: CountdownDate,
     type: CountdownType.default("countdown"),
     repeat: Repeat.default("none"),
-    icon: Icon.optional(),
+    icon: CountdownIcon.optional(),
     calendar: Calendar.default("gregorian"),
   });
 export type CountdownCreate = z.infer<typeof CountdownCreate>;
 
 export const CountdownPatch = z.strictObject({
-    name: Name.optional(),
+    name: CountdownName.optional(),
     date: CountdownDate.optional(),
     type: CountdownType.optional(),
     repeat: Repeat.optional(),
-    icon: Icon.optional(),
+    icon: CountdownIcon.optional(),
     calendar: Calendar.optional(),
   });
 export type CountdownPatch = z.infer<typeof CountdownPatch>;

@@ -8,6 +8,7 @@ import { today as todayOf } from "../../core/time";
 import { CountdownReads, deleteCountdown, findCountdown, insertCountdown, unpinAll, updateCountdown, type CountdownRow } from "./countdowns.repo";
 import type { CountdownCreate, CountdownPatch } from "./countdowns.schemas";
 import { loadLunar, needsLunar, occurrence, type LunarCalendar, type Occurrence } from "./countdowns.occurrence";
+import { lunarFieldsOf } from "./countdowns.rules";
 
 /** A countdown with its next occurrence as of the user's today. */
 export interface CountdownView {
@@ -75,13 +76,9 @@ export class CountdownsService {
    * `lunar` is loaded by the caller whenever `calendar` may be lunar (a transaction cannot await).
    */
   private lunarFields(date: string, calendar: "gregorian" | "lunar", lunar: LunarCalendar | null): Pick<CountdownRow, "lunarMonth" | "lunarDay" | "lunarLeap"> {
-    if (calendar === "gregorian") return { lunarMonth: null, lunarDay: null, lunarLeap: null };
-    if (!lunar) throw new Error("a lunar countdown needs the lunar calendar (await loadLunar())");
-    const l = lunar.toLunar(dayNumber(date), Number(date.slice(0, 4)));
-    if (!lunar.inLunarRange(l)) {
-      throw validationFailed([{ path: "date", message: `a lunar countdown needs a date in the lunar years ${lunar.LUNAR_MIN_YEAR} to ${lunar.LUNAR_MAX_YEAR}` }]);
-    }
-    return { lunarMonth: l.month, lunarDay: l.day, lunarLeap: l.leap };
+    const r = lunarFieldsOf(date, calendar, lunar);
+    if (!r.ok) throw validationFailed([{ path: "date", message: r.message }]);
+    return { lunarMonth: r.lunar?.month ?? null, lunarDay: r.lunar?.day ?? null, lunarLeap: r.lunar ? r.lunar.leap : null };
   }
 
   /**

@@ -10,15 +10,15 @@ export const DateString = z
   .refine((s) => s >= "1900-01-01" && s <= "2999-12-31", "must be between 1900-01-01 and 2999-12-31")
   .meta({ format: "date" });
 
-const Name = z.string().trim().min(1, "name is required").max(200, "at most 200 characters").refine(noControl, "no control characters");
-const Icon = z.string().min(1).max(64, "at most 64 characters").nullable();
-const Color = z
+export const HabitName = z.string().trim().min(1, "name is required").max(200, "at most 200 characters").refine(noControl, "no control characters");
+export const HabitIcon = z.string().min(1).max(64, "at most 64 characters").nullable();
+export const HabitColor = z
   .string()
   .regex(/^#[0-9A-Fa-f]{6}$/, "must be #RRGGBB")
   .transform((s) => s.toUpperCase())
   .nullable();
-const Unit = z.string().trim().min(1).max(32, "at most 32 characters").refine(noControl, "no control characters").nullable();
-const Goal = z
+export const HabitUnit = z.string().trim().min(1).max(32, "at most 32 characters").refine(noControl, "no control characters").nullable();
+export const Goal = z
   .number({ error: "goal must be a number" })
   .gt(0, "goal must be greater than 0")
   .max(1_000_000_000)
@@ -43,23 +43,23 @@ export const Frequency = z
 export type Frequency = z.infer<typeof Frequency>;
 
 export const HabitCreate = z.strictObject({
-    name: Name,
-    icon: Icon.optional(),
-    color: Color.optional(),
+    name: HabitName,
+    icon: HabitIcon.optional(),
+    color: HabitColor.optional(),
     frequency: Frequency.default({ type: "daily" }),
     goal: Goal.default(1),
-    unit: Unit.optional(),
+    unit: HabitUnit.optional(),
     start_date: DateString.optional().describe("first day the habit counts; defaults to the user's today"),
   });
 export type HabitCreate = z.infer<typeof HabitCreate>;
 
 export const HabitPatch = z.strictObject({
-    name: Name.optional(),
-    icon: Icon.optional(),
-    color: Color.optional(),
+    name: HabitName.optional(),
+    icon: HabitIcon.optional(),
+    color: HabitColor.optional(),
     frequency: Frequency.optional(),
     goal: Goal.optional(),
-    unit: Unit.optional(),
+    unit: HabitUnit.optional(),
     start_date: DateString.optional(),
   });
 export type HabitPatch = z.infer<typeof HabitPatch>;

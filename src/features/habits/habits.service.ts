@@ -31,6 +31,7 @@ import {
 import type { HabitCreate, HabitPatch, HabitWeek, LogBody, PauseCreate, PausePatch } from "./habits.schemas";
 import { habitStats, weekDays, type Frequency, type HabitFacts, type HabitStats, type PauseSpan } from "./habits.schedule";
 import { presentHabit } from "./habits.present";
+import { overlapMessage, overlappingPause } from "./habits.rules";
 
 const spanOf = (p: { start_date: string; end_date: string | null }): PauseSpan => ({
   start: dayNumber(p.start_date),
@@ -236,13 +237,8 @@ export class HabitsService {
 
   /** Pauses of one habit never overlap (409 state_conflict naming the other pause). */
   private assertNoOverlap(tx: Tx, habitId: string, start: string, end: string | null, except: string | null): void {
-    for (const p of listPauses(tx, habitId)) {
-      if (p.id === except) continue;
-      const overlaps = start <= (p.endDate ?? "9999-12-31") && p.startDate <= (end ?? "9999-12-31");
-      if (overlaps) {
-        throw stateConflict(`the pause overlaps pause ${p.id} (${p.startDate} to ${p.endDate ?? "open-ended"})`);
-      }
-    }
+    const other = overlappingPause(listPauses(tx, habitId), start, end, except);
+    if (other) throw stateConflict(overlapMessage(other));
   }
 
   createPause(user: AuthUser, id: string, input: PauseCreate): HabitPauseRow {

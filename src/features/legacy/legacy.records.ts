@@ -1,21 +1,24 @@
 import { z } from "zod";
-import { isTimeZone, parseInstant } from "../../core/time";
+import { parseInstant } from "../../core/time";
 import { FolderName } from "../folders/folders.schemas";
 import { ListName } from "../lists/lists.schemas";
 import { Color, TagName } from "../tags/tags.schemas";
 import { Description, DueAt, Priority, Title } from "../tasks/tasks.schemas";
-import { DateString, Frequency } from "../habits/habits.schemas";
-import { Calendar, CountdownDate, CountdownType, LunarMonthDay, Repeat } from "../countdowns/countdowns.schemas";
-import { MEMO_CONTENT_MAX } from "../memos/memos.schemas";
-import { MAX_INTERVAL, MAX_RRULE_LENGTH, UNITS } from "../recurrence/recurrence.engine";
+import { DateString, Frequency, Goal, HabitColor, HabitIcon, HabitName, HabitUnit } from "../habits/habits.schemas";
+import { Calendar, CountdownDate, CountdownIcon, CountdownName, CountdownType, LunarMonthDay, Repeat } from "../countdowns/countdowns.schemas";
+import { pinnedWhileArchived } from "../countdowns/countdowns.rules";
+import { MemoContent } from "../memos/memos.schemas";
+import { MAX_RRULE_LENGTH, parseRRule } from "../recurrence/recurrence.engine";
+import { Interval, kindFields, TimeZone, Unit } from "../recurrence/recurrence.schemas";
 import type { Kind } from "./legacy.schemas";
 
 // Legacy v1 records: the API's shapes, flat (subtasks carry parent_id), tasks with their tag
 // names, without computed fields (countdown next_date…) or lock counters (version). Restoring
-// checks every field as the API would on create. Loaded with the service on first use (the
-// routes document LegacyExport through a lazy schema); the routes' own shapes are in legacy.schemas.ts.
+// checks every field with the API's own schema for it (imported from the owning feature, never
+// copied) and normalises as the API does (trimmed names, UTC instants, an RRULE's canonical
+// text). Loaded with the service on first use (the routes document LegacyExport through a lazy
+// schema); the routes' own shapes are in legacy.schemas.ts.
 
-const noControl = (s: string) => !/[\u0000-\u001f\u007f]/.test(s);
 const Id = z.string().min(1, "id is required").max(64, "at most 64 characters");
 const Instant = z
   .string()
@@ -68,41 +71,30 @@ export const LegacyRecurrence = z.strictObject({
     task_id: Id,
     kind: z.enum(["rrule", "after_completion"]),
     rrule: z.string().max(MAX_RRULE_LENGTH).nullable(),
-    interval: z.number().int().min(1).max(MAX_INTERVAL).nullable(),
-    unit: z.enum(UNITS as [string, ...string[]]).nullable(),
-    timezone: z.string().max(64).refine(isTimeZone, "not a known IANA time zone"),
+    interval: Interval.nullable(),
+    unit: Unit.nullable(),
+    timezone: TimeZone,
     dtstart: z.string().max(40).nullable().describe("kind rrule: the series' first occurrence (defaults to the task's due_at)"),
     created_at: Instant,
     updated_at: Instant,
   })
-  .superRefine((r, ctx) => {
-    if (r.kind === "rrule") {
-      if (r.rrule === null) ctx.addIssue({ code: "custom", path: ["rrule"], message: "required for kind rrule" });
-      if (r.interval !== null) ctx.addIssue({ code: "custom", path: ["interval"], message: "only for kind after_completion" });
-      if (r.unit !== null) ctx.addIssue({ code: "custom", path: ["unit"], message: "only for kind after_completion" });
-    } else {
-      if (r.interval === null) ctx.addIssue({ code: "custom", path: ["interval"], message: "required for kind after_completion" });
-      if (r.unit === null) ctx.addIssue({ code: "custom", path: ["unit"], message: "required for kind after_completion" });
-      if (r.rrule !== null) ctx.addIssue({ code: "custom", path: ["rrule"], message: "only for kind rrule" });
-    }
+  // The API's own check of which fields each kind takes.
+  .superRefine((r, ctx) => kindFields(r, ctx, true))
+  // Stored in the canonical text the API stores (the schedule itself is checked with the task's due_at).
+  .transform((r) => {
+    const p = r.rrule === null ? null : parseRRule(r.rrule, false);
+    return p?.ok ? { ...r, rrule: p.rule.text } : r;
   });
 export type LegacyRecurrence = z.infer<typeof LegacyRecurrence>;
-
-const HabitName = z.string().trim().min(1, "name is required").max(200, "at most 200 characters").refine(noControl, "no control characters");
-const Icon = z.string().min(1).max(64, "at most 64 characters").nullable();
 
 export const LegacyHabit = z.strictObject({
     id: Id,
     name: HabitName,
-    icon: Icon,
-    color: z
-      .string()
-      .regex(/^#[0-9A-Fa-f]{6}$/, "must be #RRGGBB")
-      .transform((s) => s.toUpperCase())
-      .nullable(),
+    icon: HabitIcon,
+    color: HabitColor,
     frequency: Frequency,
-    goal: z.number().gt(0, "goal must be greater than 0").max(1_000_000_000),
-    unit: z.string().trim().min(1).max(32, "at most 32 characters").refine(noControl, "no control characters").nullable(),
+    goal: Goal,
+    unit: HabitUnit,
     start_date: DateString,
     position: Position,
     archived: z.boolean(),
@@ -113,23 +105,27 @@ export type LegacyHabit = z.infer<typeof LegacyHabit>;
 
 export const LegacyCountdown = z.strictObject({
     id: Id,
-    name: HabitName,
+    name: CountdownName,
     date: CountdownDate,
     type: CountdownType,
     repeat: Repeat,
-    icon: Icon,
+    icon: CountdownIcon,
     calendar: Calendar,
     lunar: LunarMonthDay.nullable().optional().describe("informative; recomputed from `date` on restore"),
     pinned: z.boolean(),
     archived: z.boolean(),
     created_at: Instant,
     updated_at: Instant,
+  })
+  .superRefine((c, ctx) => {
+    const p = pinnedWhileArchived(c.pinned, c.archived);
+    if (p) ctx.addIssue({ code: "custom", path: ["pinned"], message: p });
   });
 export type LegacyCountdown = z.infer<typeof LegacyCountdown>;
 
 export const LegacyMemo = z.strictObject({
     id: Id,
-    content: z.string().min(1, "content must not be empty").max(MEMO_CONTENT_MAX, `at most ${MEMO_CONTENT_MAX} characters`),
+    content: MemoContent,
     pinned: z.boolean(),
     created_at: Instant,
     updated_at: Instant,

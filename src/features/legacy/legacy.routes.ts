@@ -7,7 +7,7 @@ import { MultipartReader, boundaryOf } from "../attachments/attachments.multipar
 import type { LegacyService } from "./legacy.service";
 import { LegacyCsv, RestoreQuery, RestoreResult } from "./legacy.schemas";
 
-const RESTORE_ERRORS = ["validation_failed", "invalid_reference", "invalid_parent", "malformed_request", "payload_too_large", "csrf_failed"] as const;
+const RESTORE_ERRORS = ["validation_failed", "invalid_reference", "invalid_parent", "malformed_request", "payload_too_large", "csrf_failed", "storage_full"] as const;
 
 /** The CSV of a restore.csv request: the text body's bytes, or a stream over the multipart body (field `file`). */
 function csvSource(body: unknown, request: Request): RawBody | MultipartReader {
@@ -73,7 +73,7 @@ export function legacyRoutes(legacy: () => Promise<LegacyService>, clock: { now(
         doc({
           summary: "Restore a legacy JSON v1 export",
           description:
-            "The whole file is validated before anything is written (one transaction): a problem names its path (`tasks.3.due_at`) and nothing changes. A record keeps its id where it is free and gets a new one otherwise (references follow); the file's inbox is the user's inbox. `merge` skips records whose id this user already has; `replace` first removes the account's folders, lists, tasks (and their attachment files), tags, habits, countdowns and memos. Body limit 64 MiB. Audited (`legacy_restored`).",
+            "The whole file is validated before anything is written (one transaction): a problem names its path (`tasks.3.due_at`) and nothing changes. A record keeps its id where it is free and gets a new one otherwise (references follow); the file's inbox is the user's inbox. `merge` skips records whose id this user already has; `replace` first removes the account's folders, lists, tasks (and their attachment files), tags, habits, countdowns and memos. Body limit 64 MiB. Disk full while writing is `507 storage_full` (nothing changed). Audited (`legacy_restored`).",
           tags: ["legacy"],
           ok: { status: 200, schema: RestoreResult },
           errors: [...RESTORE_ERRORS],

@@ -2,7 +2,7 @@ import { deleteAccountContent } from "../account/account-content.repo";
 import type { Core } from "../../core/core";
 import { readTx, writeTx, type Tx } from "../../core/db";
 import { dayNumber } from "../../core/days";
-import { AppError, malformed, payloadTooLarge, type FieldProblem } from "../../core/errors";
+import { AppError, clipped, isStorageFull, malformed, payloadTooLarge, quoted, storageFull, type FieldProblem } from "../../core/errors";
 import type { RequestMeta } from "../../core/http";
 import { LEGACY_BODY_LIMIT, RawBody, STREAMED_BODY } from "../../core/body";
 import { newId } from "../../core/ids";
@@ -223,6 +223,10 @@ export class LegacyService {
       // Lunar countdowns are checked against the lunar calendar, loaded on its first need.
       const lunar = file.needsLunar ? await loadLunar() : null;
       return this.restoreChecked(userId, file, locate, mode, meta, format, lunar);
+    } catch (e) {
+      // Disk full while writing: the transaction rolled back, as the backup restore says it.
+      if (isStorageFull(e)) throw storageFull("the server ran out of space during the restore; nothing was changed");
+      throw e;
     } finally {
       // What the restore held (the stored file, the id maps) is garbage now: give it back at once.
       Bun.gc(true);
@@ -523,7 +527,7 @@ class Collector {
         if (this.foundCount[kind] > MAX_PROBLEMS) break;
         let group: Problem[];
         if (issue.code === "unrecognized_keys") {
-          group = issue.keys.map((k) => ({ code: "validation_failed", path: locate(kind, i, k), message: "unknown field" }));
+          group = issue.keys.map((k) => ({ code: "validation_failed", path: locate(kind, i, clipped(k)), message: "unknown field" }));
         } else {
           const field = issue.path.length ? String(issue.path[0]) : undefined;
           const rest = issue.path.slice(1).map(String).join(".");
@@ -665,7 +669,7 @@ function readCsvFile(holder: { text: string }): { file: StoredFile; locate: Loca
       if (header === null) {
         header = row.cells;
         header.forEach((h, i) => {
-          if (!CSV_COLUMNS.includes(h)) problems.push({ code: "validation_failed", path: `line 1, column ${i + 1}`, message: `unknown column ${JSON.stringify(h)}` });
+          if (!CSV_COLUMNS.includes(h)) problems.push({ code: "validation_failed", path: `line 1, column ${i + 1}`, message: `unknown column ${quoted(h)}` });
           else if (col.has(h)) problems.push({ code: "validation_failed", path: `line 1, column ${i + 1}`, message: `column ${h} appears twice` });
           else col.set(h, i);
         });
@@ -684,7 +688,7 @@ function readCsvFile(holder: { text: string }): { file: StoredFile; locate: Loca
       const kindText = decodeCell(row.cells[kindCol]!);
       const kind = KIND_OF_CSV.get(kindText);
       if (!kind) {
-        problems.push({ code: "validation_failed", path: at("kind"), message: `unknown kind ${JSON.stringify(kindText)} (folder, list, task, recurrence, habit, countdown, memo)` });
+        problems.push({ code: "validation_failed", path: at("kind"), message: `unknown kind ${quoted(kindText)} (folder, list, task, recurrence, habit, countdown, memo)` });
         continue;
       }
       const fields = CSV_FIELDS[kind];

@@ -3,19 +3,27 @@ import { pageQueryShape } from "../../core/pagination";
 
 /** Markdown text; the limit keeps one memo well under the 1 MiB body limit even in UTF-8. */
 export const MEMO_CONTENT_MAX = 100_000;
-const Content = z
+export const MemoContent = z
   .string()
   .min(1, "content must not be empty")
   .max(MEMO_CONTENT_MAX, `at most ${MEMO_CONTENT_MAX} characters`)
   .describe("Markdown text, 1 to 100,000 characters");
 
-export const MemoCreate = z.strictObject({ content: Content, pinned: z.boolean().optional() });
+/** As a task's version (tasks.schemas.ts): bounded so that the next change still has an exact version. */
+export const MEMO_VERSION_MAX = 2 ** 31 - 1;
+export const MemoVersion = z
+  .number({ error: "version is required (an integer)" })
+  .int()
+  .min(1)
+  .max(MEMO_VERSION_MAX, `at most ${MEMO_VERSION_MAX}`);
+
+export const MemoCreate = z.strictObject({ content: MemoContent, pinned: z.boolean().optional() });
 export type MemoCreate = z.infer<typeof MemoCreate>;
 
 export const MemoPatch = z.strictObject({
-    content: Content.optional(),
+    content: MemoContent.optional(),
     pinned: z.boolean().optional(),
-    version: z.number({ error: "version is required (an integer)" }).int().min(1).describe("the version the change is based on"),
+    version: MemoVersion.describe("the version the change is based on"),
   });
 export type MemoPatch = z.infer<typeof MemoPatch>;
 

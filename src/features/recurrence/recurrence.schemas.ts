@@ -5,8 +5,8 @@ import { MAX_INTERVAL, MAX_RRULE_LENGTH, parseRRule, UNITS } from "./recurrence.
 
 const Id = z.string().max(64);
 const Kind = z.enum(["rrule", "after_completion"]);
-const Unit = z.enum(UNITS as [string, ...string[]]).describe("day | week | month | year");
-const Interval = z.number().int("interval must be a positive integer").min(1, "interval must be a positive integer").max(MAX_INTERVAL, `at most ${MAX_INTERVAL}`);
+export const Unit = z.enum(UNITS as [string, ...string[]]).describe("day | week | month | year");
+export const Interval = z.number().int("interval must be a positive integer").min(1, "interval must be a positive integer").max(MAX_INTERVAL, `at most ${MAX_INTERVAL}`);
 /** Syntax is checked here; rules that depend on the task (a time of day, UNTIL vs DTSTART) in the service. */
 const RRuleText = z
   .string()
@@ -16,11 +16,11 @@ const RRuleText = z
     if (!p.ok) ctx.addIssue({ code: "custom", message: p.message });
   })
   .describe("RFC 5545 RRULE body, e.g. FREQ=WEEKLY;BYDAY=MO,WE (DAILY, WEEKLY, MONTHLY, YEARLY)");
-const TimeZone = z.string().max(64).refine(isTimeZone, "not a known IANA time zone");
+export const TimeZone = z.string().max(64).refine(isTimeZone, "not a known IANA time zone");
 export const CalendarDate = z.string().max(10).refine(isCalendarDate, "a real date YYYY-MM-DD");
 
 /** Fields of the other kind may be omitted or null; anything else is a mistake worth a 422. */
-function kindFields(
+export function kindFields(
   b: { kind?: "rrule" | "after_completion"; rrule?: string | null; interval?: number | null; unit?: string | null },
   ctx: z.RefinementCtx,
   required: boolean,

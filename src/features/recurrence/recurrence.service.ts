@@ -7,7 +7,8 @@ import { findSubtasks, findTagsOfTasks, findTaskWithList, insertTask, replaceTag
 import { presentTasks } from "../tasks/tasks.present";
 import type { Task } from "../tasks/tasks.schemas";
 import type { RepeatingTasks, TaskRepeatHooks } from "../tasks/tasks.repeat-hooks";
-import { checkedSeries, isDateOnly, nextAfterCompletion, parseRRule, seriesFor, type Series, SeriesError, type Unit } from "./recurrence.engine";
+import { isDateOnly, nextAfterCompletion, parseRRule, seriesFor, type Series, SeriesError, type Unit } from "./recurrence.engine";
+import { checkSchedule } from "./recurrence.rules";
 import {
   completeTaskItself,
   deleteException,
@@ -100,9 +101,7 @@ export class RecurrenceService implements RepeatingTasks {
 
   /** A checked series for a rule about to be stored, or 422 on `rrule`. */
   private newSeries(rrule: string, dtstart: string, timezone: string): Series {
-    const parsed = parseRRule(rrule, isDateOnly(dtstart));
-    if (!parsed.ok) throw validationFailed([{ path: "rrule", message: parsed.message }], `invalid rrule: ${parsed.message}`);
-    const checked = checkedSeries(parsed.rule, dtstart, timezone);
+    const checked = checkSchedule(rrule, dtstart, timezone);
     if (!checked.ok) throw validationFailed([{ path: "rrule", message: checked.message }], `invalid rrule: ${checked.message}`);
     return checked.series;
   }

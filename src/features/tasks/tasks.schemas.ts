@@ -6,13 +6,14 @@ import { MAX_TERMS, searchTerms } from "./tasks.search";
 
 const Id = z.string().max(64);
 
-const chars = (s: string) => [...s].length;
+/** Characters (code points) at most `max`: a string no longer in UTF-16 units needs no count (the common case). */
+const atMostChars = (s: string, max: number) => s.length <= max || [...s].length <= max;
 
 export const Title = z
   .string()
   .refine((s) => s.trim().length > 0, "title must not be blank")
-  .refine((s) => chars(s) <= 500, "at most 500 characters");
-export const Description = z.string().refine((s) => chars(s) <= 20_000, "at most 20000 characters");
+  .refine((s) => atMostChars(s, 500), "at most 500 characters");
+export const Description = z.string().refine((s) => atMostChars(s, 20_000), "at most 20000 characters");
 export const Priority = z.number().int().min(0).max(3).describe("0 none … 3 high");
 
 /**
@@ -35,7 +36,20 @@ export const DueAt = z
   .nullable()
   .describe("YYYY-MM-DD or RFC 3339 date-time; null clears");
 
-const TagIds = z.array(Id).max(100, "at most 100 tags");
+export const TAG_IDS_MAX = 100;
+const TagIds = z.array(Id).max(TAG_IDS_MAX, `at most ${TAG_IDS_MAX} tags`);
+
+/**
+ * Versions are bounded so that a task stays editable: a PATCH names the version and stores it
+ * plus one, which must still be an exact integer. 2^31 − 1 is 68 years of one change a second;
+ * a restore refuses a larger one (it could never be PATCHed again).
+ */
+export const VERSION_MAX = 2 ** 31 - 1;
+export const Version = z
+  .number({ error: "version is required" })
+  .int()
+  .min(1)
+  .max(VERSION_MAX, `at most ${VERSION_MAX}`);
 
 export const TaskCreate = z.strictObject({
     title: Title,
@@ -50,7 +64,7 @@ export const TaskCreate = z.strictObject({
 export type TaskCreate = z.infer<typeof TaskCreate>;
 
 export const TaskPatch = z.strictObject({
-    version: z.number({ error: "version is required" }).int().min(1),
+    version: Version,
     title: Title.optional(),
     description: Description.optional(),
     list_id: Id.optional(),
