@@ -7,6 +7,8 @@ import { AuthGuard } from "./core/auth/guard";
 import { Logger } from "./core/log";
 import { problemResponse, toProblem } from "./core/problem";
 import { getContext, setContext, RequestContext } from "./core/request-context";
+import { requestPath, routableRequest } from "./core/request-path";
+import { csrfFailed } from "./core/errors";
 import type { ServerSecret } from "./core/secret";
 import { systemClock, type Clock } from "./core/time";
 import { APP_VERSION } from "./version";
@@ -109,7 +111,10 @@ export function createApp(opts: AppOptions): AppHandle {
   root = new Elysia()
     .onRequest(({ request }) => {
       const ctx = ensureContext(request);
-      guard.check(request, pathOf(request.url), ctx);
+      // The path the router uses (fetch() hands Elysia a routable request: core/request-path.ts).
+      const path = requestPath(request.url);
+      refuseCrossSiteDownload(request, path);
+      guard.check(request, path, ctx);
     })
     .onParse(({ request, contentType, path }) => parseBody(request, path, contentType))
     .onError(({ error, request }) => {
@@ -154,10 +159,15 @@ export function createApp(opts: AppOptions): AppHandle {
     h.set("x-request-id", ctx.id);
     if (!h.has("cache-control")) h.set("cache-control", "no-store");
     h.set("x-content-type-options", "nosniff");
+    // Pages that set their own (the web app, the API docs) keep theirs; everything else, API
+    // answers above all, may not be framed, loaded by another site or leak its URL as a referrer.
+    if (!h.has("content-security-policy")) h.set("content-security-policy", API_CSP);
+    if (!h.has("referrer-policy")) h.set("referrer-policy", "no-referrer");
+    if (!h.has("cross-origin-resource-policy")) h.set("cross-origin-resource-policy", "same-origin");
     if (logger.enabled) {
       logger.request({
         method: request.method,
-        path: pathOf(request.url),
+        path: requestPath(request.url),
         status: res.status,
         duration_ms: Math.round((performance.now() - ctx.startedAt) * 10) / 10,
         request_id: ctx.id,
@@ -175,8 +185,10 @@ export function createApp(opts: AppOptions): AppHandle {
     tasks,
     taskPurgeHooks,
     attachments,
-    fetch(request, server) {
-      const ctx = new RequestContext(shortId(), request, () => server?.requestIP(request)?.address ?? null, core.config.trustProxy);
+    fetch(original, server) {
+      // The socket address is asked of the object the server made (requestIP knows no copy).
+      const ctx = new RequestContext(shortId(), original, () => server?.requestIP(original)?.address ?? null, core.config.trustProxy);
+      const request = routableRequest(original);
       setContext(request, ctx);
       // handle() is async: whatever Elysia throws arrives here as a rejection.
       return root.handle(request).then(
@@ -187,10 +199,21 @@ export function createApp(opts: AppOptions): AppHandle {
   };
 }
 
-/** The path of a request URL without the query (which may carry cursors or other secrets). */
-function pathOf(url: string): string {
-  const start = url.indexOf("/", url.indexOf("//") + 2);
-  if (start === -1) return "/";
-  const q = url.indexOf("?", start);
-  return q === -1 ? url.slice(start) : url.slice(start, q);
+/** What an API answer allows a browser to do with it: nothing (no scripts, no framing). */
+const API_CSP = "default-src 'none'; frame-ancestors 'none'";
+
+/**
+ * GETs that make the server read a whole account (14 s for `export.zip` over 53k tasks, issue 11).
+ * A link or an image on another site would start one with the user's cookie; browsers say so in
+ * Sec-Fetch-Site. Other GETs may be opened from elsewhere (a bookmark, a link in a mail).
+ */
+const CROSS_SITE_REFUSED_GETS = new Set(["/api/v1/backup/export.zip", "/api/v1/export", "/api/v1/export.csv"]);
+
+function refuseCrossSiteDownload(request: Request, rawPath: string): void {
+  if (request.method !== "GET" && request.method !== "HEAD") return;
+  // The router takes "/x/" for "/x" (as the guard does).
+  const path = rawPath.length > 1 && rawPath.endsWith("/") ? rawPath.replace(/\/+$/, "") : rawPath;
+  if (CROSS_SITE_REFUSED_GETS.has(path) && request.headers.get("sec-fetch-site") === "cross-site") {
+    throw csrfFailed("exports cannot be started from another site");
+  }
 }
