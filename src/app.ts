@@ -8,7 +8,7 @@ import { Logger } from "./core/log";
 import { problemResponse, toProblem } from "./core/problem";
 import { getContext, setContext, RequestContext } from "./core/request-context";
 import { requestPath, routableRequest } from "./core/request-path";
-import { csrfFailed } from "./core/errors";
+import { refuseCrossSiteDownload } from "./core/cross-site";
 import type { ServerSecret } from "./core/secret";
 import { systemClock, type Clock } from "./core/time";
 import { APP_VERSION } from "./version";
@@ -159,9 +159,12 @@ export function createApp(opts: AppOptions): AppHandle {
     h.set("x-request-id", ctx.id);
     if (!h.has("cache-control")) h.set("cache-control", "no-store");
     h.set("x-content-type-options", "nosniff");
-    // Pages that set their own (the web app, the API docs) keep theirs; everything else, API
-    // answers above all, may not be framed, loaded by another site or leak its URL as a referrer.
-    if (!h.has("content-security-policy")) h.set("content-security-policy", API_CSP);
+    // Answers that set their own policy (the web app, the API docs, attachment downloads) keep it,
+    // framing forbidden in every one; the rest, API answers above all, may not be framed, loaded
+    // by another site or leak their URL as a referrer.
+    const csp = h.get("content-security-policy");
+    if (csp === null) h.set("content-security-policy", API_CSP);
+    else if (!csp.includes("frame-ancestors")) h.set("content-security-policy", `${csp}; frame-ancestors 'none'`);
     if (!h.has("referrer-policy")) h.set("referrer-policy", "no-referrer");
     if (!h.has("cross-origin-resource-policy")) h.set("cross-origin-resource-policy", "same-origin");
     if (logger.enabled) {
@@ -201,19 +204,3 @@ export function createApp(opts: AppOptions): AppHandle {
 
 /** What an API answer allows a browser to do with it: nothing (no scripts, no framing). */
 const API_CSP = "default-src 'none'; frame-ancestors 'none'";
-
-/**
- * GETs that make the server read a whole account (14 s for `export.zip` over 53k tasks, issue 11).
- * A link or an image on another site would start one with the user's cookie; browsers say so in
- * Sec-Fetch-Site. Other GETs may be opened from elsewhere (a bookmark, a link in a mail).
- */
-const CROSS_SITE_REFUSED_GETS = new Set(["/api/v1/backup/export.zip", "/api/v1/export", "/api/v1/export.csv"]);
-
-function refuseCrossSiteDownload(request: Request, rawPath: string): void {
-  if (request.method !== "GET" && request.method !== "HEAD") return;
-  // The router takes "/x/" for "/x" (as the guard does).
-  const path = rawPath.length > 1 && rawPath.endsWith("/") ? rawPath.replace(/\/+$/, "") : rawPath;
-  if (CROSS_SITE_REFUSED_GETS.has(path) && request.headers.get("sec-fetch-site") === "cross-site") {
-    throw csrfFailed("exports cannot be started from another site");
-  }
-}

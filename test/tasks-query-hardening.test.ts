@@ -1,8 +1,11 @@
 // Issue 11, item 4: search must not reveal other users' tasks, and no query parameter may give a 5xx.
-import { afterAll, describe, expect, test } from "bun:test";
+import { afterAll, describe, expect, test, setDefaultTimeout } from "bun:test";
 import { makeTestApp, setupAdmin, signedInUser, type TestClient } from "./helpers/app";
 import { expectProblem } from "./helpers/problem";
 import { mkList, mkTag, mkTask, uname } from "./helpers/tasks";
+
+// Requests over a real stack on a shared, loaded machine: generous per-test time.
+setDefaultTimeout(60_000);
 
 const app = makeTestApp();
 afterAll(() => app.close());

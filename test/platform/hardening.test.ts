@@ -1,6 +1,9 @@
-import { afterAll, describe, expect, test } from "bun:test";
+import { afterAll, describe, expect, test, setDefaultTimeout } from "bun:test";
 import { rawRequest, setupOwner, spawnServer } from "../helpers/server";
 import { PNG, multipart } from "../helpers/multipart";
+
+// Requests over a real stack on a shared, loaded machine: generous per-test time.
+setDefaultTimeout(60_000);
 
 /**
  * Issue 11 against the server as users run it (`bun src/main.ts`, or APP_EXE=dist/app): a real
@@ -139,6 +142,10 @@ describe("the guard and the router see the same path, whatever the Host", () => 
     expect(a.size).toBe(data.length);
     const back = await fetch(api(`/attachments/${a.id}`), { headers: owner.headers });
     expect(new Uint8Array(await back.arrayBuffer())).toEqual(data);
+    // A download keeps its own sandboxing policy, and cannot be framed either.
+    expect(back.headers.get("content-security-policy")).toContain("sandbox");
+    expect(back.headers.get("content-security-policy")).toContain("frame-ancestors 'none'");
+    expect(back.headers.get("cross-origin-resource-policy")).toBe("same-origin");
   });
 
   test("login through a proxy with a short host name (Host: nas, Origin: http://nas)", async () => {
