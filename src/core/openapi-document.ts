@@ -89,6 +89,8 @@ function addImpliedProblems(op: Record<string, unknown>, isPublic: boolean, isWr
       };
     } else if (!(r.description ?? "").includes(`\`${code}\``)) {
       r.description = `${r.description ?? "Problem:"}, \`${code}\`${why}`;
+    } else if (why && !(r.description ?? "").includes(why)) {
+      r.description = (r.description ?? "").replace(`\`${code}\``, `\`${code}\`${why}`);
     }
   };
   const hasParams = Array.isArray(op.parameters) && op.parameters.length > 0;
