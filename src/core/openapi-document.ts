@@ -57,7 +57,7 @@ export function buildOpenApiDocument(app: AnyElysia, version: string): Record<st
         `\n\nLimits: a JSON body is at most ${JSON_BODY_LIMIT} bytes (\`413 payload_too_large\`) and at most ${JSON_DEPTH_LIMIT} levels of arrays and objects deep, the outermost value being level 1 (\`400 malformed_request\`, decided before parsing; the legacy restore applies the same limit to its file). ` +
         `A problem's \`detail\` and each \`errors\` entry's \`path\` and \`message\` are at most ${PROBLEM_MESSAGE_MAX} characters (longer ones are cut and end in "…"; a value the client sent is quoted by a prefix only); \`errors\` lists at most ${PROBLEM_LIST_MAX} problems, then one entry \`{"path": "", "message": "N more problems not listed"}\`. ` +
         "GET of `/backup/export.zip`, `/export` and `/export.csv` marked `Sec-Fetch-Site: cross-site` is `403 csrf_failed`. " +
-        "Every API answer carries `Content-Security-Policy: default-src 'none'; frame-ancestors 'none'`, `Referrer-Policy: no-referrer`, `Cross-Origin-Resource-Policy: same-origin` and `X-Content-Type-Options: nosniff`.",
+        "Every API answer carries `Content-Security-Policy: default-src 'none'; frame-ancestors 'none'` (attachment downloads: a sandboxing policy of their own), `X-Frame-Options: DENY`, `Referrer-Policy: no-referrer`, `Cross-Origin-Resource-Policy: same-origin` and `X-Content-Type-Options: nosniff`.",
       license: { name: "Proprietary", identifier: "LicenseRef-Proprietary" },
     },
     servers: [{ url: "/" }],
