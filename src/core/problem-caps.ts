@@ -14,8 +14,8 @@ import type { FieldProblem } from "./errors";
 export const PROBLEM_MESSAGE_MAX = 200;
 /** Problems listed in `errors`; past it, one last entry says how many more were found. */
 export const PROBLEM_LIST_MAX = 100;
-/** Characters of JSON the listed problems may take in all (the list stops earlier when they are long). */
-export const PROBLEM_LIST_CHARS_MAX = 32 * 1024;
+/** Bytes (UTF-8 JSON) the listed problems may take in all (the list stops earlier when they are long). */
+export const PROBLEM_LIST_BYTES_MAX = 32 * 1024;
 /** Characters of a user's value a message may quote (see quoteValue). */
 export const PROBLEM_QUOTE_MAX = 40;
 
@@ -64,7 +64,7 @@ export class ProblemList {
 }
 
 /**
- * At most PROBLEM_LIST_MAX problems and PROBLEM_LIST_CHARS_MAX characters of JSON, each path and
+ * At most PROBLEM_LIST_MAX problems and PROBLEM_LIST_BYTES_MAX bytes of JSON, each path and
  * message capped; what is cut is counted in a last entry (added to one a producer already wrote).
  */
 export function capErrors(list: readonly FieldProblem[]): FieldProblem[] {
@@ -77,13 +77,13 @@ export function capErrors(list: readonly FieldProblem[]): FieldProblem[] {
     n--;
   }
   const out: FieldProblem[] = [];
-  let chars = 0;
+  let bytes = 0;
   for (let i = 0; i < n && out.length < PROBLEM_LIST_MAX; i++) {
     const p = list[i]!;
     const e = { path: capText(p?.path ?? ""), message: capText(p?.message ?? "") };
-    const size = JSON.stringify(e).length + 1;
-    if (chars + size > PROBLEM_LIST_CHARS_MAX) break;
-    chars += size;
+    const size = Buffer.byteLength(JSON.stringify(e)) + 1;
+    if (bytes + size > PROBLEM_LIST_BYTES_MAX) break;
+    bytes += size;
     out.push(e);
   }
   omitted += n - out.length;

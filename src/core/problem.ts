@@ -12,7 +12,7 @@ export interface ProblemBody {
   request_id?: string;
 }
 
-export { PROBLEM_LIST_CHARS_MAX, PROBLEM_LIST_MAX, PROBLEM_MESSAGE_MAX, PROBLEM_QUOTE_MAX, ProblemList, capErrors, capText, omittedNote, quoteValue } from "./problem-caps";
+export { PROBLEM_LIST_BYTES_MAX, PROBLEM_LIST_MAX, PROBLEM_MESSAGE_MAX, PROBLEM_QUOTE_MAX, ProblemList, capErrors, capText, omittedNote, quoteValue } from "./problem-caps";
 
 interface StandardIssue {
   code?: string;

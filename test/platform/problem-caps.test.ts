@@ -3,7 +3,7 @@ import { strToU8 } from "fflate";
 import { makeTestApp, rejected, setupAdmin, type TestResponse } from "../helpers/app";
 import { expectProblem } from "../helpers/problem";
 import { entriesOf, exportBytes, preflight, rebuild } from "../backup/helpers";
-import { PROBLEM_LIST_MAX, PROBLEM_MESSAGE_MAX, capErrors, capText, quoteValue } from "../../src/core/problem";
+import { PROBLEM_LIST_BYTES_MAX, PROBLEM_LIST_MAX, PROBLEM_MESSAGE_MAX, capErrors, capText, quoteValue } from "../../src/core/problem";
 
 // Requests over a real stack on a shared, loaded machine: generous per-test time.
 setDefaultTimeout(60_000);
@@ -105,7 +105,9 @@ describe("the caps themselves", () => {
     // Long entries: the list stops by size before the count.
     const long = Array.from({ length: 100 }, () => ({ path: "\u0001".repeat(1000), message: "\u0002".repeat(1000) }));
     const bySize = capErrors(long);
-    expect(JSON.stringify(bySize).length).toBeLessThan(40_000);
+    expect(Buffer.byteLength(JSON.stringify(bySize))).toBeLessThan(PROBLEM_LIST_BYTES_MAX + 200);
+    const wide = capErrors(Array.from({ length: 100 }, () => ({ path: "任".repeat(1000), message: "务".repeat(1000) })));
+    expect(Buffer.byteLength(JSON.stringify(wide))).toBeLessThan(PROBLEM_LIST_BYTES_MAX + 200);
     expect(bySize.at(-1)!.message).toMatch(/^\d+ more problems? not listed$/);
   });
 });
