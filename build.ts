@@ -14,6 +14,9 @@ mkdirSync("dist", { recursive: true });
 // Keep the embedded migration index in step with migrations/meta/_journal.json.
 await $`bun run scripts/gen-migrations.ts`;
 
+// Production mode needs no --define here: Elysia reads Bun.env.NODE_ENV through a variable when it
+// is first imported, which a define cannot reach (measured); src/core/production-mode.ts, the first
+// import of src/main.ts, sets it in the executable and in `bun run start` alike.
 const flags = [
   "--compile",
   "--minify",

@@ -7,6 +7,8 @@ import { AuthGuard } from "./core/auth/guard";
 import { Logger } from "./core/log";
 import { problemResponse, toProblem } from "./core/problem";
 import { getContext, setContext, RequestContext } from "./core/request-context";
+import { requestPath, routableRequest } from "./core/request-path";
+import { refuseCrossSiteDownload } from "./core/cross-site";
 import type { ServerSecret } from "./core/secret";
 import { systemClock, type Clock } from "./core/time";
 import { APP_VERSION } from "./version";
@@ -109,7 +111,10 @@ export function createApp(opts: AppOptions): AppHandle {
   root = new Elysia()
     .onRequest(({ request }) => {
       const ctx = ensureContext(request);
-      guard.check(request, pathOf(request.url), ctx);
+      // The path the router uses (fetch() hands Elysia a routable request: core/request-path.ts).
+      const path = requestPath(request.url);
+      refuseCrossSiteDownload(request, path);
+      guard.check(request, path, ctx);
     })
     .onParse(({ request, contentType, path }) => parseBody(request, path, contentType))
     .onError(({ error, request }) => {
@@ -154,10 +159,18 @@ export function createApp(opts: AppOptions): AppHandle {
     h.set("x-request-id", ctx.id);
     if (!h.has("cache-control")) h.set("cache-control", "no-store");
     h.set("x-content-type-options", "nosniff");
+    // Answers with a policy of their own keep it (the web app and the API docs forbid framing in
+    // theirs; attachment downloads are sandboxed); the rest, API answers above all, may not be
+    // framed, loaded by another site or leak their URL as a referrer. X-Frame-Options says "never
+    // framed" to every answer, the downloads included, in the older header browsers also honour.
+    if (!h.has("content-security-policy")) h.set("content-security-policy", API_CSP);
+    h.set("x-frame-options", "DENY");
+    if (!h.has("referrer-policy")) h.set("referrer-policy", "no-referrer");
+    if (!h.has("cross-origin-resource-policy")) h.set("cross-origin-resource-policy", "same-origin");
     if (logger.enabled) {
       logger.request({
         method: request.method,
-        path: pathOf(request.url),
+        path: requestPath(request.url),
         status: res.status,
         duration_ms: Math.round((performance.now() - ctx.startedAt) * 10) / 10,
         request_id: ctx.id,
@@ -175,8 +188,10 @@ export function createApp(opts: AppOptions): AppHandle {
     tasks,
     taskPurgeHooks,
     attachments,
-    fetch(request, server) {
-      const ctx = new RequestContext(shortId(), request, () => server?.requestIP(request)?.address ?? null, core.config.trustProxy);
+    fetch(original, server) {
+      // The socket address is asked of the object the server made (requestIP knows no copy).
+      const ctx = new RequestContext(shortId(), original, () => server?.requestIP(original)?.address ?? null, core.config.trustProxy);
+      const request = routableRequest(original);
       setContext(request, ctx);
       // handle() is async: whatever Elysia throws arrives here as a rejection.
       return root.handle(request).then(
@@ -187,10 +202,5 @@ export function createApp(opts: AppOptions): AppHandle {
   };
 }
 
-/** The path of a request URL without the query (which may carry cursors or other secrets). */
-function pathOf(url: string): string {
-  const start = url.indexOf("/", url.indexOf("//") + 2);
-  if (start === -1) return "/";
-  const q = url.indexOf("?", start);
-  return q === -1 ? url.slice(start) : url.slice(start, q);
-}
+/** What an API answer allows a browser to do with it: nothing (no scripts, no framing). */
+const API_CSP = "default-src 'none'; frame-ancestors 'none'";

@@ -1,4 +1,7 @@
 #!/usr/bin/env bun
+// First: Elysia reads NODE_ENV once, when it is first imported (see the module).
+import "./core/production-mode";
+import { isProduction } from "elysia/error";
 import { chmodSync, existsSync, mkdirSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { Config, ConfigError, FLAGS, envName, loadConfig } from "./config";
@@ -217,7 +220,12 @@ async function main(): Promise<number> {
   process.on("SIGTERM", () => void stop("SIGTERM"));
   process.on("SIGINT", () => void stop("SIGINT"));
   // Announced only once a signal would be handled: whoever waits for this line may stop us at once.
-  logger.info("listening", { url: `http://${config.host}:${server.port}`, data_dir: config.dataDir, version: APP_VERSION });
+  logger.info("listening", {
+    url: `http://${config.host}:${server.port}`,
+    data_dir: config.dataDir,
+    version: APP_VERSION,
+    elysia_mode: isProduction ? "production" : "development",
+  });
   return -1;
 }
 

@@ -2,6 +2,9 @@ import { z } from "zod";
 import { toOpenAPISchema } from "@elysiajs/openapi";
 import type { AnyElysia } from "elysia";
 import { Problem, WRITE, jsonSchema, namedSchemas, resolveDeferred } from "./openapi";
+import { JSON_BODY_LIMIT, JSON_DEPTH_LIMIT } from "./body";
+import { CROSS_SITE_REFUSED_GETS } from "./cross-site";
+import { PROBLEM_LIST_MAX, PROBLEM_MESSAGE_MAX } from "./problem-caps";
 
 /** The whole document, generated from the routes' own schemas and tidied for linters and client generators. */
 export function buildOpenApiDocument(app: AnyElysia, version: string): Record<string, unknown> {
@@ -38,7 +41,7 @@ export function buildOpenApiDocument(app: AnyElysia, version: string): Record<st
       } else if (bodyType) {
         op.requestBody = { required: true, content: { [bodyType]: { schema: { type: "string", format: "binary" } } } };
       }
-      addImpliedProblems(op, isPublic, WRITE.has(method), bodyType === undefined && op.requestBody !== undefined);
+      addImpliedProblems(op, isPublic, WRITE.has(method), bodyType === undefined && op.requestBody !== undefined, CROSS_SITE_REFUSED_GETS.has(path) && method === "get");
       op.security = isPublic ? [] : WRITE.has(method) ? [{ sessionCookie: [], csrfHeader: [] }] : [{ sessionCookie: [] }];
       op.operationId = operationId(method, path);
       (paths[path] ??= {})[method] = op;
@@ -50,7 +53,11 @@ export function buildOpenApiDocument(app: AnyElysia, version: string): Record<st
       title: "app API",
       version,
       description:
-        "Self-hosted personal productivity server. Cookie session (`app_session`; over HTTPS `__Host-app_session`) plus double-submit CSRF: every POST/PUT/PATCH/DELETE sent with the session cookie must carry `X-CSRF-Token` equal to the `app_csrf` cookie (over HTTPS `__Host-app_csrf`). Errors are RFC 9457 problem details with a stable `code`.",
+        "Self-hosted personal productivity server. Cookie session (`app_session`; over HTTPS `__Host-app_session`) plus double-submit CSRF: every POST/PUT/PATCH/DELETE sent with the session cookie must carry `X-CSRF-Token` equal to the `app_csrf` cookie (over HTTPS `__Host-app_csrf`). Errors are RFC 9457 problem details with a stable `code`." +
+        `\n\nLimits: a JSON body is at most ${JSON_BODY_LIMIT} bytes (\`413 payload_too_large\`) and at most ${JSON_DEPTH_LIMIT} levels of arrays and objects deep, the outermost value being level 1 (\`400 malformed_request\`, decided before parsing; the legacy restore applies the same limit to its file). ` +
+        `A problem's \`detail\` and each \`errors\` entry's \`path\` and \`message\` are at most ${PROBLEM_MESSAGE_MAX} characters (longer ones are cut and end in "…"; a value the client sent is quoted by a prefix only); \`errors\` lists at most ${PROBLEM_LIST_MAX} problems, then one entry \`{"path": "", "message": "N more problems not listed"}\`. ` +
+        "GET of `/backup/export.zip`, `/export` and `/export.csv` marked `Sec-Fetch-Site: cross-site` is `403 csrf_failed`. " +
+        "Every API answer carries `Content-Security-Policy: default-src 'none'; frame-ancestors 'none'` (attachment downloads: a sandboxing policy of their own), `X-Frame-Options: DENY`, `Referrer-Policy: no-referrer`, `Cross-Origin-Resource-Policy: same-origin` and `X-Content-Type-Options: nosniff`.",
       license: { name: "Proprietary", identifier: "LicenseRef-Proprietary" },
     },
     servers: [{ url: "/" }],
@@ -71,27 +78,30 @@ export function buildOpenApiDocument(app: AnyElysia, version: string): Record<st
  * body sent to a write 400 (unparseable, wrong Content-Type) or 413 (over the limit), a
  * cookie-authenticated write 403 csrf_failed. Added here so no route's `doc()` can forget them.
  */
-function addImpliedProblems(op: Record<string, unknown>, isPublic: boolean, isWrite: boolean, jsonBody: boolean): void {
+function addImpliedProblems(op: Record<string, unknown>, isPublic: boolean, isWrite: boolean, jsonBody: boolean, crossSiteRefused: boolean): void {
   const responses = (op.responses ??= {}) as Record<string, { description?: string; content?: unknown; headers?: unknown }>;
-  const add = (status: number, code: string) => {
+  const add = (status: number, code: string, why = "") => {
     const r = responses[String(status)];
     if (!r) {
       responses[String(status)] = {
-        description: `Problem: \`${code}\``,
+        description: `Problem: \`${code}\`${why}`,
         content: { "application/problem+json": { schema: { $ref: "#/components/schemas/Problem" } } },
       };
     } else if (!(r.description ?? "").includes(`\`${code}\``)) {
-      r.description = `${r.description ?? "Problem:"}, \`${code}\``;
+      r.description = `${r.description ?? "Problem:"}, \`${code}\`${why}`;
+    } else if (why && !(r.description ?? "").includes(why)) {
+      r.description = (r.description ?? "").replace(`\`${code}\``, `\`${code}\`${why}`);
     }
   };
   const hasParams = Array.isArray(op.parameters) && op.parameters.length > 0;
   if (hasParams || op.requestBody !== undefined) add(422, "validation_failed");
   // The body parser reads whatever body a write sends, schema or not.
   if (jsonBody || isWrite) {
-    add(400, "malformed_request");
+    add(400, "malformed_request", jsonBody ? ` (not UTF-8 JSON, or nested deeper than ${JSON_DEPTH_LIMIT} levels)` : "");
     add(413, "payload_too_large");
   }
   if (isWrite && !isPublic) add(403, "csrf_failed");
+  if (crossSiteRefused) add(403, "csrf_failed", " (`Sec-Fetch-Site: cross-site`: an export cannot be started from another site)");
   // Keep the answers in status order, as doc() writes them.
   op.responses = Object.fromEntries(Object.entries(responses).sort(([a], [b]) => Number(a) - Number(b)));
 }

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { ErrorCode } from "./errors";
+import { PROBLEM_LIST_MAX, PROBLEM_MESSAGE_MAX } from "./problem-caps";
 
 /** problem+json, as every 4xx/5xx answers (contract §1). */
 export const Problem = z.object({
@@ -7,8 +8,13 @@ export const Problem = z.object({
     title: z.string(),
     status: z.number().int(),
     code: z.string().describe("stable, machine-readable error code"),
-    detail: z.string().optional(),
-    errors: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+    detail: z.string().optional().describe(`at most ${PROBLEM_MESSAGE_MAX} characters`),
+    errors: z
+      .array(z.object({ path: z.string(), message: z.string() }))
+      .optional()
+      .describe(
+        `at most ${PROBLEM_LIST_MAX} problems (path and message at most ${PROBLEM_MESSAGE_MAX} characters each), then one entry {"path": "", "message": "N more problems not listed"}`,
+      ),
     request_id: z.string().optional().describe("present on 500 answers; also in the X-Request-Id header"),
   })
   .meta({ id: "Problem" });

@@ -1,5 +1,6 @@
 import { ValidationError, NotFoundError, ParseError, InvalidCookieSignature } from "elysia";
 import { AppError, type FieldProblem } from "./errors";
+import { ProblemList, capErrors, capText } from "./problem-caps";
 
 export interface ProblemBody {
   type: string;
@@ -10,6 +11,8 @@ export interface ProblemBody {
   errors?: FieldProblem[];
   request_id?: string;
 }
+
+export { PROBLEM_LIST_BYTES_MAX, PROBLEM_LIST_MAX, PROBLEM_MESSAGE_MAX, PROBLEM_QUOTE_MAX, ProblemList, capErrors, capText, omittedNote, quoteValue } from "./problem-caps";
 
 interface StandardIssue {
   code?: string;
@@ -23,32 +26,44 @@ function issuePath(prefix: string, path: StandardIssue["path"]): string {
   return parts.length ? parts.join(".") : prefix;
 }
 
-/** Field problems from an Elysia validation error, re-read from the schema's own issues. */
+/**
+ * Field problems from an Elysia validation error, re-read from the schema's own issues. Bounded:
+ * the value was a body of at most 1 MiB and JSON_DEPTH_LIMIT levels (core/body.ts) or a query
+ * string, and at most PROBLEM_LIST_MAX problems are made from its issues (the rest are counted);
+ * the value itself is never turned into text.
+ */
 function validationProblems(e: ValidationError): FieldProblem[] {
   const where = e.type === "body" ? "body" : e.type;
   const validator = e.validator as unknown as Record<string, unknown> | undefined;
   const std = (validator?.["~standard"] ?? (validator?.schema as Record<string, unknown> | undefined)?.["~standard"]) as
     | { validate: (v: unknown) => { issues?: StandardIssue[] } | Promise<unknown> }
     | undefined;
-  const out: FieldProblem[] = [];
+  const out = new ProblemList();
   if (std) {
     const res = std.validate(e.value);
     const issues = res && !(res instanceof Promise) ? ((res as { issues?: StandardIssue[] }).issues ?? []) : [];
-    for (const issue of issues.slice(0, 50)) {
+    for (const issue of issues) {
       if (issue.code === "unrecognized_keys" && issue.keys) {
         const base = issuePath("", issue.path);
-        for (const k of issue.keys) out.push({ path: base ? `${base}.${k}` : k, message: "unknown field" });
+        for (const k of issue.keys) out.add(base ? `${base}.${k}` : k, "unknown field");
       } else {
-        out.push({ path: issuePath(where, issue.path), message: issue.message });
+        out.add(issuePath(where, issue.path), issue.message);
       }
     }
   }
-  if (out.length === 0) out.push({ path: where, message: "invalid value" });
-  return out;
+  if (out.size === 0) out.add(where, "invalid value");
+  return out.toErrors();
 }
 
-/** The ONE place an error becomes application/problem+json. */
+/** The ONE place an error becomes application/problem+json; every body leaves within the caps above. */
 export function toProblem(err: unknown): { body: ProblemBody; headers?: Record<string, string>; internal: boolean } {
+  const p = problemOf(err);
+  if (p.body.detail !== undefined) p.body.detail = capText(p.body.detail);
+  if (p.body.errors !== undefined) p.body.errors = capErrors(p.body.errors);
+  return p;
+}
+
+function problemOf(err: unknown): { body: ProblemBody; headers?: Record<string, string>; internal: boolean } {
   // Elysia wraps whatever the body parser throws (payload_too_large, malformed_request) in a ParseError.
   if (err instanceof ParseError && err.cause instanceof AppError) err = err.cause;
   if (err instanceof AppError) {
@@ -65,7 +80,10 @@ export function toProblem(err: unknown): { body: ProblemBody; headers?: Record<s
         title: "Validation failed",
         status: 422,
         code: "validation_failed",
-        detail: `invalid ${err.type === "body" ? "request body" : err.type}: ${errors.map((x) => `${x.path}: ${x.message}`).join("; ")}`.slice(0, 500),
+        detail: `invalid ${err.type === "body" ? "request body" : err.type}: ${errors
+          .slice(0, 5)
+          .map((x) => `${capText(x.path, 60)}: ${capText(x.message, 100)}`)
+          .join("; ")}`,
         errors,
       },
       internal: false,

@@ -3,9 +3,12 @@
  * its parsed tree in memory: the top-level object is walked by hand (keys, and the extent of
  * each value), and each record of the kind arrays is decoded and `JSON.parse`d on its own.
  * Every byte still passes through `JSON.parse` or the hand-walked skeleton, so a file is
- * accepted exactly when `JSON.parse` of the whole would accept it.
+ * accepted exactly when `JSON.parse` of the whole would accept it, and nothing nested deeper than
+ * JSON_DEPTH_LIMIT levels (counted from the top-level object, as for every other JSON body) is
+ * ever handed to `JSON.parse`: the walk that finds a value's extent counts its depth (400).
  */
 import { isUtf8 } from "node:buffer";
+import { JSON_DEPTH_LIMIT, jsonDeeperThan, jsonTooDeep } from "../../core/body";
 import { malformed } from "../../core/errors";
 
 export class JsonSyntaxError extends Error {}
@@ -34,8 +37,12 @@ function stringEnd(b: Uint8Array, i: number): number {
   }
 }
 
-/** Index just past the value that starts at `i` (its inside is checked later by JSON.parse). */
-function valueEnd(b: Uint8Array, i: number): number {
+/**
+ * Index just past the value that starts at `i` (its inside is checked later by JSON.parse).
+ * `outer` is the number of arrays/objects around the value in the file: past JSON_DEPTH_LIMIT
+ * levels in all, the body is refused.
+ */
+function valueEnd(b: Uint8Array, i: number, outer: number): number {
   const c = b[i];
   if (c === QUOTE) return stringEnd(b, i);
   if (c === 0x7b || c === 0x5b) {
@@ -47,8 +54,9 @@ function valueEnd(b: Uint8Array, i: number): number {
         j = stringEnd(b, j);
         continue;
       }
-      if (d === 0x7b || d === 0x5b) depth++;
-      else if (d === 0x7d || d === 0x5d) {
+      if (d === 0x7b || d === 0x5b) {
+        if (++depth + outer > JSON_DEPTH_LIMIT) throw jsonTooDeep();
+      } else if (d === 0x7d || d === 0x5d) {
         depth--;
         if (depth === 0) return j + 1;
       }
@@ -94,6 +102,7 @@ export function readTopLevel(b: Uint8Array): TopLevel | null {
   try {
     i = skipWs(b, i);
     if (b[i] !== 0x7b) {
+      if (jsonDeeperThan(b, JSON_DEPTH_LIMIT, i)) throw jsonTooDeep();
       parseSlice(b, i, b.length);
       return null;
     }
@@ -109,7 +118,7 @@ export function readTopLevel(b: Uint8Array): TopLevel | null {
         if (b[i] !== 0x3a) throw new JsonSyntaxError("a colon is expected");
         i = skipWs(b, i + 1);
         const start = i;
-        i = valueEnd(b, i);
+        i = valueEnd(b, i, 1);
         members.push({ key, value: { start, end: i } });
         i = skipWs(b, i);
         if (b[i] === 0x2c) {
@@ -142,7 +151,8 @@ export function* arrayElements(b: Uint8Array, value: Extent): Generator<Extent> 
   } else {
     for (;;) {
       const start = i;
-      i = valueEnd(b, i);
+      // The elements of a top-level member's array: inside the top-level object and the array.
+      i = valueEnd(b, i, 2);
       yield { start, end: i };
       i = skipWs(b, i);
       if (b[i] === 0x2c) {

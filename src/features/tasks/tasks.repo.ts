@@ -300,8 +300,14 @@ export interface TaskFilter {
   /** Per term: the FTS phrase (or the raw term for a short one), and the ids of lists/tags whose name contains it. */
   terms?: { term: string; fts: string | null; listIds: string[]; tagIds: string[] }[];
   /**
-   * An FTS phrase with few matches (see countFtsMatches): the query starts from its matches and
-   * sorts them, instead of walking every task of the user newest first and testing each.
+   * The trigram index holds only this user's tasks (isSoleUser): terms may be looked up in it.
+   * Otherwise every term is a substring test on the rows walked, and driveBy must not be set.
+   */
+  ownIndex?: boolean;
+  /**
+   * An FTS phrase with few matches (see countFtsMatches; only with ownIndex): the query starts
+   * from its matches and sorts them, instead of walking every task of the user newest first and
+   * testing each.
    */
   driveBy?: string;
   /** The tag filter names a tag on few tasks: start from its links (see countTagLinks). */
@@ -324,11 +330,26 @@ export function countTagLinks(db: Db, tagId: string, cap: number): number {
     .get(tagId, cap)!.n;
 }
 
-/** Rows of the trigram index matching a phrase (all users), counted up to `cap`. */
+/**
+ * Whether every task on the server is this user's: no other account exists (tasks.user_id
+ * references users). Only then may a search read the trigram index, which holds every user's
+ * tasks: what reading it costs grows with every match in it, so on a shared server it would tell
+ * a user how often other users wrote a word (issue 11).
+ */
+export function isSoleUser(db: Db, userId: string): boolean {
+  return db.sqlite.query<{ x: number }, [string]>("SELECT 1 AS x FROM users WHERE id <> ? LIMIT 1").get(userId) === null;
+}
+
+/** Rows of the trigram index matching a phrase, counted up to `cap` (all users': see isSoleUser). */
 export function countFtsMatches(db: Db, phrase: string, cap: number): number {
   return db.sqlite
     .query<{ n: number }, [string, number]>("SELECT count(*) AS n FROM (SELECT rowid FROM tasks_fts WHERE tasks_fts MATCH ? LIMIT ?)")
     .get(phrase, cap)!.n;
+}
+
+/** Whether the list is the user's (a filter naming another user's list matches nothing). */
+export function ownsList(db: Db, userId: string, listId: string): boolean {
+  return db.sqlite.query<{ x: number }, [string, string]>("SELECT 1 AS x FROM lists WHERE id = ? AND user_id = ?").get(listId, userId) !== null;
 }
 
 /**
@@ -361,11 +382,12 @@ export function pageLiveTasks(db: Db, userId: string, f: TaskFilter, after: [str
   }
   for (const term of f.terms ?? []) {
     const alts: string[] = [];
-    if (term.fts !== null) {
+    if (term.fts !== null && f.ownIndex) {
       alts.push("t.rowid IN (SELECT rowid FROM tasks_fts WHERE tasks_fts MATCH ?)");
       args.push(term.fts);
     } else {
-      // Under three characters the trigram index cannot help: a substring test on the row.
+      // A substring test on the row being walked: for a term under three characters (the trigram
+      // index cannot help), and whenever the index also holds other users' tasks (see isSoleUser).
       alts.push("instr(t.search_text, ?) > 0");
       args.push(term.term);
     }

@@ -25,9 +25,13 @@ export function searchTerms(q: string): string[] {
   return [...out];
 }
 
-/** The trigram index answers substrings of three or more characters (code points). */
+/**
+ * The trigram index answers substrings of three or more characters (code points). Not a term with
+ * a NUL: FTS5 reads its query as a C string, so the NUL would end it ("unterminated string", a 500
+ * until issue 11); such a term is a substring test on each row (instr compares the whole value).
+ */
 export function usesTrigramIndex(term: string): boolean {
-  return [...term].length >= 3;
+  return [...term].length >= 3 && !term.includes("\0");
 }
 
 /** An FTS5 phrase: the term in double quotes, inner quotes doubled; no operator is interpreted. */

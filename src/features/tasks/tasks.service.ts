@@ -26,8 +26,10 @@ import {
   findTaskWithList,
   findTasksWithList,
   insertTask,
+  isSoleUser,
   listNames,
   ownedTagIds,
+  ownsList,
   pageLiveTasks,
   pageTrash,
   replaceTags,
@@ -47,7 +49,7 @@ import { runAfterCommit, type TaskPurgeHooks } from "./tasks.purge-hooks";
 import { TaskRepeatHooks } from "./tasks.repeat-hooks";
 import type { Task, TaskBatch, TaskCreate, TaskPatch, TaskQuery } from "./tasks.schemas";
 import { ftsPhrase, normalizeSearch, searchTerms, taskSearchText, usesTrigramIndex } from "./tasks.search";
-import { localMidnightUtc, nextDate } from "./tasks.dates";
+import { localMidnightUtc } from "./tasks.dates";
 
 /**
  * Below this many index matches (or tag links) a page starts from them, fetching and sorting at
@@ -148,9 +150,14 @@ export class TasksService {
     if (q.list_id !== undefined) f.listId = q.list_id;
     if (q.tag_id !== undefined) f.tagId = q.tag_id;
     if (q.completed !== undefined) f.completed = q.completed === "true";
-    if (q.due_before !== undefined) f.dueBefore = { date: q.due_before, instantBefore: localMidnightUtc(nextDate(q.due_before), user.timezone) };
+    if (q.due_before !== undefined) f.dueBefore = { date: q.due_before, instantBefore: localMidnightUtc(q.due_before, user.timezone, 1) };
     if (q.due_after !== undefined) f.dueAfter = { date: q.due_after, instantFrom: localMidnightUtc(q.due_after, user.timezone) };
     return readSnapshot(this.db, () => {
+      // Another user's list or tag matches none of this user's tasks: answered without a walk whose
+      // length (their tasks, their links) would tell anything about them.
+      if ((f.listId !== undefined && !ownsList(this.db, user.id, f.listId)) || (f.tagId !== undefined && !ownedTagIds(this.db, user.id, [f.tagId]).size)) {
+        return { items: [], next_cursor: null };
+      }
       if (q.q !== undefined) {
         const terms = searchTerms(q.q);
         if (terms.length) {
@@ -162,9 +169,13 @@ export class TasksService {
             listIds: lists.filter((l) => l.key.includes(term)).map((l) => l.id),
             tagIds: tags.filter((t) => t.key.includes(term)).map((t) => t.id),
           }));
-          // A term only the index can satisfy (no list or tag name contains it) and that few
-          // tasks contain: start from its matches. Otherwise walk newest first and stop at `limit`.
-          for (const t of f.terms) {
+          // The trigram index holds every user's tasks, and what reading it costs grows with all
+          // of its matches: it is used only while it holds this user's tasks alone, so one user's
+          // search time never depends on what another wrote (issue 11). Then a term only the index
+          // can satisfy (no list or tag name contains it) and that few tasks contain drives the
+          // page from its matches; otherwise the walk goes newest first and stops at `limit`.
+          f.ownIndex = isSoleUser(this.db, user.id);
+          for (const t of f.ownIndex ? f.terms : []) {
             if (t.fts !== null && t.listIds.length === 0 && t.tagIds.length === 0 && countFtsMatches(this.db, t.fts, DRIVE_CAP) < DRIVE_CAP) {
               f.driveBy = t.fts;
               break;
