@@ -51,7 +51,8 @@ export type ErrorCode =
   | "quota_exceeded"
   | "internal_error"
   | "storage_full"
-  | "not_ready";
+  | "not_ready"
+  | "busy";
 
 export const malformed = (detail: string) => new AppError("malformed_request", 400, "Malformed request", detail);
 export const unauthenticated = (detail = "a valid session is required") =>
@@ -91,3 +92,28 @@ export const rateLimited = (retryAfterSeconds: number, detail = "too many attemp
     "Retry-After": String(Math.max(1, Math.ceil(retryAfterSeconds))),
   });
 export const notReady = (detail: string) => new AppError("not_ready", 503, "Not ready", detail);
+
+/** Seconds a client is asked to wait when the database is held by a long job (a restore). */
+export const BUSY_RETRY_AFTER_SECONDS = 2;
+export const busy = () =>
+  new AppError(
+    "busy",
+    503,
+    "Busy",
+    "the database is held by a long operation (a restore); try again shortly",
+    undefined,
+    { "Retry-After": String(BUSY_RETRY_AFTER_SECONDS) },
+  );
+
+/**
+ * SQLITE_BUSY (also its extended codes), directly or as the cause of a wrapping error (drizzle
+ * wraps driver errors in DrizzleQueryError): a write that could not get the database's write lock
+ * within the connection's busy timeout.
+ */
+export function isSqliteBusy(e: unknown): boolean {
+  for (let c: unknown = e, depth = 0; c && typeof c === "object" && depth < 5; c = (c as { cause?: unknown }).cause, depth++) {
+    const code = (c as { code?: unknown }).code;
+    if (typeof code === "string" && code.startsWith("SQLITE_BUSY")) return true;
+  }
+  return false;
+}

@@ -49,7 +49,7 @@ function exportFile(bytes: ReadableStream<Uint8Array>, format: "json" | "csv", e
 /** `legacy` loads the service on its first call (and shares it afterwards): see app.ts. */
 export function legacyRoutes(legacy: () => Promise<LegacyService>, clock: { now(): Date }) {
   return new Elysia({ name: "legacy", prefix: "/api/v1" })
-    .get("/export", async ({ request }) => exportFile((await legacy()).exportJson(principalOf(request).user.id, requestMeta(request)), "json", today(clock.now())), {
+    .get("/export", async ({ request }) => exportFile(await (await legacy()).exportJson(principalOf(request).user.id, requestMeta(request)), "json", today(clock.now())), {
       detail: doc({
         summary: "Legacy JSON v1 export (lightweight; not a full backup)",
         description:
@@ -58,7 +58,7 @@ export function legacyRoutes(legacy: () => Promise<LegacyService>, clock: { now(
         ok: { status: 200, schema: LegacyExport, headers: { "Content-Disposition": { description: "attachment; filename=app-legacy-YYYY-MM-DD.json" } } },
       }),
     })
-    .get("/export.csv", async ({ request }) => exportFile((await legacy()).exportCsv(principalOf(request).user.id, requestMeta(request)), "csv", today(clock.now())), {
+    .get("/export.csv", async ({ request }) => exportFile(await (await legacy()).exportCsv(principalOf(request).user.id, requestMeta(request)), "csv", today(clock.now())), {
       detail: doc({
         summary: "Legacy CSV v1 export",
         description:
