@@ -80,8 +80,8 @@ function legacyFile(n: number): Uint8Array {
   let parent: { id: string; list: string } | null = null;
   for (let i = 0; i < n; i++) {
     const id = Bun.randomUUIDv7();
-    const sub = parent !== null && i % 3 === 2;
-    const list = sub ? parent!.list : lists[i % lists.length]!.id;
+    const sub: boolean = parent !== null && i % 3 === 2;
+    const list: string = sub ? parent!.list : lists[i % lists.length]!.id;
     tasks.push({
       id,
       list_id: list,
