@@ -150,6 +150,23 @@ describe("streamed jobs", () => {
   });
 });
 
+describe("checkpoints", () => {
+  test("while a job runs, the serving connection leaves checkpoints to the worker; afterwards its own setting is back", async () => {
+    const r = makeRunner();
+    const setting = () => (db!.sqlite.query("PRAGMA wal_autocheckpoint").get() as { wal_autocheckpoint: number }).wal_autocheckpoint;
+    db!.sqlite.run("PRAGMA wal_autocheckpoint = 700");
+    const { body } = await r.stream("fixture.endless", { chunk: 1024 });
+    expect(setting()).toBe(0);
+    const reader = body.getReader();
+    await reader.read();
+    expect(setting()).toBe(0);
+    await reader.cancel();
+    expect(setting()).toBe(700);
+    await r.run("fixture.echo", 1);
+    expect(setting()).toBe(700);
+  });
+});
+
 describe("the worker's life", () => {
   test("started on the first job, ended after being idle, started again by the next job", async () => {
     const r = makeRunner({ idleMs: 100 });

@@ -289,6 +289,7 @@ export class JobRunner {
     this.clearIdle();
     const jobs = [...this.jobs.values()];
     this.jobs.clear();
+    this.setAutoCheckpoint(null);
     for (const job of jobs) this.settleFailed(job, new JobFailed(reason));
   }
 
@@ -300,6 +301,26 @@ export class JobRunner {
   private active(): void {
     this.clearIdle();
     this.worker?.ref();
+    // While jobs run, the serving connection leaves checkpoints to the worker (jobs.host.ts
+    // checkpoints a job's writes before it answers): a commit here must never copy a restore's WAL.
+    if (this.jobs.size === 1) this.setAutoCheckpoint(0);
+  }
+
+  /** The serving connection's auto-checkpoint setting before jobs changed it (SQLite's default 1000 pages). */
+  private autoCheckpoint: number | null = null;
+
+  private setAutoCheckpoint(pages: number | null): void {
+    const s = this.opts.db.sqlite;
+    try {
+      if (pages === 0) {
+        this.autoCheckpoint ??= (s.query("PRAGMA wal_autocheckpoint").get() as { wal_autocheckpoint: number }).wal_autocheckpoint;
+        s.run("PRAGMA wal_autocheckpoint = 0");
+      } else if (this.autoCheckpoint !== null) {
+        s.run(`PRAGMA wal_autocheckpoint = ${this.autoCheckpoint}`);
+      }
+    } catch {
+      /* a closed connection (tests ending): nothing to set */
+    }
   }
 
   private clearIdle(): void {
@@ -309,8 +330,10 @@ export class JobRunner {
 
   /** No job left: the worker no longer keeps the process alive, and ends if none comes for a while. */
   private maybeIdle(): void {
+    if (this.jobs.size > 0) return;
+    this.setAutoCheckpoint(null);
     const w = this.worker;
-    if (this.jobs.size > 0 || !w) return;
+    if (!w) return;
     w.unref();
     this.clearIdle();
     this.idleTimer = setTimeout(() => {

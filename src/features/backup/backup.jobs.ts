@@ -1,4 +1,4 @@
-import { closeSync, existsSync, openSync, statSync, writeSync } from "node:fs";
+import { closeSync, existsSync, fdatasyncSync, openSync, rmSync, statSync, writeSync } from "node:fs";
 import type { Core } from "../../core/core";
 import { dayNumber } from "../../core/days";
 import { sqliteOf, writeTx } from "../../core/db";
@@ -12,7 +12,7 @@ import { loadLunar } from "../countdowns/countdowns.occurrence";
 import { inflateEntry, readCentralDirectory, ZipFile, type ZipError, type ZipLimits } from "./backup.archive";
 import { exportStream } from "./backup.export";
 import { isStorageFull, quotaExceeded, stagingFull, storageFull, tokenConsumed, tokenInvalid } from "./backup.errors";
-import { BackupFiles, failpoint } from "./backup.files";
+import { BackupFiles, failpoint, FLUSH_EVERY_BYTES } from "./backup.files";
 import { importArchive } from "./backup.import";
 import { attachmentIdsOf, consumePreflight, deleteBusinessData, insertPreflight, insertRestore, pendingOf, type PreflightRow, type RestoreRow } from "./backup.repo";
 import { finishRestoreFiles } from "./backup.reconcile";
@@ -178,10 +178,17 @@ function importStaged(core: Core, files: BackupFiles, pf: PreflightRow, userId: 
     begun = true;
     for (const id of attachmentIds) {
       const fd = openSync(files.restoreStaging(restoreId, id), "wx", 0o600);
+      let unflushed = 0;
       try {
         inflateEntry(zip, entries.get(`attachments/${id}`)!, (chunk) => {
           let off = 0;
           while (off < chunk.byteLength) off += writeSync(fd, chunk, off, chunk.byteLength - off);
+          // Bounded dirty pages: the serving thread's commits must not wait behind a gigabyte's writeback.
+          unflushed += chunk.byteLength;
+          if (unflushed >= FLUSH_EVERY_BYTES) {
+            unflushed = 0;
+            fdatasyncSync(fd);
+          }
         });
       } finally {
         closeSync(fd);
@@ -196,12 +203,19 @@ function importStaged(core: Core, files: BackupFiles, pf: PreflightRow, userId: 
     // 3. One transaction: consume the token, replace or merge, record the restore, audit.
     const now = core.clock.now();
     const counts = JSON.parse(pf.counts) as Record<string, number>;
+    let late: string[] = [];
     writeTx(db, (tx) => {
       const sq = sqliteOf(tx);
       // References are checked at commit: records arrive in file order, subtasks maybe before parents.
       sq.run("PRAGMA defer_foreign_keys = ON");
       if (!consumePreflight(tx, pf.id, now.toISOString())) throw tokenConsumed();
-      if (pf.mode === "replace") deleteBusinessData(tx, userId);
+      if (pf.mode === "replace") {
+        // Attachments the account added while the files were being staged (the server kept serving):
+        // their rows go with the rest, their files once this commits.
+        const known = new Set([...oldIds, ...attachmentIds]);
+        late = attachmentIdsOf(sq, userId).filter((id) => !known.has(id));
+        deleteBusinessData(tx, userId);
+      }
       importArchive(sq, zip, entries, pf.mode, userId);
       const row: RestoreRow = {
         id: restoreId,
@@ -240,6 +254,14 @@ function importStaged(core: Core, files: BackupFiles, pf: PreflightRow, userId: 
         "Restore cleanup failed",
         "the restore was committed but cleaning up the previous attachment files failed; repeat the request with the same token to finish it",
       );
+    }
+    // A file left here is an orphan the start-up sweep removes; not a reason to answer an error.
+    for (const id of late) {
+      try {
+        rmSync(files.attachment(id), { force: true });
+      } catch (e) {
+        core.logger.error("backup restore: removing a replaced attachment file failed", { attachment_id: id, error: e instanceof Error ? e.message : String(e) });
+      }
     }
     return { backup_id: pf.backup_id, mode: pf.mode, counts };
   } catch (e) {

@@ -53,7 +53,7 @@ export function legacyRoutes(legacy: () => Promise<LegacyService>, clock: { now(
       detail: doc({
         summary: "Legacy JSON v1 export (lightweight; not a full backup)",
         description:
-          "Folders (live), lists, tasks (flat: subtasks carry `parent_id`; `tags` holds tag names), recurrences (without exceptions), habits (without logs and pauses), countdowns and memos. No attachments. Audited (`legacy_exported`).",
+          "Folders (live), lists, tasks (flat: subtasks carry `parent_id`; `tags` holds tag names), recurrences (without exceptions), habits (without logs and pauses), countdowns and memos. No attachments. Audited (`legacy_exported`). Made by the server's job worker (other requests are served meanwhile).",
         tags: ["legacy"],
         ok: { status: 200, schema: LegacyExport, headers: { "Content-Disposition": { description: "attachment; filename=app-legacy-YYYY-MM-DD.json" } } },
       }),
@@ -73,7 +73,7 @@ export function legacyRoutes(legacy: () => Promise<LegacyService>, clock: { now(
         doc({
           summary: "Restore a legacy JSON v1 export",
           description:
-            "The whole file is validated before anything is written (one transaction): a problem names its path (`tasks.3.due_at`) and nothing changes. A record keeps its id where it is free and gets a new one otherwise (references follow); the file's inbox is the user's inbox. `merge` skips records whose id this user already has; `replace` first removes the account's folders, lists, tasks (and their attachment files), tags, habits, countdowns and memos. Body limit 64 MiB. Audited (`legacy_restored`).",
+            "The whole file is validated before anything is written (one transaction): a problem names its path (`tasks.3.due_at`) and nothing changes. A record keeps its id where it is free and gets a new one otherwise (references follow); the file's inbox is the user's inbox. `merge` skips records whose id this user already has; `replace` first removes the account's folders, lists, tasks (and their attachment files), tags, habits, countdowns and memos. Body limit 64 MiB. Audited (`legacy_restored`). Checked and written by the server's job worker: other users keep reading meanwhile, and their writes get `503 busy` with `Retry-After` until the restore's transaction commits.",
           tags: ["legacy"],
           ok: { status: 200, schema: RestoreResult },
           errors: [...RESTORE_ERRORS],
