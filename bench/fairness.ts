@@ -20,7 +20,7 @@
 //        APP_EXE=/path/to/other/app bun bench/fairness.ts    (another build, e.g. the main branch)
 //        BENCH_BIG_MIB=256 bun bench/fairness.ts             (a smaller big attachment)
 import { Database } from "bun:sqlite";
-import { closeSync, mkdirSync, openSync, rmSync, statSync, writeSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, readdirSync, rmSync, statSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { EXE, freshDir, percentile, rssKiB, setupAndLogin, startServer, stopServer, type Auth, type Server } from "./lib";
 import { taskSearchText } from "../src/features/tasks/tasks.search";
@@ -288,8 +288,13 @@ report(
   }),
 );
 
+// The job worker ends after 30 s without a job (an idle server keeps its start-up memory).
+await Bun.sleep(35_000);
+const idleRss = rssKiB(server.proc.pid) / 1024;
+const threads = readdirSync(`/proc/${server.proc.pid}/task`).length;
 await stopServer(server);
 console.log(`\nexecutable: ${EXE}`);
+console.log(`35 s after the last job: RSS ${idleRss.toFixed(0)} MiB, ${threads} threads`);
 console.log("latencies in ms: p50 / p99 / max (samples)\n");
 console.log("| job | job time | health | other user's page | other user's write | writes | server RSS before → peak |\n|---|---|---|---|---|---|---|\n" + rows.join("\n"));
 if (!process.env.BENCH_KEEP) {
