@@ -34,7 +34,7 @@ export function setBusyTimeout(db: Db, ms: number): void {
 }
 
 /** Opens (creating if needed) the database file and applies the connection settings. */
-export function openDatabase(path: string, opts: { busyTimeoutMs?: number } = {}): Db {
+export function openDatabase(path: string): Db {
   let sqlite: Database;
   try {
     sqlite = new Database(path, { create: true, strict: true });
@@ -54,7 +54,7 @@ export function openDatabase(path: string, opts: { busyTimeoutMs?: number } = {}
   sqlite.run("PRAGMA synchronous = FULL");
   // Wait for a lock held by another connection (reset-password, the job worker) instead of failing
   // at once; the serving connection waits much less (SERVING_BUSY_TIMEOUT_MS, set by createApp).
-  sqlite.run(`PRAGMA busy_timeout = ${Math.max(0, Math.floor(opts.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS))}`);
+  sqlite.run(`PRAGMA busy_timeout = ${DEFAULT_BUSY_TIMEOUT_MS}`);
   sqlite.run("PRAGMA foreign_keys = ON");
   // Keep temporary b-trees in memory; sorts of a page are small.
   sqlite.run("PRAGMA temp_store = MEMORY");
