@@ -54,7 +54,9 @@ const started = performance.now();
 // embedded in the executable; the module's stub is restored afterwards.
 const restoreWebStub = await embedWebAssets();
 try {
-  await $`bun build ./src/main.ts ${flags} --outfile ${outfile}`;
+  // Two entry points: the server, and the job worker it starts for heavy work (src/jobs.worker.ts,
+  // found beside the bundle's root at run time: src/app.ts).
+  await $`bun build ./src/main.ts ./src/jobs.worker.ts ${flags} --outfile ${outfile}`;
 } finally {
   restoreWebStub();
 }

@@ -1,7 +1,8 @@
 import { Elysia, type AnyElysia } from "elysia";
 import type { Config } from "./config";
 import { buildCore, type Core } from "./core/core";
-import type { Db } from "./core/db";
+import { SERVING_BUSY_TIMEOUT_MS, setBusyTimeout, type Db } from "./core/db";
+import { JobRunner } from "./core/jobs/jobs.runner";
 import { parseBody } from "./core/body";
 import { AuthGuard } from "./core/auth/guard";
 import { Logger } from "./core/log";
@@ -54,6 +55,8 @@ export interface AppOptions {
   secret: ServerSecret;
   clock?: Clock;
   logger?: Logger;
+  /** How long the serving connection waits for another connection's write lock (default SERVING_BUSY_TIMEOUT_MS; the CLI waits longer). */
+  busyTimeoutMs?: number;
 }
 
 export interface AppHandle {
@@ -68,6 +71,10 @@ export interface AppHandle {
   taskPurgeHooks: TaskPurgeHooks;
   /** Attachments (main.ts sweeps orphaned files at start-up). */
   attachments: AttachmentsService;
+  /** The job worker's runner (backup and legacy files); started on the first heavy job. */
+  jobs: JobRunner;
+  /** Ends the job worker (the server is stopping; a test is done). */
+  close(): void;
 }
 
 // Request ids: a random per-process prefix and a counter; unique in the logs and cheap to make.
@@ -93,9 +100,13 @@ export function createApp(opts: AppOptions): AppHandle {
   const tasks = new TasksService(core, taskPurgeHooks);
   // Before anything touches attachment files: finish or undo restores a crash interrupted.
   reconcileBackups(core);
+  // Heavy jobs (backup, legacy files) run in a worker thread with its own connection, started on
+  // the first one. Its entry is worked out here, beside this file: in the executable every module's
+  // import.meta.url is the bundle's, at the root where build.ts puts the worker's entry too.
+  const jobs = new JobRunner({ workerUrl: new URL("./jobs.worker.ts", import.meta.url).href, db: opts.db, config: core.config, clock: core.clock, logger, version: APP_VERSION });
   // Rarely used features whose code is loaded on first use (an idle server does not hold it).
-  const legacy = lazy(async () => new (await import("./features/legacy/legacy.service")).LegacyService(core, taskPurgeHooks));
-  const backup = lazy(async () => new (await import("./features/backup/backup.service")).BackupService(core));
+  const legacy = lazy(async () => new (await import("./features/legacy/legacy.service")).LegacyService(jobs));
+  const backup = lazy(async () => new (await import("./features/backup/backup.service")).BackupService(core, jobs));
   const attachments = new AttachmentsService(core, taskPurgeHooks);
 
   const ensureContext = (request: Request): RequestContext => {
@@ -149,6 +160,9 @@ export function createApp(opts: AppOptions): AppHandle {
     .use(docsRoutes(() => root, APP_VERSION))
     .use(webRoutes(new WebService()));
 
+  // From here on the connection serves requests: it never waits long for a lock (core/db.ts).
+  setBusyTimeout(opts.db, opts.busyTimeoutMs ?? SERVING_BUSY_TIMEOUT_MS);
+
   const failure = (e: unknown, ctx: RequestContext): Response => {
     const { body } = toProblem(e);
     body.request_id = ctx.id;
@@ -188,6 +202,8 @@ export function createApp(opts: AppOptions): AppHandle {
     tasks,
     taskPurgeHooks,
     attachments,
+    jobs,
+    close: () => jobs.close(),
     fetch(original, server) {
       // The socket address is asked of the object the server made (requestIP knows no copy).
       const ctx = new RequestContext(shortId(), original, () => server?.requestIP(original)?.address ?? null, core.config.trustProxy);

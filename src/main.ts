@@ -5,7 +5,7 @@ import { isProduction } from "elysia/error";
 import { chmodSync, existsSync, mkdirSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { Config, ConfigError, FLAGS, envName, loadConfig } from "./config";
-import { DatabaseError, migrate, openDatabase, type Db } from "./core/db";
+import { DEFAULT_BUSY_TIMEOUT_MS, DatabaseError, migrate, openDatabase, type Db } from "./core/db";
 import { ServerSecret } from "./core/secret";
 import { Logger } from "./core/log";
 import { createApp } from "./app";
@@ -152,7 +152,8 @@ async function main(): Promise<number> {
     const password = await readStdin();
     const { db, secret } = openStore(config);
     try {
-      const { account } = createApp({ db, config, secret, logger: new Logger("off") });
+      // Not serving anyone: it may wait for a server's lock as long as a start-up does.
+      const { account } = createApp({ db, config, secret, logger: new Logger("off"), busyTimeoutMs: DEFAULT_BUSY_TIMEOUT_MS });
       await account.resetPassword(username, password);
       console.log(`password of ${username} changed; its sessions have ended`);
     } finally {
@@ -212,6 +213,7 @@ async function main(): Promise<number> {
     const timer = new Promise((r) => setTimeout(r, config.shutdownGraceMs).unref());
     await Promise.race([drained, timer]);
     server.stop(true);
+    handle.close();
     db.close();
     logger.info("stopped");
     logger.close();

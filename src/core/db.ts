@@ -17,6 +17,22 @@ export interface Db {
 
 export class DatabaseError extends Error {}
 
+/**
+ * How long a connection waits for a write lock another connection holds. bun:sqlite waits
+ * synchronously, so on the connection that serves requests a wait blocks every request: it waits
+ * a few milliseconds (long enough for another connection's short commit, fsync included on a
+ * fast disk) and a write that still finds the lock taken (a restore in the job worker holds it for
+ * seconds) fails at once with SQLITE_BUSY, which core/problem.ts answers as 503 busy with
+ * Retry-After. Start-up, the CLI and the job worker serve no one while they wait: they wait longer.
+ */
+export const SERVING_BUSY_TIMEOUT_MS = 10;
+export const DEFAULT_BUSY_TIMEOUT_MS = 5000;
+
+/** Sets how long `db` waits for another connection's write lock (see SERVING_BUSY_TIMEOUT_MS). */
+export function setBusyTimeout(db: Db, ms: number): void {
+  db.sqlite.run(`PRAGMA busy_timeout = ${Math.max(0, Math.floor(ms))}`);
+}
+
 /** Opens (creating if needed) the database file and applies the connection settings. */
 export function openDatabase(path: string): Db {
   let sqlite: Database;
@@ -36,8 +52,9 @@ export function openDatabase(path: string): Db {
   sqlite.run("PRAGMA journal_mode = WAL");
   // FULL: fsync the WAL on every commit; a personal task list must not lose a commit on power loss.
   sqlite.run("PRAGMA synchronous = FULL");
-  // Wait for a lock held by another connection (reset-password, backups) instead of failing.
-  sqlite.run("PRAGMA busy_timeout = 5000");
+  // Wait for a lock held by another connection (reset-password, the job worker) instead of failing
+  // at once; the serving connection waits much less (SERVING_BUSY_TIMEOUT_MS, set by createApp).
+  sqlite.run(`PRAGMA busy_timeout = ${DEFAULT_BUSY_TIMEOUT_MS}`);
   sqlite.run("PRAGMA foreign_keys = ON");
   // Keep temporary b-trees in memory; sorts of a page are small.
   sqlite.run("PRAGMA temp_store = MEMORY");

@@ -65,7 +65,8 @@ export type ErrorCode =
   | "quota_exceeded"
   | "internal_error"
   | "storage_full"
-  | "not_ready";
+  | "not_ready"
+  | "busy";
 
 export const malformed = (detail: string) => new AppError("malformed_request", 400, "Malformed request", detail);
 export const unauthenticated = (detail = "a valid session is required") =>
@@ -132,3 +133,28 @@ export function isStorageFull(e: unknown): boolean {
 
 /** Disk full while writing: the operator's problem, said plainly; nothing was written. */
 export const storageFull = (detail = "the server has no space left; nothing was changed") => new AppError("storage_full", 507, "Insufficient storage", detail);
+
+/** Seconds a client is asked to wait when the database is held by a long job (a restore). */
+export const BUSY_RETRY_AFTER_SECONDS = 2;
+export const busy = () =>
+  new AppError(
+    "busy",
+    503,
+    "Busy",
+    "the database is held by a long operation (a restore); try again shortly",
+    undefined,
+    { "Retry-After": String(BUSY_RETRY_AFTER_SECONDS) },
+  );
+
+/**
+ * SQLITE_BUSY (also its extended codes), directly or as the cause of a wrapping error (drizzle
+ * wraps driver errors in DrizzleQueryError): a write that could not get the database's write lock
+ * within the connection's busy timeout.
+ */
+export function isSqliteBusy(e: unknown): boolean {
+  for (let c: unknown = e, depth = 0; c && typeof c === "object" && depth < 5; c = (c as { cause?: unknown }).cause, depth++) {
+    const code = (c as { code?: unknown }).code;
+    if (typeof code === "string" && code.startsWith("SQLITE_BUSY")) return true;
+  }
+  return false;
+}

@@ -76,7 +76,7 @@ export function buildOpenApiDocument(app: AnyElysia, version: string): Record<st
 /**
  * Answers the platform gives whatever the route says: a validated parameter or body can be 422, a
  * body sent to a write 400 (unparseable, wrong Content-Type) or 413 (over the limit), a
- * cookie-authenticated write 403 csrf_failed. Added here so no route's `doc()` can forget them.
+ * cookie-authenticated write 403 csrf_failed, any write 503 busy (with Retry-After). Added here so no route's `doc()` can forget them.
  */
 function addImpliedProblems(op: Record<string, unknown>, isPublic: boolean, isWrite: boolean, jsonBody: boolean, crossSiteRefused: boolean): void {
   const responses = (op.responses ??= {}) as Record<string, { description?: string; content?: unknown; headers?: unknown }>;
@@ -102,6 +102,11 @@ function addImpliedProblems(op: Record<string, unknown>, isPublic: boolean, isWr
   }
   if (isWrite && !isPublic) add(403, "csrf_failed");
   if (crossSiteRefused) add(403, "csrf_failed", " (`Sec-Fetch-Site: cross-site`: an export cannot be started from another site)");
+  // A write that finds the database held by a long job (a restore in the job worker) is refused at once.
+  if (isWrite) {
+    add(503, "busy");
+    responses["503"]!.headers = { "Retry-After": { description: "seconds to wait", schema: { type: "integer" } } };
+  }
   // Keep the answers in status order, as doc() writes them.
   op.responses = Object.fromEntries(Object.entries(responses).sort(([a], [b]) => Number(a) - Number(b)));
 }

@@ -50,6 +50,7 @@ const STATUS_OF: Record<ErrorCode, number> = {
   internal_error: 500,
   storage_full: 507,
   not_ready: 503,
+  busy: 503,
 };
 
 /**
@@ -173,7 +174,7 @@ export function doc(d: RouteDoc): Record<string, unknown> {
   for (const [status, list] of [...byStatus].sort((a, b) => a[0] - b[0])) {
     responses[String(status)] = {
       description: `Problem: ${list.map((c) => `\`${c}\``).join(", ")}`,
-      ...(status === 429 ? { headers: { "Retry-After": { description: "seconds to wait", schema: { type: "integer" } } } } : {}),
+      ...(status === 429 || list.includes("busy") ? { headers: { "Retry-After": { description: "seconds to wait", schema: { type: "integer" } } } } : {}),
       content: { "application/problem+json": { schema: { $ref: "#/components/schemas/Problem" } } },
     };
   }

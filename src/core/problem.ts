@@ -1,5 +1,5 @@
 import { ValidationError, NotFoundError, ParseError, InvalidCookieSignature } from "elysia";
-import { AppError, type FieldProblem } from "./errors";
+import { AppError, busy, isSqliteBusy, type FieldProblem } from "./errors";
 import { ProblemList, capErrors, capText } from "./problem-caps";
 
 export interface ProblemBody {
@@ -66,6 +66,8 @@ export function toProblem(err: unknown): { body: ProblemBody; headers?: Record<s
 function problemOf(err: unknown): { body: ProblemBody; headers?: Record<string, string>; internal: boolean } {
   // Elysia wraps whatever the body parser throws (payload_too_large, malformed_request) in a ParseError.
   if (err instanceof ParseError && err.cause instanceof AppError) err = err.cause;
+  // The write lock is held by another connection (the job worker's restore): 503 busy, never a wait.
+  if (isSqliteBusy(err)) err = busy();
   if (err instanceof AppError) {
     const body: ProblemBody = { type: "about:blank", title: err.title, status: err.status, code: err.code };
     if (err.detail) body.detail = err.detail;

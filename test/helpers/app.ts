@@ -46,6 +46,7 @@ export function makeTestApp(opts: { clock?: Clock | FixedClock; config?: Partial
     },
     client: (o) => new TestClient(handle, o?.ip ?? "127.0.0.1", o?.base),
     close() {
+      handle.close();
       db.close();
       rmSync(dir, { recursive: true, force: true });
     },

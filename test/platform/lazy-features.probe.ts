@@ -29,10 +29,12 @@ const loaded = (): Watched[] => {
 
 const dir = mkdtempSync(join(tmpdir(), "app-lazy-"));
 const db = openDatabase(join(dir, "app.db"));
+let app: ReturnType<typeof createApp> | null = null;
 try {
   migrate(db);
   const config = Config.parse({ dataDir: dir, logFormat: "off", argon2MemoryKiB: 1024, argon2TimeCost: 1 });
-  const app = createApp({ db, config, secret: ServerSecret.loadOrCreate(dir), logger: new Logger("off") });
+  const handle = createApp({ db, config, secret: ServerSecret.loadOrCreate(dir), logger: new Logger("off") });
+  app = handle;
 
   const jar = new Map<string, string>();
   const call = async (method: string, path: string, json?: unknown): Promise<{ status: number; type: string; text: string }> => {
@@ -40,7 +42,7 @@ try {
     if (method !== "GET") headers["x-csrf-token"] = jar.get("app_csrf") ?? "";
     if (json !== undefined) headers["content-type"] = "application/json";
     const req = new Request(`http://localhost${path}`, { method, headers, body: json === undefined ? undefined : JSON.stringify(json) });
-    const res = await app.fetch(req, { requestIP: () => ({ address: "127.0.0.1" }) });
+    const res = await handle.fetch(req, { requestIP: () => ({ address: "127.0.0.1" }) });
     for (const c of res.headers.getSetCookie()) {
       const cookie = Bun.Cookie.parse(c);
       jar.set(cookie.name, cookie.value);
@@ -61,6 +63,7 @@ try {
   report.backup = { status: backup.status, type: backup.type, loaded: loaded() };
   console.log(JSON.stringify(report));
 } finally {
+  app?.close();
   db.close();
   rmSync(dir, { recursive: true, force: true });
 }

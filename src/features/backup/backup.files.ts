@@ -12,6 +12,13 @@ import { join } from "node:path";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
+/**
+ * Large files the backup writes (a staged upload, a restore's attachment files) are flushed to disk
+ * every this many bytes: a gigabyte of dirty pages would make every other user's commit (an fsync
+ * on the serving thread, synchronous=FULL) wait behind its writeback, a stall of everyone.
+ */
+export const FLUSH_EVERY_BYTES = 64 * 1024 * 1024;
+
 export interface RestoreJournal {
   restoreId: string;
   userId: string;

@@ -49,16 +49,16 @@ function exportFile(bytes: ReadableStream<Uint8Array>, format: "json" | "csv", e
 /** `legacy` loads the service on its first call (and shares it afterwards): see app.ts. */
 export function legacyRoutes(legacy: () => Promise<LegacyService>, clock: { now(): Date }) {
   return new Elysia({ name: "legacy", prefix: "/api/v1" })
-    .get("/export", async ({ request }) => exportFile((await legacy()).exportJson(principalOf(request).user.id, requestMeta(request)), "json", today(clock.now())), {
+    .get("/export", async ({ request }) => exportFile(await (await legacy()).exportJson(principalOf(request).user.id, requestMeta(request)), "json", today(clock.now())), {
       detail: doc({
         summary: "Legacy JSON v1 export (lightweight; not a full backup)",
         description:
-          "Folders (live), lists, tasks (flat: subtasks carry `parent_id`; `tags` holds tag names), recurrences (without exceptions), habits (without logs and pauses), countdowns and memos. No attachments. Audited (`legacy_exported`).",
+          "Folders (live), lists, tasks (flat: subtasks carry `parent_id`; `tags` holds tag names), recurrences (without exceptions), habits (without logs and pauses), countdowns and memos. No attachments. Audited (`legacy_exported`). Made by the server's job worker (other requests are served meanwhile).",
         tags: ["legacy"],
         ok: { status: 200, schema: LegacyExport, headers: { "Content-Disposition": { description: "attachment; filename=app-legacy-YYYY-MM-DD.json" } } },
       }),
     })
-    .get("/export.csv", async ({ request }) => exportFile((await legacy()).exportCsv(principalOf(request).user.id, requestMeta(request)), "csv", today(clock.now())), {
+    .get("/export.csv", async ({ request }) => exportFile(await (await legacy()).exportCsv(principalOf(request).user.id, requestMeta(request)), "csv", today(clock.now())), {
       detail: doc({
         summary: "Legacy CSV v1 export",
         description:
@@ -73,7 +73,7 @@ export function legacyRoutes(legacy: () => Promise<LegacyService>, clock: { now(
         doc({
           summary: "Restore a legacy JSON v1 export",
           description:
-            "The whole file is validated before anything is written (one transaction): a problem names its path (`tasks.3.due_at`) and nothing changes. A record keeps its id where it is free and gets a new one otherwise (references follow); the file's inbox is the user's inbox. `merge` skips records whose id this user already has; `replace` first removes the account's folders, lists, tasks (and their attachment files), tags, habits, countdowns and memos. Body limit 64 MiB. Disk full while writing is `507 storage_full` (nothing changed). Audited (`legacy_restored`).",
+            "The whole file is validated before anything is written (one transaction): a problem names its path (`tasks.3.due_at`) and nothing changes. A record keeps its id where it is free and gets a new one otherwise (references follow); the file's inbox is the user's inbox. `merge` skips records whose id this user already has; `replace` first removes the account's folders, lists, tasks (and their attachment files), tags, habits, countdowns and memos. Body limit 64 MiB. Disk full while writing is `507 storage_full` (nothing changed). Audited (`legacy_restored`). Checked and written by the server's job worker: other users keep reading meanwhile, and their writes get `503 busy` with `Retry-After` until the restore's transaction commits.",
           tags: ["legacy"],
           ok: { status: 200, schema: RestoreResult },
           errors: [...RESTORE_ERRORS],

@@ -1,0 +1,19 @@
+// The job worker's entry (a Bun Worker started by core/jobs/jobs.runner.ts on the first heavy job):
+// the backup's and the legacy files' heavy work, each feature's module loaded on its first job.
+// A second entry point of the executable (build.ts).
+import { serveJobs } from "./core/jobs/jobs.host";
+
+serveJobs({
+  backup: async () => (await import("./features/backup/backup.jobs")).backupJobs(),
+  legacy: async (core) => {
+    const [{ legacyJobs }, { TaskPurgeHooks }, { AttachmentsService }] = await Promise.all([
+      import("./features/legacy/legacy.jobs"),
+      import("./features/tasks/tasks.purge-hooks"),
+      import("./features/attachments/attachments.service"),
+    ]);
+    // The same purge hooks as app.ts: a replace removes the account's attachment files after it commits.
+    const hooks = new TaskPurgeHooks();
+    new AttachmentsService(core, hooks);
+    return legacyJobs(hooks);
+  },
+});
