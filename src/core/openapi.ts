@@ -173,7 +173,8 @@ function withIntegerFormat(o: Record<string, unknown>): Record<string, unknown> 
 
 export interface RouteDoc {
   summary: string;
-  description?: string;
+  /** What the operation does beyond its summary: rules, side effects, limits (every operation has one). */
+  description: string;
   /** The feature's tag (openapi-document.ts describes each one). */
   tags: string[];
   /** Success status and body (omit schema for 204). */
@@ -217,7 +218,7 @@ export function doc(d: RouteDoc): Record<string, unknown> {
   return {
     summary: d.summary,
     tags: d.tags,
-    ...(d.description ? { description: d.description } : {}),
+    description: d.description,
     responses,
     "x-app-public": d.public === true,
     ...(d.bodyContentType ? { "x-app-body-content-type": d.bodyContentType } : {}),
