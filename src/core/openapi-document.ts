@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { toOpenAPISchema } from "@elysiajs/openapi";
 import type { AnyElysia } from "elysia";
-import { Problem, WRITE, jsonSchema, namedSchemas, resolveDeferred } from "./openapi";
+import { Problem, RETRY_AFTER_HEADER, WRITE, jsonSchema, namedSchemas, resolveDeferred } from "./openapi";
 import { JSON_BODY_LIMIT, JSON_DEPTH_LIMIT } from "./body";
 import { CROSS_SITE_REFUSED_GETS } from "./cross-site";
 import { PROBLEM_LIST_MAX, PROBLEM_MESSAGE_MAX } from "./problem-caps";
@@ -61,7 +61,7 @@ export function buildOpenApiDocument(app: AnyElysia, version: string): Record<st
       license: { name: "Proprietary", identifier: "LicenseRef-Proprietary" },
     },
     servers: [{ url: "/" }],
-    tags: [...new Set(Object.values(paths).flatMap((ops) => Object.values(ops).flatMap((o) => (o.tags as string[]) ?? [])))].map((name) => ({ name })),
+    tags: documentTags(paths),
     paths,
     components: {
       schemas: Object.fromEntries([...namedSchemas].sort(([a], [b]) => a.localeCompare(b))),
@@ -71,6 +71,42 @@ export function buildOpenApiDocument(app: AnyElysia, version: string): Record<st
       },
     },
   };
+}
+
+/**
+ * One tag per feature, in the order the app mounts them. A tag an operation uses must be described
+ * here (buildOpenApiDocument throws otherwise, so a new feature cannot ship undocumented).
+ */
+export const TAG_DESCRIPTIONS: Record<string, string> = {
+  health: "Liveness and readiness probes for a supervisor or load balancer; no session needed.",
+  account:
+    "First-run set-up, sign-in and sign-out (a cookie session plus a double-submit CSRF token), password change, and the signed-in user's own profile and storage use.",
+  users: "Accounts beyond the first, managed by an administrator. Every user's data is isolated from every other's.",
+  sessions: "The signed-in user's live sessions (one per sign-in, with the device's address and user agent), and ending them.",
+  audit: "The signed-in user's own security and data-transfer events (sign-ins, password changes, session ends, backups, restores), newest first.",
+  memos: "Markdown notes of up to 100,000 characters, with pinning, soft delete (restore or purge) and optimistic locking (`version`).",
+  habits: "Habits with a daily, weekday or times-per-week schedule and a daily goal: one log per day, pauses that neither count nor break a streak, a weekly grid and streak statistics computed in the user's time zone.",
+  countdowns:
+    "Countdowns to a date, anniversaries and birthdays, repeating weekly, monthly or yearly in the Gregorian or the Chinese lunar calendar, with the next date and the days left computed in the user's time zone. One may be pinned.",
+  folders: "Folders group lists. Deleting a folder moves its lists to the root level.",
+  lists: "Task lists: each user has an inbox that cannot be renamed, moved or archived. An archived list hides its tasks until it is restored, or is purged with them.",
+  tags: "Labels for tasks, unique per user (case-insensitively), each with a colour.",
+  tasks: "Tasks with a title, a Markdown description, a due date or instant, a priority, tags and one level of subtasks; searched and paged by cursor. Writes to one task use optimistic locking (`version`).",
+  trash: "Deleted tasks (with their subtasks), kept until restored or deleted for good.",
+  recurrence:
+    "Repeating tasks: an RFC 5545 RRULE from the task's due date, or an interval after each completion. Completing an occurrence records a completed copy and moves the task to the next occurrence; single occurrences can be skipped.",
+  attachments: "Files attached to tasks: streamed uploads checked against an allow-list of types by their content, and downloads with ETags and byte ranges.",
+  legacy: "The lightweight legacy v1 format (one JSON document or one CSV file, no attachments) for export and restore.",
+  backup: "Complete backups (app-backup v2 ZIP archives with attachments): streamed export, a preflight that validates an upload whole, and a merge or replace restore in one transaction.",
+};
+
+function documentTags(paths: Record<string, Record<string, Record<string, unknown>>>): { name: string; description: string }[] {
+  const used = new Set(Object.values(paths).flatMap((ops) => Object.values(ops).flatMap((o) => (o.tags as string[] | undefined) ?? [])));
+  const missing = [...used].filter((t) => !(t in TAG_DESCRIPTIONS));
+  if (missing.length) throw new Error(`OpenAPI tags without a description in TAG_DESCRIPTIONS: ${missing.join(", ")}`);
+  return Object.entries(TAG_DESCRIPTIONS)
+    .filter(([name]) => used.has(name))
+    .map(([name, description]) => ({ name, description }));
 }
 
 /**
@@ -105,7 +141,7 @@ function addImpliedProblems(op: Record<string, unknown>, isPublic: boolean, isWr
   // A write that finds the database held by a long job (a restore in the job worker) is refused at once.
   if (isWrite) {
     add(503, "busy");
-    responses["503"]!.headers = { "Retry-After": { description: "seconds to wait", schema: { type: "integer" } } };
+    responses["503"]!.headers = { "Retry-After": RETRY_AFTER_HEADER };
   }
   // Keep the answers in status order, as doc() writes them.
   op.responses = Object.fromEntries(Object.entries(responses).sort(([a], [b]) => Number(a) - Number(b)));

@@ -6,7 +6,7 @@ import { PROBLEM_LIST_MAX, PROBLEM_MESSAGE_MAX } from "./problem-caps";
 export const Problem = z.object({
     type: z.string(),
     title: z.string(),
-    status: z.number().int(),
+    status: z.number().int().min(400).max(599),
     code: z.string().describe("stable, machine-readable error code"),
     detail: z.string().optional().describe(`at most ${PROBLEM_MESSAGE_MAX} characters`),
     errors: z
@@ -128,7 +128,7 @@ export function jsonSchema(schema: z.ZodType, io: "input" | "output"): Record<st
       for (const [k, x] of Object.entries(v)) {
         o[k] = k === "$ref" && typeof x === "string" ? x.replace("#/$defs/", "#/components/schemas/") : rewrite(x);
       }
-      return o;
+      return withIntegerFormat(o);
     }
     return v;
   };
@@ -137,12 +137,48 @@ export function jsonSchema(schema: z.ZodType, io: "input" | "output"): Record<st
   return rewrite(js) as Record<string, unknown>;
 }
 
+/** A response header: what it carries and its JSON Schema (a plain string when not given). */
+export interface HeaderDoc {
+  description: string;
+  schema?: Record<string, unknown>;
+}
+
+/**
+ * `Retry-After` of a 429 or 503 answer: whole seconds. The longest wait asked for is the login
+ * throttle's 15 minutes per address (core/auth/throttle.ts); the bound leaves room above it.
+ */
+export const RETRY_AFTER_HEADER = { description: "seconds to wait", schema: { type: "integer", format: "int32", minimum: 0, maximum: 3600 } } as const;
+
+/** Every header documented with a schema (OpenAPI requires `schema` or `content`). */
+export function headersWithSchemas(headers: Record<string, HeaderDoc>): Record<string, Required<HeaderDoc>> {
+  return Object.fromEntries(Object.entries(headers).map(([name, h]) => [name, { description: h.description, schema: h.schema ?? { type: "string" } }]));
+}
+
+const INT32_MIN = -(2 ** 31);
+const INT32_MAX = 2 ** 31 - 1;
+
+/**
+ * An integer schema gets the `format` its bounds allow: `int32` when zod bounds it inside 32 bits
+ * (priorities, limits, versions), else `int64` (byte counts, unbounded counters: JSON numbers of
+ * this API are at most 2^53 − 1, which int64 holds). Client generators pick their integer type by it.
+ */
+function withIntegerFormat(o: Record<string, unknown>): Record<string, unknown> {
+  const isInteger = o.type === "integer" || (Array.isArray(o.type) && o.type.includes("integer"));
+  if (!isInteger || o.format !== undefined) return o;
+  const min = typeof o.minimum === "number" ? o.minimum : typeof o.exclusiveMinimum === "number" ? o.exclusiveMinimum : null;
+  const max = typeof o.maximum === "number" ? o.maximum : typeof o.exclusiveMaximum === "number" ? o.exclusiveMaximum : null;
+  const fits32 = min !== null && max !== null && min >= INT32_MIN && max <= INT32_MAX;
+  return { ...o, format: fits32 ? "int32" : "int64" };
+}
+
 export interface RouteDoc {
   summary: string;
+  /** What the operation does beyond its summary: rules, side effects, limits (every operation has one). */
+  description: string;
+  /** The feature's tag (openapi-document.ts describes each one). */
   tags: string[];
-  description?: string;
   /** Success status and body (omit schema for 204). */
-  ok: { status: number; schema?: z.ZodType | LazySchema; description?: string; contentType?: string; headers?: Record<string, { description: string }> };
+  ok: { status: number; schema?: z.ZodType | LazySchema; description?: string; contentType?: string; headers?: Record<string, HeaderDoc> };
   /** Error codes this operation can answer besides the ones every operation can. */
   errors?: ErrorCode[];
   /** No session needed. */
@@ -164,24 +200,25 @@ export function doc(d: RouteDoc): Record<string, unknown> {
     byStatus.set(s, [...(byStatus.get(s) ?? []), c]);
   }
   const responses: Record<string, unknown> = {};
+  const headers = d.ok.headers ? { headers: headersWithSchemas(d.ok.headers) } : {};
   responses[String(d.ok.status)] = d.ok.schema
     ? {
         description: d.ok.description ?? "Success",
-        ...(d.ok.headers ? { headers: d.ok.headers } : {}),
+        ...headers,
         content: { [d.ok.contentType ?? "application/json"]: { schema: deferredJsonSchema(d.ok.schema, "output") } },
       }
-    : { description: d.ok.description ?? "No content", ...(d.ok.headers ? { headers: d.ok.headers } : {}) };
+    : { description: d.ok.description ?? "No content", ...headers };
   for (const [status, list] of [...byStatus].sort((a, b) => a[0] - b[0])) {
     responses[String(status)] = {
       description: `Problem: ${list.map((c) => `\`${c}\``).join(", ")}`,
-      ...(status === 429 || list.includes("busy") ? { headers: { "Retry-After": { description: "seconds to wait", schema: { type: "integer" } } } } : {}),
+      ...(status === 429 || list.includes("busy") ? { headers: { "Retry-After": RETRY_AFTER_HEADER } } : {}),
       content: { "application/problem+json": { schema: { $ref: "#/components/schemas/Problem" } } },
     };
   }
   return {
     summary: d.summary,
     tags: d.tags,
-    ...(d.description ? { description: d.description } : {}),
+    description: d.description,
     responses,
     "x-app-public": d.public === true,
     ...(d.bodyContentType ? { "x-app-body-content-type": d.bodyContentType } : {}),

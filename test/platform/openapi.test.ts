@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import SwaggerParser from "@apidevtools/swagger-parser";
-import { ADMIN, makeTestApp, setupAdmin, type TestApp, type TestClient } from "../helpers/app";
+import { ADMIN, makeTestApp, rejected, setupAdmin, type TestApp, type TestClient } from "../helpers/app";
 import { expectNoInternals, expectProblem } from "../helpers/problem";
 
 // Contract §2: /api/docs and /api/openapi.json answer 401 without a session. The document must
@@ -243,5 +243,200 @@ describe("the OpenAPI document", () => {
     const copy = structuredClone(docBody);
     const api = await SwaggerParser.validate(copy);
     expect((api as { openapi?: string }).openapi).toMatch(/^3\.1/);
+  });
+});
+
+// The rules Redocly (redocly.yaml) and Spectral (.spectral.yaml) hold in CI (`bun run lint:openapi`),
+// plus the bounds the issue asks for, asserted on the document itself so `bun run test` fails too.
+describe("the OpenAPI document's structural rules", () => {
+  // JSON Schema objects of any shape, walked generically.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  type Schema = any;
+  const ops = (): { where: string; method: string; path: string; op: Schema }[] =>
+    Object.entries(docBody.paths as Record<string, Record<string, Schema>>).flatMap(([path, byMethod]) =>
+      Object.entries(byMethod)
+        .filter(([m]) => METHODS.includes(m))
+        .map(([method, op]) => ({ where: `${method} ${path}`, method, path, op })),
+    );
+  const refTarget = (ref: string): Schema => docBody.components.schemas[ref.replace("#/components/schemas/", "")];
+
+  /** Calls `visit` on every schema inside `schema` (following $refs once each), with a path for messages. */
+  function walkSchema(schema: Schema, where: string, visit: (s: Schema, at: string) => void, seen = new Set<string>()): void {
+    if (!schema || typeof schema !== "object") return;
+    if (typeof schema.$ref === "string") {
+      if (seen.has(schema.$ref)) return;
+      seen.add(schema.$ref);
+      walkSchema(refTarget(schema.$ref), `${where}→${schema.$ref.split("/").pop()}`, visit, seen);
+      return;
+    }
+    visit(schema, where);
+    for (const k of ["anyOf", "oneOf", "allOf", "prefixItems"]) (schema[k] ?? []).forEach((x: Schema, i: number) => walkSchema(x, `${where}/${k}${i}`, visit, seen));
+    for (const k of ["items", "not", "additionalProperties", "contains"]) if (schema[k] && typeof schema[k] === "object") walkSchema(schema[k], `${where}/${k}`, visit, seen);
+    for (const [name, x] of Object.entries(schema.properties ?? {})) walkSchema(x, `${where}.${name}`, visit, seen);
+  }
+  const typesOf = (s: Schema): string[] => (Array.isArray(s.type) ? s.type : s.type ? [s.type] : []);
+
+  /** Every schema a client sends: parameters and request bodies. */
+  function requestSchemas(): { at: string; schema: Schema }[] {
+    return ops().flatMap(({ where, op }) => [
+      ...((op.parameters ?? []) as Schema[]).map((p) => ({ at: `${where} ${p.in} ${p.name}`, schema: p.schema })),
+      ...Object.entries((op.requestBody?.content ?? {}) as Record<string, Schema>).map(([type, c]) => ({ at: `${where} body (${type})`, schema: c.schema })),
+    ]);
+  }
+
+  test("the walk reaches request strings, arrays and integers (so the rules below cannot pass on nothing)", () => {
+    let strings = 0;
+    let arrays = 0;
+    let integers = 0;
+    for (const { at, schema } of requestSchemas()) {
+      walkSchema(schema, at, (s) => {
+        if (typesOf(s).includes("string")) strings++;
+        if (typesOf(s).includes("array")) arrays++;
+        if (typesOf(s).includes("integer")) integers++;
+      });
+    }
+    expect(strings).toBeGreaterThan(100);
+    expect(arrays).toBeGreaterThan(10);
+    expect(integers).toBeGreaterThan(10);
+  });
+
+  test("every request string has a maxLength (file uploads, format binary, are bounded in bytes by their route)", () => {
+    const missing: string[] = [];
+    for (const { at, schema } of requestSchemas()) {
+      walkSchema(schema, at, (s, where) => {
+        if (!typesOf(s).includes("string") || s.format === "binary") return;
+        if (s.enum === undefined && s.const === undefined && typeof s.maxLength !== "number") missing.push(where);
+      });
+    }
+    expect(missing).toEqual([]);
+  });
+
+  test("every request array has a maxItems", () => {
+    const missing: string[] = [];
+    for (const { at, schema } of requestSchemas()) {
+      walkSchema(schema, at, (s, where) => {
+        if (typesOf(s).includes("array") && typeof s.maxItems !== "number") missing.push(where);
+      });
+    }
+    expect(missing).toEqual([]);
+  });
+
+  test("every integer, sent or answered, has format int32 (only when its bounds fit 32 bits) or int64", () => {
+    const wrong: string[] = [];
+    const check = (s: Schema, where: string) => {
+      if (!typesOf(s).includes("integer")) return;
+      if (s.format !== "int32" && s.format !== "int64") wrong.push(`${where}: format ${s.format}`);
+      if (s.format === "int32" && !(s.minimum >= -(2 ** 31) && s.maximum <= 2 ** 31 - 1)) wrong.push(`${where}: int32 without 32-bit bounds`);
+    };
+    for (const { at, schema } of requestSchemas()) walkSchema(schema, at, check);
+    for (const { where, op } of ops()) {
+      for (const [status, r] of Object.entries(op.responses as Record<string, Schema>)) {
+        for (const [type, c] of Object.entries((r.content ?? {}) as Record<string, Schema>)) walkSchema(c.schema, `${where} ${status} ${type}`, check);
+        for (const [name, h] of Object.entries((r.headers ?? {}) as Record<string, Schema>)) walkSchema(h.schema, `${where} ${status} header ${name}`, check);
+      }
+    }
+    for (const [name, s] of Object.entries(docBody.components.schemas as Record<string, Schema>)) walkSchema(s, `#/components/schemas/${name}`, check);
+    expect(wrong).toEqual([]);
+    // The bounds decide: a priority is int32, a byte count int64.
+    expect(docBody.components.schemas.Task.properties.priority.format).toBe("int32");
+    expect(docBody.components.schemas.Attachment.properties.size.format).toBe("int64");
+  });
+
+  test("every operation has a description and a tag, and every tag is described at the top level", () => {
+    const problems: string[] = [];
+    const described = new Map<string, string>(((docBody.tags ?? []) as { name: string; description?: string }[]).map((t) => [t.name, t.description ?? ""]));
+    const used = new Set<string>();
+    for (const { where, op } of ops()) {
+      if (typeof op.description !== "string" || op.description.trim().length < 20) problems.push(`${where}: no description`);
+      if (!Array.isArray(op.tags) || op.tags.length === 0) problems.push(`${where}: no tag`);
+      for (const t of op.tags ?? []) {
+        used.add(t);
+        if (!(described.get(t) ?? "").trim()) problems.push(`${where}: tag ${t} is not described at the top level`);
+      }
+    }
+    for (const name of described.keys()) if (!used.has(name)) problems.push(`tag ${name} is used by no operation`);
+    expect(problems).toEqual([]);
+  });
+
+  test("every response header has a schema", () => {
+    const missing: string[] = [];
+    let headers = 0;
+    for (const { where, op } of ops()) {
+      for (const [status, r] of Object.entries(op.responses as Record<string, Schema>)) {
+        for (const [name, h] of Object.entries((r.headers ?? {}) as Record<string, Schema>)) {
+          headers++;
+          if (!h.schema || typeof h.schema !== "object" || !h.description) missing.push(`${where} ${status} ${name}`);
+        }
+      }
+    }
+    expect(headers).toBeGreaterThan(50);
+    expect(missing).toEqual([]);
+  });
+
+  test("every operation that takes input or needs a session documents a 4xx answer (redocly's operation-4xx-response, off only for the three input-less public GETs)", () => {
+    const without: string[] = [];
+    for (const { where, op } of ops()) {
+      if (Object.keys(op.responses).some((s) => /^4\d\d$/.test(s))) continue;
+      without.push(where);
+    }
+    expect(without.sort()).toEqual(["get /api/v1/health/live", "get /api/v1/health/ready", "get /api/v1/setup/status"]);
+    for (const w of without) {
+      const { op } = ops().find((o) => o.where === w)!;
+      expect({ w, security: op.security, parameters: op.parameters, body: op.requestBody }).toEqual({ w, security: [], parameters: undefined, body: undefined });
+    }
+  });
+});
+
+// maxLength values documented from a refinement (code points, after trimming for names) rather
+// than zod's own max: the documented figure is exactly where the API starts refusing.
+describe("documented string limits are the enforced ones", () => {
+  const bodyProp = (path: string, method: string, prop: string) => {
+    const schema = docBody.paths[path][method].requestBody.content["application/json"].schema;
+    return schema.properties[prop];
+  };
+  const maxOf = (s: { maxLength?: number; anyOf?: { maxLength?: number }[] }) => s.maxLength ?? s.anyOf?.find((x) => x.maxLength)?.maxLength;
+  // 😀 is one code point (one JSON Schema character) and two UTF-16 units.
+  const emoji = (n: number) => "😀".repeat(n);
+
+  test("names of folders, lists and tags; task titles and descriptions", async () => {
+    const cases: { path: string; prop: string; extra: Record<string, unknown>; max: number }[] = [
+      { path: "/api/v1/folders", prop: "name", extra: {}, max: 200 },
+      { path: "/api/v1/lists", prop: "name", extra: {}, max: 200 },
+      { path: "/api/v1/tags", prop: "name", extra: { color: "#123456" }, max: 64 },
+      { path: "/api/v1/tasks", prop: "title", extra: {}, max: 500 },
+      { path: "/api/v1/tasks", prop: "description", extra: { title: "t" }, max: 20_000 },
+    ];
+    for (const c of cases) {
+      expect({ ...c, documented: maxOf(bodyProp(c.path, "post", c.prop)) }).toEqual({ ...c, documented: c.max });
+      const ok = await admin.post(c.path, { ...c.extra, [c.prop]: emoji(c.max) });
+      expect({ ...c, status: ok.status }).toEqual({ ...c, status: 201 });
+      const tooLong = await rejected(app, () => admin.post(c.path, { ...c.extra, [c.prop]: emoji(c.max + 1) }), 422, "validation_failed");
+      expect(tooLong.body.errors[0].path).toBe(c.prop);
+    }
+  });
+
+  test("time zones, calendar dates and colours", async () => {
+    expect(maxOf(bodyProp("/api/v1/me", "patch", "timezone"))).toBe(64);
+    await rejected(app, () => admin.patch("/api/v1/me", { timezone: `Europe/${"X".repeat(58)}` }), 422, "validation_failed");
+    const dueBefore = docBody.paths["/api/v1/tasks"].get.parameters.find((p: { name: string }) => p.name === "due_before");
+    expect(dueBefore.schema).toMatchObject({ maxLength: 10, format: "date" });
+    expect((await admin.get("/api/v1/tasks?due_before=2026-01-011")).status).toBe(422);
+    expect(maxOf(bodyProp("/api/v1/habits", "post", "start_date"))).toBe(10);
+    expect(maxOf(bodyProp("/api/v1/countdowns", "post", "date"))).toBe(10);
+    expect(maxOf(bodyProp("/api/v1/tags", "post", "color"))).toBe(7);
+    await rejected(app, () => admin.post("/api/v1/tags", { name: "c", color: "#1234567" }), 422, "validation_failed");
+  });
+
+  test("ids in task, list, folder and tag URLs are documented as at most 64 characters; a longer one names nothing (404)", async () => {
+    for (const [path, param] of [
+      ["/api/v1/tasks/{task_id}", "task_id"],
+      ["/api/v1/lists/{list_id}", "list_id"],
+      ["/api/v1/folders/{folder_id}", "folder_id"],
+      ["/api/v1/tags/{tag_id}", "tag_id"],
+    ] as const) {
+      const p = docBody.paths[path].get.parameters.find((x: { name: string }) => x.name === param);
+      expect({ path, maxLength: p.schema.maxLength }).toEqual({ path, maxLength: 64 });
+      expect((await admin.get(path.replace(/\{[^}]+\}/, "x".repeat(65)))).status).toBe(404);
+    }
   });
 });

@@ -25,7 +25,7 @@ export function accountRoutes(core: Core, account: AccountService) {
 
   return new Elysia({ name: "account", prefix: "/api/v1" })
     .get("/setup/status", () => ({ initialized: account.isInitialized() }), {
-      detail: doc({ summary: "Whether the service has been set up", tags: ["account"], public: true, ok: { status: 200, schema: SetupStatus } }),
+      detail: doc({ summary: "Whether the service has been set up", description: "`initialized` is false until `POST /setup/initialize` has created the first user; the web app shows its set-up page while it is. No session needed.", tags: ["account"], public: true, ok: { status: 200, schema: SetupStatus } }),
     })
     .post(
       "/setup/initialize",
@@ -41,6 +41,8 @@ export function accountRoutes(core: Core, account: AccountService) {
         body: NewUser,
         detail: doc({
           summary: "Create the first (admin) user and sign in",
+          description:
+            "Works once: when a user exists it is `409 already_initialized` (of concurrent calls exactly one wins). Creates the user as an administrator with its inbox, signs it in (sets the session and CSRF cookies) and records `setup` in its audit log. `display_name` defaults to the username, `timezone` to `UTC`. The password must be 8 to 1024 characters and not too easy to guess (see the `password` field). A request that shows another site in `Origin` or `Sec-Fetch-Site` is `403 csrf_failed`. No session needed.",
           tags: ["account"],
           public: true,
           ok: { status: 201, schema: UserEnvelope, headers: { ...cookieHeader, Location: { description: "the signed-in user's URL (/api/v1/me)" } } },
@@ -60,6 +62,8 @@ export function accountRoutes(core: Core, account: AccountService) {
         body: LoginBody,
         detail: doc({
           summary: "Sign in",
+          description:
+            "The username is matched case-insensitively (after Unicode NFKC normalisation). A wrong password and an unknown username get the same `401 invalid_credentials` after the same work. On success a new session is issued (a session the request came with ends) and the cookies are set. Both outcomes are audited (`login`, `login_failed`). Failures are throttled per username and per client address, and password checks wait in a short bounded queue: `429 rate_limited` with `Retry-After` when either is full. A request that shows another site in `Origin` or `Sec-Fetch-Site` is `403 csrf_failed`. No session needed.",
           tags: ["account"],
           public: true,
           ok: { status: 200, schema: UserEnvelope, headers: cookieHeader },
@@ -75,7 +79,7 @@ export function accountRoutes(core: Core, account: AccountService) {
         set.status = 204;
         set.headers["set-cookie"] = clearedCookies(meta.secure, staleCookieNames(request.headers.get("cookie"), meta.secure));
       },
-      { detail: doc({ summary: "Sign out (ends this session)", tags: ["account"], ok: { status: 204, headers: cookieHeader }, errors: ["csrf_failed"] }) },
+      { detail: doc({ summary: "Sign out (ends this session)", description: "Revokes the session the request came with, clears both cookies and records `logout` in the audit log. Like every write, needs the `X-CSRF-Token` header.", tags: ["account"], ok: { status: 204, headers: cookieHeader }, errors: ["csrf_failed"] }) },
     )
     .post(
       "/auth/change-password",
@@ -89,6 +93,8 @@ export function accountRoutes(core: Core, account: AccountService) {
         body: ChangePasswordBody,
         detail: doc({
           summary: "Change the password; ends every other session and rotates this one",
+          description:
+            "`current_password` is checked like a sign-in, under the same throttle (`401 invalid_credentials`, `429 rate_limited`); `new_password` must pass the same rules as at set-up (`422` on `new_password`, saying why). Every session of the user ends, the caller gets a fresh session (new cookies), and `password_changed` is audited.",
           tags: ["account"],
           ok: { status: 204, headers: cookieHeader },
           errors: ["invalid_credentials", "rate_limited", "validation_failed", "csrf_failed", "malformed_request", "payload_too_large"],
@@ -98,6 +104,8 @@ export function accountRoutes(core: Core, account: AccountService) {
     .get("/me", ({ request }) => presentAuthUser(principalOf(request).user, quota), {
       detail: doc({
         summary: "The current user, with `attachment_bytes` (the storage its attachments take) and `attachment_quota_bytes` (their limit, null when there is none)",
+        description:
+          "`timezone` is the IANA zone in which \"today\" is computed for due dates, habits, countdowns and repeat-after-completion. A client can call this first to learn whether its session is still valid (`401 unauthenticated` otherwise).",
         tags: ["account"],
         ok: { status: 200, schema: Me },
       }),
@@ -106,6 +114,8 @@ export function accountRoutes(core: Core, account: AccountService) {
       body: MePatch,
       detail: doc({
         summary: "Update display name or time zone",
+        description:
+          "`display_name` is 1 to 100 characters (trimmed, no control characters); `timezone` is an IANA zone such as `Europe/Berlin` (UTC offsets are refused), stored in its canonical spelling. A new zone changes the user's \"today\" from now on; stored instants are unchanged. Answers the updated user as `GET /me` does.",
         tags: ["account"],
         ok: { status: 200, schema: Me },
         errors: ["validation_failed", "csrf_failed", "malformed_request", "payload_too_large"],
@@ -123,6 +133,8 @@ export function accountRoutes(core: Core, account: AccountService) {
         body: NewUser,
         detail: doc({
           summary: "Create a user (admin only)",
+          description:
+            "Administrators only (`403 forbidden` otherwise). The username (1 to 64 characters, no spaces, control or invisible characters) must be unused, compared case-insensitively (`409 name_taken`); the password follows the rules of set-up. The new user is not an administrator, gets its own inbox and sees none of the other users' data. Audited (`user_created`) in the administrator's log. The new user signs in with `POST /auth/login`.",
           tags: ["users"],
           ok: { status: 201, schema: User, headers: { Location: { description: "the user's URL" } } },
           errors: ["forbidden", "name_taken", "validation_failed", "csrf_failed", "malformed_request", "payload_too_large"],
@@ -131,9 +143,9 @@ export function accountRoutes(core: Core, account: AccountService) {
     )
     .get("/users/:user_id", ({ params, request }) => presentUser(account.getUser(principalOf(request), params.user_id)), {
       params: z.object({ user_id: z.string().max(64) }),
-      detail: doc({ summary: "One user (admin only)", tags: ["users"], ok: { status: 200, schema: User }, errors: ["forbidden", "not_found"] }),
+      detail: doc({ summary: "One user (admin only)", description: "Administrators only (`403 forbidden` otherwise); an unknown id is `404`.", tags: ["users"], ok: { status: 200, schema: User }, errors: ["forbidden", "not_found"] }),
     })
     .get("/users", ({ request }) => ({ items: account.listUsers(principalOf(request)).map(presentUser) }), {
-      detail: doc({ summary: "List users (admin only)", tags: ["users"], ok: { status: 200, schema: UserList }, errors: ["forbidden"] }),
+      detail: doc({ summary: "List users (admin only)", description: "Administrators only (`403 forbidden` otherwise). Every account, oldest first. Not paginated: a self-hosted server has few accounts.", tags: ["users"], ok: { status: 200, schema: UserList }, errors: ["forbidden"] }),
     });
 }

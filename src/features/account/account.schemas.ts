@@ -21,7 +21,8 @@ export const Password = z
     "8 to 1024 characters, and not too easy to guess: a password that zxcvbn (@zxcvbn-ts with its common dictionaries: leaked passwords, keyboard patterns, repeats, sequences, dates, and the account's username and display name) rates below score 2 (under a million guesses), such as `12345678`, `password` or `P@ssw0rd`, is refused with `422 validation_failed` on this field, its message saying why. Only the first 64 characters are rated.",
   );
 export const DisplayName = z.string().trim().min(1).max(100).refine(noControl, "no control characters");
-export const TimeZone = z.string().refine(isTimeZone, "not a known IANA time zone").transform(canonicalTimeZone);
+// isTimeZone refuses names over 64 characters (the longest IANA name has 32); maxLength documents it.
+export const TimeZone = z.string().refine(isTimeZone, "not a known IANA time zone").meta({ maxLength: 64 }).transform(canonicalTimeZone);
 
 export const NewUser = z.strictObject({
     username: Username,

@@ -1,15 +1,15 @@
 import { Elysia } from "elysia";
-import { doc } from "../../core/openapi";
+import { doc, headersWithSchemas, type HeaderDoc } from "../../core/openapi";
 import { principalOf } from "../../core/http";
 import { MULTIPART_OVERHEAD, type AttachmentsService } from "./attachments.service";
 import { Attachment, AttachmentBytes, AttachmentList, AttachmentParams, TaskAttachmentsParams } from "./attachments.schemas";
 import { presentAttachment, presentDownload } from "./attachments.present";
 import { MultipartReader, boundaryOf } from "./attachments.multipart";
 
-const downloadHeaders = {
-  ETag: { description: 'strong entity tag: `"<sha256 hex>"`' },
+const downloadHeaders: Record<string, HeaderDoc> = {
+  ETag: { description: 'strong entity tag: `"<sha256 hex>"`', schema: { type: "string", pattern: '^"[0-9a-f]{64}"$' } },
   "Content-Disposition": { description: "`attachment; filename*=UTF-8''…` (percent-encoded UTF-8 file name)" },
-  "Content-Length": { description: "bytes in this answer" },
+  "Content-Length": { description: "bytes in this answer", schema: { type: "integer", format: "int64", minimum: 0 } },
   "X-Content-Type-Options": { description: "nosniff" },
   "Cross-Origin-Resource-Policy": { description: "same-origin" },
   "Accept-Ranges": { description: "bytes" },
@@ -24,10 +24,10 @@ function withDownloadAnswers(d: Record<string, unknown>): Record<string, unknown
       ...responses,
       "206": {
         description: "One byte range (`Range: bytes=…`; also `Content-Range`)",
-        headers: { ...downloadHeaders, "Content-Range": { description: "`bytes first-last/size`" } },
+        headers: headersWithSchemas({ ...downloadHeaders, "Content-Range": { description: "`bytes first-last/size`" } }),
         content: { "application/octet-stream": { schema: { type: "string", format: "binary" } } },
       },
-      "304": { description: "Not modified (`If-None-Match` names the ETag)", headers: { ETag: downloadHeaders.ETag } },
+      "304": { description: "Not modified (`If-None-Match` names the ETag)", headers: headersWithSchemas({ ETag: downloadHeaders.ETag! }) },
     },
   };
 }
@@ -44,6 +44,8 @@ export function attachmentsRoutes(service: AttachmentsService) {
       params: TaskAttachmentsParams,
       detail: doc({
         summary: "A task's attachments, oldest first",
+        description:
+          "Metadata only (`filename`, `content_type`, `size`, `sha256`); the bytes are at `GET /attachments/{attachment_id}`. A task in the trash, in an archived list, or not the user's is `404`.",
         tags: ["attachments"],
         ok: { status: 200, schema: AttachmentList },
         errors: ["not_found"],
@@ -98,7 +100,7 @@ export function attachmentsRoutes(service: AttachmentsService) {
       },
       {
         params: AttachmentParams,
-        detail: doc({ summary: "Delete an attachment (and its file)", tags: ["attachments"], ok: { status: 204 }, errors: ["not_found", "csrf_failed"] }),
+        detail: doc({ summary: "Delete an attachment (and its file)", description: "The record goes in a transaction and the file right after; should removing the file fail, the start-up sweep removes it. An attachment that is not the user's, or whose task is not visible, is `404`.", tags: ["attachments"], ok: { status: 204 }, errors: ["not_found", "csrf_failed"] }),
       },
     );
 }

@@ -47,7 +47,7 @@ export function countdownsRoutes(service: CountdownsService) {
     )
     .get("/countdowns/:countdown_id", async ({ params, request }) => present(await service.get(principalOf(request).user, params.countdown_id)), {
       params: CountdownParams,
-      detail: doc({ summary: "One countdown (an archived one is answered too)", tags: TAGS, ok: { status: 200, schema: Countdown }, errors: ["not_found", "validation_failed"] }),
+      detail: doc({ summary: "One countdown (an archived one is answered too)", description: "With `next_date`, `days_until` and `count` computed as of the user's today in the user's time zone (the rules of `GET /countdowns`). An id that is not one of the user's countdowns is `404`.", tags: TAGS, ok: { status: 200, schema: Countdown }, errors: ["not_found", "validation_failed"] }),
     })
     .patch("/countdowns/:countdown_id", async ({ params, body, request }) => present(await service.update(principalOf(request).user, params.countdown_id, body)), {
       params: CountdownParams,
@@ -68,7 +68,7 @@ export function countdownsRoutes(service: CountdownsService) {
       },
       {
         params: CountdownParams,
-        detail: doc({ summary: "Archive a countdown (unpins it; idempotent)", tags: TAGS, ok: { status: 204 }, errors: ["not_found", "validation_failed", "csrf_failed"] }),
+        detail: doc({ summary: "Archive a countdown (unpins it; idempotent)", description: "The countdown leaves `GET /countdowns` (it is listed with `archived=true`) and is read-only until restored; a pinned countdown is unpinned. Archiving an archived countdown changes nothing and answers `204`.", tags: TAGS, ok: { status: 204 }, errors: ["not_found", "validation_failed", "csrf_failed"] }),
       },
     )
     .post("/countdowns/:countdown_id/restore", async ({ params, request }) => present(await service.restore(principalOf(request).user, params.countdown_id)), {
@@ -89,7 +89,7 @@ export function countdownsRoutes(service: CountdownsService) {
       },
       {
         params: CountdownParams,
-        detail: doc({ summary: "Permanently delete an archived countdown", tags: TAGS, ok: { status: 204 }, errors: ["not_found", "not_archived", "validation_failed", "csrf_failed"] }),
+        detail: doc({ summary: "Permanently delete an archived countdown", description: "Only an archived countdown can be purged (`409 not_archived` otherwise: archive it first); it is then gone for good.", tags: TAGS, ok: { status: 204 }, errors: ["not_found", "not_archived", "validation_failed", "csrf_failed"] }),
       },
     )
     .post("/countdowns/:countdown_id/pin", async ({ params, request }) => present(await service.pin(principalOf(request).user, params.countdown_id)), {
@@ -104,6 +104,6 @@ export function countdownsRoutes(service: CountdownsService) {
     })
     .delete("/countdowns/:countdown_id/pin", async ({ params, request }) => present(await service.unpin(principalOf(request).user, params.countdown_id)), {
       params: CountdownParams,
-      detail: doc({ summary: "Unpin a countdown (idempotent)", tags: TAGS, ok: { status: 200, schema: Countdown }, errors: ["not_found", "validation_failed", "csrf_failed"] }),
+      detail: doc({ summary: "Unpin a countdown (idempotent)", description: "Answers the countdown with `pinned: false`; unpinning one that is not pinned changes nothing. Works on an archived countdown too (it is never pinned).", tags: TAGS, ok: { status: 200, schema: Countdown }, errors: ["not_found", "validation_failed", "csrf_failed"] }),
     });
 }

@@ -7,7 +7,8 @@ export const CountdownDate = z
   .string()
   .refine(isCalendarDate, "must be a calendar date YYYY-MM-DD")
   .refine((s) => s >= "1000-01-01", "must be 1000-01-01 or later")
-  .meta({ format: "date" })
+  // A calendar date is exactly 10 characters (the refinement checks it).
+  .meta({ format: "date", maxLength: 10 })
   .describe("Gregorian date of the original event");
 export const CountdownName = z.string().trim().min(1, "name is required").max(200, "at most 200 characters").refine(noControl, "no control characters");
 export const CountdownIcon = z.string().min(1).max(64, "at most 64 characters").nullable();

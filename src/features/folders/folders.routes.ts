@@ -10,7 +10,7 @@ const WRITE_ERRORS = ["validation_failed", "csrf_failed", "malformed_request", "
 export function foldersRoutes(service: FoldersService) {
   return new Elysia({ name: "folders", prefix: "/api/v1" })
     .get("/folders", ({ request }) => ({ items: service.list(principalOf(request).user.id).map(presentFolder) }), {
-      detail: doc({ summary: "Folders (not deleted), by position", tags: ["folders"], ok: { status: 200, schema: FolderList } }),
+      detail: doc({ summary: "Folders (not deleted), by position", description: "The user's folders in their `position` order (set by `POST /folders/reorder`; a new folder goes last). Deleted folders are not listed. Not paginated.", tags: ["folders"], ok: { status: 200, schema: FolderList } }),
     })
     .post(
       "/folders",
@@ -24,6 +24,8 @@ export function foldersRoutes(service: FoldersService) {
         body: FolderCreate,
         detail: doc({
           summary: "Create a folder",
+          description:
+            "`name` is 1 to 200 characters after trimming, without control characters; names need not be unique. The folder goes last. Lists are put in it with `POST /lists/{list_id}/move` or `folder_id` on `POST /lists`.",
           tags: ["folders"],
           ok: { status: 201, schema: Folder, headers: { Location: { description: "the folder's URL" } } },
           errors: [...WRITE_ERRORS],
@@ -34,6 +36,8 @@ export function foldersRoutes(service: FoldersService) {
       body: ReorderBody,
       detail: doc({
         summary: "Reorder folders: `ids` names every active folder exactly once",
+        description:
+          "Positions become the order of `ids`. An id that is not one of the user's folders, an id named twice, or a folder left out is `422 validation_failed` (each listed in `errors`), and nothing changes. Answers every folder in the new order.",
         tags: ["folders"],
         ok: { status: 200, schema: FolderList },
         errors: [...WRITE_ERRORS],
@@ -41,7 +45,7 @@ export function foldersRoutes(service: FoldersService) {
     })
     .get("/folders/:folder_id", ({ params, request }) => presentFolder(service.get(principalOf(request).user.id, params.folder_id)), {
       params: FolderParams,
-      detail: doc({ summary: "One folder", tags: ["folders"], ok: { status: 200, schema: Folder }, errors: ["not_found", "validation_failed"] }),
+      detail: doc({ summary: "One folder", description: "A deleted folder, or one that is not the user's, is `404`.", tags: ["folders"], ok: { status: 200, schema: Folder }, errors: ["not_found", "validation_failed"] }),
     })
     .patch(
       "/folders/:folder_id",
@@ -49,7 +53,7 @@ export function foldersRoutes(service: FoldersService) {
       {
         params: FolderParams,
         body: FolderPatch,
-        detail: doc({ summary: "Rename a folder", tags: ["folders"], ok: { status: 200, schema: Folder }, errors: [...WRITE_ERRORS, "not_found"] }),
+        detail: doc({ summary: "Rename a folder", description: "`name` follows the rules of `POST /folders`; a body without `name` changes nothing. A deleted folder is `404`.", tags: ["folders"], ok: { status: 200, schema: Folder }, errors: [...WRITE_ERRORS, "not_found"] }),
       },
     )
     .delete(
@@ -62,6 +66,8 @@ export function foldersRoutes(service: FoldersService) {
         params: FolderParams,
         detail: doc({
           summary: "Delete a folder (soft); its lists move to root level",
+          description:
+            "The folder disappears from every answer (`404` from then on); its lists, the archived ones too, move to the root level (`folder_id: null`) and keep their tasks. Nothing is deleted with it.",
           tags: ["folders"],
           ok: { status: 204 },
           errors: ["not_found", "csrf_failed", "validation_failed"],

@@ -1,13 +1,17 @@
 import { z } from "zod";
+import { UrlId } from "../../core/ids";
 
 const noControl = (s: string) => !/[\u0000-\u001f\u007f]/.test(s);
 
+export const FOLDER_NAME_MAX = 200;
 export const FolderName = z
   .string()
   .trim()
   .min(1, "name is required")
-  .refine((s) => [...s].length <= 200, "at most 200 characters")
-  .refine(noControl, "no control characters");
+  .refine((s) => [...s].length <= FOLDER_NAME_MAX, `at most ${FOLDER_NAME_MAX} characters`)
+  .refine(noControl, "no control characters")
+  // Characters are code points, as JSON Schema's maxLength counts them (after trimming).
+  .meta({ maxLength: FOLDER_NAME_MAX });
 
 export const Folder = z.object({ id: z.string(), name: z.string(), position: z.number().int(), created_at: z.string(), updated_at: z.string() })
   .meta({ id: "Folder" });
@@ -24,4 +28,4 @@ export const ReorderBody = z.strictObject({ ids: z.array(z.string().max(64)).max
 export type ReorderBody = z.infer<typeof ReorderBody>;
 
 export const FolderList = z.object({ items: z.array(Folder) });
-export const FolderParams = z.object({ folder_id: z.string() });
+export const FolderParams = z.object({ folder_id: UrlId });

@@ -50,6 +50,8 @@ export function habitsRoutes(service: HabitsService) {
       query: HabitListQuery,
       detail: doc({
         summary: "List habits by position (archived=true lists the archived ones)",
+        description:
+          "Active habits by default (`archived=false`), ordered by `position` (the order `POST /habits/reorder` sets; a new or restored habit goes last). `archived=true` lists the archived ones instead. Each habit as `GET /habits/{habit_id}` answers it.",
         tags: TAGS,
         ok: { status: 200, schema: HabitList },
         errors: ["validation_failed"],
@@ -90,7 +92,7 @@ export function habitsRoutes(service: HabitsService) {
     })
     .get("/habits/:habit_id", ({ params, request }) => presentHabit(service.get(principalOf(request).user, params.habit_id)), {
       params: HabitParams,
-      detail: doc({ summary: "One habit (an archived habit is answered too)", tags: TAGS, ok: { status: 200, schema: Habit }, errors: ["not_found", "validation_failed"] }),
+      detail: doc({ summary: "One habit (an archived habit is answered too)", description: "An archived habit is answered with `archived: true` (it is read-only until restored). An id that is not one of the user's habits is `404`.", tags: TAGS, ok: { status: 200, schema: Habit }, errors: ["not_found", "validation_failed"] }),
     })
     .patch("/habits/:habit_id", ({ params, body, request }) => presentHabit(service.update(principalOf(request).user, params.habit_id, body)), {
       params: HabitParams,
@@ -112,7 +114,7 @@ export function habitsRoutes(service: HabitsService) {
       },
       {
         params: HabitParams,
-        detail: doc({ summary: "Archive a habit (idempotent)", tags: TAGS, ok: { status: 204 }, errors: ["not_found", "validation_failed", "csrf_failed"] }),
+        detail: doc({ summary: "Archive a habit (idempotent)", description: "The habit leaves the active list, the weekly grid and reordering, keeping its logs and pauses; it is read-only (writes are `404`) until `POST /habits/{habit_id}/restore`. Archiving an archived habit changes nothing and answers `204`.", tags: TAGS, ok: { status: 204 }, errors: ["not_found", "validation_failed", "csrf_failed"] }),
       },
     )
     .post("/habits/:habit_id/restore", ({ params, request }) => presentHabit(service.restore(principalOf(request).user, params.habit_id)), {
@@ -135,6 +137,8 @@ export function habitsRoutes(service: HabitsService) {
         params: HabitParams,
         detail: doc({
           summary: "Permanently delete an archived habit with its logs and pauses",
+          description:
+            "Only an archived habit can be purged (`409 not_archived` otherwise: archive it first). The habit, its logs and its pauses are gone for good.",
           tags: TAGS,
           ok: { status: 204 },
           errors: ["not_found", "not_archived", "validation_failed", "csrf_failed"],
@@ -149,6 +153,8 @@ export function habitsRoutes(service: HabitsService) {
         query: LogRangeQuery,
         detail: doc({
           summary: "A habit's logs by date; from and to are inclusive and optional",
+          description:
+            "Oldest first. Without `from` or `to` the range is open on that side; `from` after `to` is `422`. An archived habit's logs are answered too. Dates are calendar dates from 1900-01-01 to 2999-12-31.",
           tags: TAGS,
           ok: { status: 200, schema: HabitLogList },
           errors: ["not_found", "validation_failed"],
@@ -157,7 +163,7 @@ export function habitsRoutes(service: HabitsService) {
     )
     .get("/habits/:habit_id/logs/:date", ({ params, request }) => presentLog(service.getLog(principalOf(request).user, params.habit_id, params.date)), {
       params: LogParams,
-      detail: doc({ summary: "The log of one day (404 when that day has none)", tags: TAGS, ok: { status: 200, schema: HabitLog }, errors: ["not_found", "validation_failed"] }),
+      detail: doc({ summary: "The log of one day (404 when that day has none)", description: "`{date, value, note}` of the habit on that calendar date; `404` when the habit is not the user's or has no log that day. An archived habit's logs are answered too.", tags: TAGS, ok: { status: 200, schema: HabitLog }, errors: ["not_found", "validation_failed"] }),
     })
     .put(
       "/habits/:habit_id/logs/:date",
@@ -185,6 +191,8 @@ export function habitsRoutes(service: HabitsService) {
         params: LogParams,
         detail: doc({
           summary: "Remove the log of one day (404 when that day has none)",
+          description:
+            "The day then has no log (value 0) in the grid and the statistics. An archived habit is read-only (`404`).",
           tags: TAGS,
           ok: { status: 204 },
           errors: ["not_found", "validation_failed", "csrf_failed"],
@@ -193,7 +201,7 @@ export function habitsRoutes(service: HabitsService) {
     )
     .get("/habits/:habit_id/pauses", ({ params, request }) => ({ items: service.listPauses(principalOf(request).user, params.habit_id).map(presentPause) }), {
       params: HabitParams,
-      detail: doc({ summary: "A habit's pauses by start date", tags: TAGS, ok: { status: 200, schema: HabitPauseList }, errors: ["not_found", "validation_failed"] }),
+      detail: doc({ summary: "A habit's pauses by start date", description: "Every pause of the habit, earliest `start_date` first; `end_date` null is an open-ended pause. An archived habit's pauses are answered too.", tags: TAGS, ok: { status: 200, schema: HabitPauseList }, errors: ["not_found", "validation_failed"] }),
     })
     .post(
       "/habits/:habit_id/pauses",
@@ -221,7 +229,7 @@ export function habitsRoutes(service: HabitsService) {
       ({ params, request }) => presentPause(service.getPause(principalOf(request).user, params.habit_id, params.pause_id)),
       {
         params: PauseParams,
-        detail: doc({ summary: "One pause", tags: TAGS, ok: { status: 200, schema: HabitPause }, errors: ["not_found", "validation_failed"] }),
+        detail: doc({ summary: "One pause", description: "`404` when the habit is not the user's or has no pause with that id.", tags: TAGS, ok: { status: 200, schema: HabitPause }, errors: ["not_found", "validation_failed"] }),
       },
     )
     .patch(
@@ -247,7 +255,7 @@ export function habitsRoutes(service: HabitsService) {
       },
       {
         params: PauseParams,
-        detail: doc({ summary: "Remove a pause", tags: TAGS, ok: { status: 204 }, errors: ["not_found", "validation_failed", "csrf_failed"] }),
+        detail: doc({ summary: "Remove a pause", description: "The paused days count again as the schedule says (in the grid and the statistics). An archived habit is read-only (`404`).", tags: TAGS, ok: { status: 204 }, errors: ["not_found", "validation_failed", "csrf_failed"] }),
       },
     )
     .get("/habits/:habit_id/stats", ({ params, request }) => service.stats(principalOf(request).user, params.habit_id), {

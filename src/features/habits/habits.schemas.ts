@@ -8,13 +8,15 @@ export const DateString = z
   .string()
   .refine(isCalendarDate, "must be a calendar date YYYY-MM-DD")
   .refine((s) => s >= "1900-01-01" && s <= "2999-12-31", "must be between 1900-01-01 and 2999-12-31")
-  .meta({ format: "date" });
+  // A calendar date is exactly 10 characters (the refinement checks it).
+  .meta({ format: "date", maxLength: 10 });
 
 export const HabitName = z.string().trim().min(1, "name is required").max(200, "at most 200 characters").refine(noControl, "no control characters");
 export const HabitIcon = z.string().min(1).max(64, "at most 64 characters").nullable();
 export const HabitColor = z
   .string()
   .regex(/^#[0-9A-Fa-f]{6}$/, "must be #RRGGBB")
+  .meta({ maxLength: 7 })
   .transform((s) => s.toUpperCase())
   .nullable();
 export const HabitUnit = z.string().trim().min(1).max(32, "at most 32 characters").refine(noControl, "no control characters").nullable();

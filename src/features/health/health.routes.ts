@@ -7,7 +7,7 @@ import { HealthService } from "./health.service";
 export function healthRoutes(health: HealthService) {
   return new Elysia({ name: "health", prefix: "/api/v1" })
     .get("/health/live", () => ({ status: "ok" as const }), {
-      detail: doc({ summary: "Liveness: the process runs", tags: ["health"], public: true, ok: { status: 200, schema: z.object({ status: z.literal("ok") }) } }),
+      detail: doc({ summary: "Liveness: the process runs", description: "Answers `200 {\"status\": \"ok\"}` whenever the process can serve HTTP; it touches neither the database nor the disk. Meant for a supervisor's liveness probe. No session needed.", tags: ["health"], public: true, ok: { status: 200, schema: z.object({ status: z.literal("ok") }) } }),
     })
     .get(
       "/health/ready",
@@ -19,6 +19,8 @@ export function healthRoutes(health: HealthService) {
       {
         detail: doc({
           summary: "Readiness: database open and migrated, data directory writable",
+          description:
+            "Answers `200 {\"status\": \"ready\"}` once the database is open and migrated to this version and the data directory is writable (a probe file is written and removed); otherwise `503 not_ready` with the reason in `detail` (also logged once when it changes). The result is cached for one second, so frequent probes cost nothing. No session needed.",
           tags: ["health"],
           public: true,
           ok: { status: 200, schema: z.object({ status: z.literal("ready") }) },

@@ -153,18 +153,25 @@ export interface LegacyRecords {
   memos: LegacyMemo[];
 }
 
+/**
+ * Records of one kind in a file, documented: the 64 MiB body limit already allows fewer, every
+ * record taking over 100 bytes (its id, two instants and its other required fields).
+ */
+export const LEGACY_RECORDS_MAX = 1_000_000;
+const records = <T extends z.ZodType>(record: T) => z.array(record).max(LEGACY_RECORDS_MAX);
+
 /** The JSON export (documentation and tests; restore validates record by record). */
 export const LegacyExport = z.object({
     format: z.literal("app-legacy"),
     version: z.literal(1),
-    exported_at: z.string(),
-    folders: z.array(LegacyFolder),
-    lists: z.array(LegacyList),
-    tasks: z.array(LegacyTask),
-    recurrences: z.array(LegacyRecurrence),
-    habits: z.array(LegacyHabit),
-    countdowns: z.array(LegacyCountdown),
-    memos: z.array(LegacyMemo),
+    exported_at: z.string().max(40).describe("RFC 3339 instant of the export; informative (a restore does not read it)"),
+    folders: records(LegacyFolder),
+    lists: records(LegacyList),
+    tasks: records(LegacyTask),
+    recurrences: records(LegacyRecurrence),
+    habits: records(LegacyHabit),
+    countdowns: records(LegacyCountdown),
+    memos: records(LegacyMemo),
   })
   .meta({ id: "LegacyExport" });
 

@@ -98,7 +98,8 @@ export function legacyRoutes(legacy: () => Promise<LegacyService>, clock: { now(
             bodyContentType: "text/csv",
           }),
           "text/csv",
-          { type: "string" },
+          // Characters are never more than bytes, so the body limit bounds the text's length.
+          { type: "string", maxLength: LEGACY_BODY_LIMIT, description: "the CSV text; at most 64 MiB (bytes) as a body or as the `file` part" },
         ),
       },
     );

@@ -1,14 +1,18 @@
 import { z } from "zod";
+import { UrlId } from "../../core/ids";
 import { Color } from "../tags/tags.schemas";
 
 const noControl = (s: string) => !/[\u0000-\u001f\u007f]/.test(s);
 
+export const LIST_NAME_MAX = 200;
 export const ListName = z
   .string()
   .trim()
   .min(1, "name is required")
-  .refine((s) => [...s].length <= 200, "at most 200 characters")
-  .refine(noControl, "no control characters");
+  .refine((s) => [...s].length <= LIST_NAME_MAX, `at most ${LIST_NAME_MAX} characters`)
+  .refine(noControl, "no control characters")
+  // Characters are code points, as JSON Schema's maxLength counts them (after trimming).
+  .meta({ maxLength: LIST_NAME_MAX });
 
 export const List = z.object({
     id: z.string(),
@@ -41,4 +45,4 @@ export const ListsQuery = z.strictObject({
   });
 
 export const ListList = z.object({ items: z.array(List) });
-export const ListParams = z.object({ list_id: z.string() });
+export const ListParams = z.object({ list_id: UrlId });

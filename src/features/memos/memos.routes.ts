@@ -31,6 +31,8 @@ export function memosRoutes(service: MemosService) {
         body: MemoCreate,
         detail: doc({
           summary: "Create a memo",
+          description:
+            "`content` is Markdown text of 1 to 100,000 characters; `pinned` defaults to false. The memo starts at `version` 1.",
           tags: ["memos"],
           ok: { status: 201, schema: Memo, headers: { Location: { description: "URL of the new memo" } } },
           errors: [...WRITE_ERRORS],
@@ -41,6 +43,8 @@ export function memosRoutes(service: MemosService) {
       params: MemoParams,
       detail: doc({
         summary: "One memo (a soft-deleted memo is answered too, with its deleted_at)",
+        description:
+          "An id that is not one of the user's memos is `404`.",
         tags: ["memos"],
         ok: { status: 200, schema: Memo },
         errors: ["not_found", "validation_failed"],
@@ -72,6 +76,8 @@ export function memosRoutes(service: MemosService) {
         params: MemoParams,
         detail: doc({
           summary: "Soft-delete a memo (idempotent; the version grows)",
+          description:
+            "Sets `deleted_at`; the memo leaves `GET /memos` and appears in `GET /memos?deleted=true` until it is restored or purged. Deleting a deleted memo again changes nothing and answers `204`.",
           tags: ["memos"],
           ok: { status: 204 },
           errors: ["not_found", "validation_failed", "csrf_failed"],
@@ -98,6 +104,8 @@ export function memosRoutes(service: MemosService) {
         params: MemoParams,
         detail: doc({
           summary: "Permanently delete a soft-deleted memo",
+          description:
+            "Only a soft-deleted memo can be purged (`409 not_archived` otherwise); it is then gone for good.",
           tags: ["memos"],
           ok: { status: 204 },
           errors: ["not_found", "not_archived", "validation_failed", "csrf_failed"],

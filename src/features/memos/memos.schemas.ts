@@ -43,7 +43,7 @@ export const Memo = z.object({
     id: z.string(),
     content: z.string(),
     pinned: z.boolean(),
-    version: z.number().int().describe("starts at 1, grows by one on every change"),
+    version: z.number().int().min(1).max(MEMO_VERSION_MAX).describe("starts at 1, grows by one on every change"),
     created_at: z.string(),
     updated_at: z.string(),
     deleted_at: z.string().nullable().describe("set while the memo is soft-deleted"),

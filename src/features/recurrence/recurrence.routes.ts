@@ -67,7 +67,7 @@ export function recurrenceRoutes(service: RecurrenceService) {
       },
       {
         params: RecurrenceParams,
-        detail: doc({ summary: "One recurrence", tags: TAGS, ok: { status: 200, schema: Recurrence }, errors: ["not_found"] }),
+        detail: doc({ summary: "One recurrence", description: "With its `exceptions` (skipped dates, ascending). A recurrence whose task is in the trash, in an archived list, or not the user's is `404`.", tags: TAGS, ok: { status: 200, schema: Recurrence }, errors: ["not_found"] }),
       },
     )
     .patch(
@@ -97,7 +97,7 @@ export function recurrenceRoutes(service: RecurrenceService) {
       },
       {
         params: RecurrenceParams,
-        detail: doc({ summary: "Stop the task recurring (the task stays as it is)", tags: TAGS, ok: { status: 204 }, errors: ["not_found", "csrf_failed"] }),
+        detail: doc({ summary: "Stop the task recurring (the task stays as it is)", description: "Deletes the recurrence and its exceptions; the task keeps its current `due_at` and everything else. `404` when the recurrence is not the user's or its task is not visible (trash, archived list).", tags: TAGS, ok: { status: 204 }, errors: ["not_found", "csrf_failed"] }),
       },
     )
     .post("/recurrences/:id/complete", ({ params, request }) => service.complete(principalOf(request).user, params.id), {

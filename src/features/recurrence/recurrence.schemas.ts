@@ -71,7 +71,7 @@ export const Recurrence = z.object({
     task_id: z.string(),
     kind: Kind,
     rrule: z.string().nullable().describe("kind rrule: the RRULE body; null otherwise"),
-    interval: z.number().int().nullable().describe("kind after_completion: the interval; null otherwise"),
+    interval: z.number().int().min(1).max(MAX_INTERVAL).nullable().describe("kind after_completion: the interval; null otherwise"),
     unit: Unit.nullable().describe("kind after_completion: the unit; null otherwise"),
     timezone: z.string().describe("IANA zone an rrule schedule is computed in (after_completion uses the user's zone at completion)"),
     dtstart: z

@@ -31,6 +31,8 @@ export function tasksRoutes(service: TasksService) {
         body: TaskCreate,
         detail: doc({
           summary: "Create a task (list_id omitted: the inbox, or the parent's list)",
+          description:
+            "`title` is 1 to 500 characters and not blank; `description` (Markdown) up to 20,000; `priority` 0 (none) to 3 (high); `due_at` a date `YYYY-MM-DD` (due that local day) or an RFC 3339 date-time with `Z` or an offset (stored in UTC with milliseconds). `list_id` must be an active list of the user, each of `tag_ids` one of the user's tags (`422 invalid_reference` naming them). With `parent_id` the task is a subtask: the parent must be a top-level task of the same list (`422 invalid_parent`), nesting is one level deep. The task starts at `version` 1.",
           tags: ["tasks"],
           ok: { status: 201, schema: Task, headers: { Location: { description: "the task's URL" } } },
           errors: [...WRITE_ERRORS, "invalid_reference", "invalid_parent"],
@@ -50,7 +52,7 @@ export function tasksRoutes(service: TasksService) {
     })
     .get("/tasks/:task_id", ({ params, request }) => service.getTaskForUser(principalOf(request).user.id, params.task_id), {
       params: TaskParams,
-      detail: doc({ summary: "One task with its tags and subtasks", tags: ["tasks"], ok: { status: 200, schema: Task }, errors: ["not_found"] }),
+      detail: doc({ summary: "One task with its tags and subtasks", description: "A task in the trash, in an archived list, or not the user's is `404` (the same answer for each); an id of any length that names nothing is `404` too. Subtasks are the non-deleted ones, oldest first.", tags: ["tasks"], ok: { status: 200, schema: Task }, errors: ["not_found"] }),
     })
     .patch("/tasks/:task_id", ({ params, body, request }) => service.update(principalOf(request).user, params.task_id, body), {
       params: TaskParams,
@@ -74,6 +76,8 @@ export function tasksRoutes(service: TasksService) {
         params: TaskParams,
         detail: doc({
           summary: "Move a task and its subtasks to the trash",
+          description:
+            "Sets `deleted_at` on the task and its live subtasks (a subtask deleted alone goes by itself). The task leaves every list, search and filter and is `404` from then on; it is listed by `GET /trash` until `POST /tasks/{task_id}/restore` or `DELETE /trash/{task_id}`. Its recurrence and attachments stay with it. Deleting a task that is already in the trash is `404`.",
           tags: ["tasks"],
           ok: { status: 204 },
           errors: ["not_found", "csrf_failed", "validation_failed"],

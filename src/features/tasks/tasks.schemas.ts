@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { isCalendarDate, parseInstant } from "../../core/time";
+import { UrlId } from "../../core/ids";
 import { pageQueryShape } from "../../core/pagination";
 import { Tag } from "../tags/tags.schemas";
 import { MAX_TERMS, searchTerms } from "./tasks.search";
@@ -9,11 +10,18 @@ const Id = z.string().max(64);
 /** Characters (code points) at most `max`: a string no longer in UTF-16 units needs no count (the common case). */
 const atMostChars = (s: string, max: number) => s.length <= max || [...s].length <= max;
 
+export const TITLE_MAX = 500;
+export const DESCRIPTION_MAX = 20_000;
+// maxLength documents the refinement: JSON Schema counts code points too.
 export const Title = z
   .string()
   .refine((s) => s.trim().length > 0, "title must not be blank")
-  .refine((s) => atMostChars(s, 500), "at most 500 characters");
-export const Description = z.string().refine((s) => atMostChars(s, 20_000), "at most 20000 characters");
+  .refine((s) => atMostChars(s, TITLE_MAX), `at most ${TITLE_MAX} characters`)
+  .meta({ maxLength: TITLE_MAX });
+export const Description = z
+  .string()
+  .refine((s) => atMostChars(s, DESCRIPTION_MAX), `at most ${DESCRIPTION_MAX} characters`)
+  .meta({ maxLength: DESCRIPTION_MAX });
 export const Priority = z.number().int().min(0).max(3).describe("0 none … 3 high");
 
 /**
@@ -94,7 +102,8 @@ export const TaskBatch = z.strictObject({
   });
 export type TaskBatch = z.infer<typeof TaskBatch>;
 
-const DateParam = z.string().refine(isCalendarDate, "a date YYYY-MM-DD");
+// The refinement allows exactly 10 characters; maxLength and format say so in the document.
+const DateParam = z.string().refine(isCalendarDate, "a date YYYY-MM-DD").meta({ format: "date", maxLength: 10 });
 
 export const TaskQuery = z.strictObject({
     ...pageQueryShape,
@@ -121,8 +130,8 @@ const TaskFields = {
   completed: z.boolean(),
   completed_at: z.string().nullable(),
   due_at: z.string().nullable().describe("YYYY-MM-DD or RFC 3339 UTC instant"),
-  priority: z.number().int(),
-  version: z.number().int(),
+  priority: z.number().int().min(0).max(3).describe("0 none … 3 high"),
+  version: z.number().int().min(1).max(VERSION_MAX),
   tags: z.array(Tag),
   created_at: z.string(),
   updated_at: z.string(),
@@ -137,6 +146,6 @@ export type Task = z.infer<typeof Task>;
 
 export const TaskPage = z.object({ items: z.array(Task), next_cursor: z.string().nullable() }).meta({ id: "TaskPage" });
 export const BatchResult = z.object({ updated: z.number().int() });
-// Any id in the URL that names nothing of the user is 404, whatever its length.
-export const TaskParams = z.object({ task_id: z.string() });
+// Any id in the URL that names nothing of the user is 404, whatever its length (core/ids.ts UrlId).
+export const TaskParams = z.object({ task_id: UrlId });
 export const TrashQuery = z.strictObject(pageQueryShape);
