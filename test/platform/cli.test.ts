@@ -591,7 +591,7 @@ describe("reset-password from a pipe or a file", () => {
     expect(await signsIn(dataDir, "first line passphrase")).toBe(true);
   });
 
-  test("a file redirected to standard input works (the README's way); an empty input changes nothing", async () => {
+  test("a file redirected to standard input works (the README's way); an empty input or an endless line changes nothing", async () => {
     const dataDir = await storeWithOwner();
     const file = join(tempRoot(), "newpass.txt");
     writeFileSync(file, "passphrase from a file\n", { mode: 0o600 });
@@ -602,6 +602,10 @@ describe("reset-password from a pipe or a file", () => {
     const empty = await run(["reset-password", "owner", "--data-dir", dataDir], { env: FAST_ENV, stdin: "" });
     expect(empty.code).not.toBe(0);
     expect(empty.stderr).toContain("no password on standard input");
+    expect(credentialsOf(dataDir)).toEqual(before);
+    const huge = await run(["reset-password", "owner", "--data-dir", dataDir], { env: FAST_ENV, stdin: "x".repeat(100_000) });
+    expect(huge.code).not.toBe(0);
+    expect(huge.stderr).toContain("too long");
     expect(credentialsOf(dataDir)).toEqual(before);
   });
 });
