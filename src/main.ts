@@ -12,43 +12,77 @@ import { createApp } from "./app";
 import { APP_VERSION } from "./version";
 import { AppError } from "./core/errors";
 
-const HELP = `app ${APP_VERSION}: self-hosted personal productivity server
+const USAGE = `app ${APP_VERSION}: self-hosted personal productivity server
 
 Usage:
   app [serve] [options]            start the server (default command)
-  app reset-password <username>    set a user's password (read from standard input) and end its sessions
+  app reset-password <username>    set a user's password and end its sessions: asked twice
+                                   without echo on a terminal, else one line of standard input
   app --version                    print the version
   app --help                       print this help
-
-Options (each also read from an environment variable):
-  --data-dir DIR      APP_DATA_DIR      where the database, attachments and secrets live (default ./data)
-  --host HOST         APP_HOST          address to listen on (default 127.0.0.1)
-  --port PORT         APP_PORT          port to listen on (default 8080)
-  --trust-proxy       APP_TRUST_PROXY   trust X-Forwarded-For/-Proto/-Host from a reverse proxy (default false)
-  --log-format FMT    APP_LOG_FORMAT    text | json | off (default text)
 `;
 
-const ENV_ONLY_HELP: Partial<Record<keyof Config, string>> = {
-  sessionIdleSeconds: "a session unused this long ends (seconds; 14 days)",
-  sessionAbsoluteSeconds: "a session ends this long after sign-in, used or not (seconds; 90 days)",
-  argon2MemoryKiB: "argon2id memory per password hash (KiB)",
+/** What each setting means, for --help. A Record over every key: a new setting needs its line. */
+const SETTING_HELP: Record<keyof Config, string> = {
+  dataDir: "where the database, attachments and secrets live",
+  host: "address to listen on; 0.0.0.0 serves the LAN (plain http)",
+  port: "port to listen on",
+  trustProxy: "trust X-Forwarded-For/-Proto/-Host from a reverse proxy",
+  logFormat: "request log lines on stdout: text, json or off",
+  sessionIdleSeconds: "a session unused this many seconds ends",
+  sessionAbsoluteSeconds: "a session ends this many seconds after sign-in, used or not",
+  argon2MemoryKiB: "argon2id memory per password hash, in KiB",
   argon2TimeCost: "argon2id passes per password hash",
   loginFreeFailures: "failed logins per username before waits are imposed",
-  shutdownGraceMs: "how long SIGTERM waits for in-flight requests (ms)",
-  attachmentMaxBytes: "largest attachment (bytes)",
-  attachmentQuotaBytes: "bytes all of one user's attachments may take; 0 = no quota",
+  shutdownGraceMs: "milliseconds SIGTERM waits for requests in flight",
+  attachmentMaxBytes: "largest attachment, in bytes",
+  attachmentQuotaBytes: "bytes all of one user's attachments may take (0: no quota)",
+  backupTokenSeconds: "seconds a backup preflight token stays valid",
+  backupPendingMax: "pending backup uploads per user (checked, not yet restored)",
+  backupStagedMaxBytes: "bytes of pending backup uploads per user",
+  backupArchiveMaxBytes: "largest backup archive accepted, in bytes",
+  backupMaxEntries: "most entries in a backup archive",
+  backupMaxRatio: "highest compression ratio of one archive entry past 1 MiB",
+  backupMaxInflatedBytes: "most bytes a backup archive may hold uncompressed",
 };
 
-/** The settings read only from the environment, with their defaults (from the config schema itself). */
-function envOnlyHelp(): string {
+/** The value placeholder each flag takes in the help ("" for a switch). */
+const FLAG_VALUE: Record<string, string> = { "--data-dir": "DIR", "--host": "HOST", "--port": "PORT", "--trust-proxy": "", "--log-format": "FMT" };
+
+/** A default as people read it: "1209600 (14 days)", "26214400 (25 MiB)". */
+function shownDefault(key: string, value: unknown): string {
+  if (typeof value !== "number" || value === 0) return String(value);
+  const unit = (n: number, names: [number, string][]) => {
+    for (const [size, name] of names) if (n >= size && n % size === 0) return ` (${n / size} ${name})`;
+    return "";
+  };
+  const bytes: [number, string][] = [[1024 ** 3, "GiB"], [1024 ** 2, "MiB"]];
+  if (key.endsWith("Bytes")) return `${value}${unit(value, bytes)}`;
+  if (key.endsWith("KiB")) return `${value}${unit(value * 1024, bytes)}`;
+  if (key.endsWith("Seconds")) return `${value}${unit(value, [[86400, "days"], [3600, "hours"], [60, "minutes"]])}`;
+  return String(value);
+}
+
+/** The help: usage, then every setting with its flag or variable, meaning and default (from the config schema itself). */
+function help(): string {
   const defaults = Config.parse({}) as Record<string, unknown>;
-  const flagged = new Set(Object.values(FLAGS));
-  const keys = (Object.keys(Config.shape) as (keyof Config)[]).filter((k) => !flagged.has(k));
-  const lines = keys.map((k) => {
-    const name = envName(k);
-    return `  ${name.padEnd(32)}${ENV_ONLY_HELP[k] ? `${ENV_ONLY_HELP[k]}, ` : ""}default ${String(defaults[k])}`;
-  });
-  return `\nOther settings (environment only):\n${lines.join("\n")}\n`;
+  const flagOf = new Map(Object.entries(FLAGS).map(([flag, key]) => [key, flag]));
+  const keys = Object.keys(Config.shape) as (keyof Config)[];
+  const line = (k: keyof Config, left: string) => `  ${left}${SETTING_HELP[k]}; default ${shownDefault(k, defaults[k])}`;
+  const flagged = keys
+    .filter((k) => flagOf.has(k))
+    .map((k) => {
+      const flag = flagOf.get(k)!;
+      return line(k, `${`${flag} ${FLAG_VALUE[flag] ?? "VALUE"}`.trimEnd().padEnd(20)}${envName(k).padEnd(18)}`);
+    });
+  const envOnly = keys.filter((k) => !flagOf.has(k)).map((k) => line(k, envName(k).padEnd(32)));
+  return `${USAGE}
+Options (each also read from an environment variable; flags win):
+${flagged.join("\n")}
+
+Other settings (environment only):
+${envOnly.join("\n")}
+`;
 }
 
 interface Parsed {
@@ -125,9 +159,99 @@ function openStore(config: Config): { db: Db; secret: ServerSecret } {
   return { db, secret };
 }
 
-async function readStdin(): Promise<string> {
-  const text = await new Response(Bun.stdin.stream()).text();
-  return text.replace(/\r?\n$/, "");
+/** The longest line `reset-password` reads (a password is at most 1024 characters, 4 bytes each). */
+const PASSWORD_LINE_MAX_BYTES = 4096 + 2;
+
+/** The first line of standard input (a pipe or a file), without its line ending; nothing after it is read. */
+async function readPasswordLine(): Promise<string> {
+  const reader = Bun.stdin.stream().getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  let complete = false;
+  try {
+    while (!complete) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      const nl = value.indexOf(0x0a);
+      chunks.push(nl === -1 ? value : value.subarray(0, nl));
+      size += nl === -1 ? value.length : nl;
+      complete = nl !== -1;
+      if (size > PASSWORD_LINE_MAX_BYTES) throw new ConfigError("the first line of standard input is too long for a password");
+    }
+  } finally {
+    void reader.cancel().catch(() => {});
+  }
+  const line = new TextDecoder().decode(Buffer.concat(chunks)).replace(/\r$/, "");
+  if (line === "") throw new ConfigError("no password on standard input (one line: the new password); nothing changed");
+  return line;
+}
+
+/**
+ * Asks for the password twice on the terminal, without echo: raw mode, so every key arrives as typed
+ * and nothing is shown. Enter ends a line; Backspace and Ctrl-U edit it; Ctrl-C or Ctrl-D cancel.
+ * The prompts go to standard error, so standard output stays the result line.
+ */
+async function promptPassword(): Promise<string> {
+  const stdin = process.stdin;
+  const dec = new TextDecoder();
+  let pending = "";
+  let ended = false;
+  let wake: (() => void) | null = null;
+  const onData = (chunk: Buffer) => {
+    pending += dec.decode(chunk, { stream: true });
+    wake?.();
+  };
+  const onEnd = () => {
+    ended = true;
+    wake?.();
+  };
+  const readLine = async (prompt: string): Promise<string> => {
+    process.stderr.write(prompt);
+    let line = "";
+    for (;;) {
+      while (pending === "") {
+        if (ended) throw new ConfigError("cancelled; nothing changed");
+        await new Promise<void>((r) => (wake = r));
+        wake = null;
+      }
+      // An escape sequence (arrow keys, function keys) is dropped whole.
+      const esc = /^\x1b(?:\[[0-9;?]*[@-~]|O.)?/.exec(pending);
+      if (esc) {
+        pending = pending.slice(esc[0].length);
+        continue;
+      }
+      const ch = String.fromCodePoint(pending.codePointAt(0)!);
+      pending = pending.slice(ch.length);
+      if (ch === "\r" || ch === "\n") {
+        if (ch === "\r" && pending.startsWith("\n")) pending = pending.slice(1);
+        process.stderr.write("\n");
+        return line;
+      }
+      if (ch === "\u0003" || (ch === "\u0004" && line === "")) {
+        process.stderr.write("\n");
+        throw new ConfigError("cancelled; nothing changed");
+      }
+      if (ch === "\u007f" || ch === "\b") line = Array.from(line).slice(0, -1).join("");
+      else if (ch === "\u0015") line = "";
+      else if (ch >= " ") line += ch;
+    }
+  };
+  stdin.setRawMode(true);
+  stdin.on("data", onData);
+  stdin.on("end", onEnd);
+  stdin.resume();
+  try {
+    const first = await readLine("New password: ");
+    if (first === "") throw new ConfigError("no password given; nothing changed");
+    const second = await readLine("Repeat: ");
+    if (first !== second) throw new ConfigError("the two passwords differ; nothing changed");
+    return first;
+  } finally {
+    stdin.setRawMode(false);
+    stdin.off("data", onData);
+    stdin.off("end", onEnd);
+    stdin.pause();
+  }
 }
 
 async function main(): Promise<number> {
@@ -137,7 +261,7 @@ async function main(): Promise<number> {
     return 0;
   }
   if (parsed.command === "help") {
-    console.log(HELP + envOnlyHelp());
+    console.log(help());
     return 0;
   }
   const config = loadConfig(parsed.flags, process.env);
@@ -146,10 +270,10 @@ async function main(): Promise<number> {
 
   if (parsed.command === "reset-password") {
     const username = parsed.args[0];
-    if (!username) throw new ConfigError("usage: app reset-password <username> (new password on standard input)");
+    if (!username) throw new ConfigError("usage: app reset-password <username> (the new password is asked on a terminal, else read from standard input)");
     // Never create an empty store here: a wrong --data-dir should say so, not report "user not found".
     if (!existsSync(join(config.dataDir, "app.db"))) throw new ConfigError(`no database in ${config.dataDir} (is --data-dir right?)`);
-    const password = await readStdin();
+    const password = process.stdin.isTTY ? await promptPassword() : await readPasswordLine();
     const { db, secret } = openStore(config);
     try {
       // Not serving anyone: it may wait for a server's lock as long as a start-up does.

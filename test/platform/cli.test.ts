@@ -154,6 +154,35 @@ describe("command line", () => {
     }
   });
 
+  test("--help describes every setting of the config schema (a new setting cannot ship without a description)", async () => {
+    const r = await run(["--help"]);
+    expect(r.code).toBe(0);
+    const lines = r.stdout.split("\n");
+    const descriptions = new Map<string, string>();
+    for (const key of Object.keys(Config.shape) as (keyof typeof Config.shape)[]) {
+      const env = envName(key);
+      expect({ key, env }).toEqual({ key, env: expect.stringMatching(/^APP_[A-Z0-9_]+$/) });
+      const line = lines.find((l) => l.split(/\s+/).includes(env)) ?? "";
+      // "  [--flag VALUE]  APP_NAME  <description>; default <value>": the description is what is left.
+      const description = line
+        .slice(line.indexOf(env) + env.length)
+        .replace(/;?\s*default .*$/, "")
+        .trim();
+      expect({ env, description }).toEqual({ env, description: expect.stringMatching(/[a-z]{3,}.*\s.*[a-z]{3,}/) });
+      descriptions.set(env, description);
+    }
+    // Each its own, not one text pasted everywhere.
+    expect(new Set(descriptions.values()).size).toBe(descriptions.size);
+  });
+
+  test("the README's configuration table lists every setting of the config schema", () => {
+    const readme = readFileSync(resolve(import.meta.dir, "../../README.md"), "utf8");
+    const table = readme.slice(readme.indexOf("## Configuration"), readme.indexOf("\n## ", readme.indexOf("## Configuration") + 1));
+    for (const key of Object.keys(Config.shape) as (keyof typeof Config.shape)[]) {
+      expect({ key, listed: table.includes(`\`${envName(key)}\``) }).toEqual({ key, listed: true });
+    }
+  });
+
   test("an unknown flag exits non-zero with a clear message and starts nothing", async () => {
     const root = tempRoot();
     const r = await run(["--bogus-flag", "--data-dir", join(root, "d")]);
@@ -325,6 +354,15 @@ describe("the data directory is the only place written", () => {
     expect(readdirSync(home)).toEqual([]);
     expect(readdirSync(tmp)).toEqual([]);
     expect(readdirSync(dataDir).sort()).toEqual(expect.arrayContaining(["app.db", "secret.key"]));
+    // The README's data-directory table names everything that is there.
+    const readme = readFileSync(resolve(import.meta.dir, "../../README.md"), "utf8");
+    const section = readme.slice(readme.indexOf("## Where data lives"));
+    const table = section.slice(0, section.indexOf("\n\n", section.indexOf("| file |")));
+    const named = new Set([...table.matchAll(/^\| ([^|]+) \|/gm)].flatMap((m) => [...m[1]!.matchAll(/`([^`]+)`/g)].map((n) => n[1]!)));
+    for (const entry of readdirSync(dataDir, { withFileTypes: true })) {
+      const name = entry.isDirectory() ? `${entry.name}/` : entry.name;
+      expect({ name, inReadme: named.has(name) }).toEqual({ name, inReadme: true });
+    }
   });
 });
 
@@ -440,7 +478,7 @@ describe("SIGTERM drains in-flight requests", () => {
     const stoppedLine = s.lines.findIndex((l) => l.includes('"stopped"'));
     expect(loginLine).toBeGreaterThan(-1);
     expect(stoppedLine).toBeGreaterThan(loginLine);
-  }, 30_000);
+  }, 60_000);
 });
 
 describe("reset-password", () => {
@@ -509,6 +547,204 @@ describe("reset-password", () => {
     expect(missing.stderr).toContain("usage");
     expect(hashOf()).toEqual(before);
     expect(sess!.cookie).toContain("app_session=");
+  });
+});
+
+/** A data directory with the OWNER account (made by a server that has stopped again). */
+async function storeWithOwner(): Promise<string> {
+  const dataDir = join(tempRoot(), "d");
+  const s = await Server.start(["--data-dir", dataDir, "--port", "0"], FAST_ENV);
+  try {
+    await initialize(s);
+  } finally {
+    expect(await s.stop()).toBe(0);
+  }
+  return dataDir;
+}
+
+/** The stored password hash and the number of live sessions. */
+function credentialsOf(dataDir: string) {
+  const db = new Database(join(dataDir, "app.db"));
+  const hash = db.query("SELECT password_hash AS h FROM users").get();
+  const live = db.query("SELECT count(*) AS n FROM sessions WHERE revoked_at IS NULL").get();
+  db.close();
+  return { hash, live };
+}
+
+/** Whether a password signs OWNER in (the server is started for it and stopped). */
+async function signsIn(dataDir: string, password: string): Promise<boolean> {
+  const s = await Server.start(["--data-dir", dataDir, "--port", "0"], FAST_ENV);
+  try {
+    const r = await s.fetch("/api/v1/auth/login", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: OWNER.username, password }) });
+    return r.status === 200;
+  } finally {
+    expect(await s.stop()).toBe(0);
+  }
+}
+
+describe("reset-password from a pipe or a file", () => {
+  test("reads the first line only: the rest of the input is not part of the password", async () => {
+    const dataDir = await storeWithOwner();
+    const r = await run(["reset-password", "owner", "--data-dir", dataDir], { env: FAST_ENV, stdin: "first line passphrase\r\nsecond line\n" });
+    expect(r.code).toBe(0);
+    expect(r.stdout + r.stderr).not.toContain("New password");
+    expect(await signsIn(dataDir, "first line passphrase")).toBe(true);
+  });
+
+  test("a file redirected to standard input works (the README's way); an empty input or an endless line changes nothing", async () => {
+    const dataDir = await storeWithOwner();
+    const file = join(tempRoot(), "newpass.txt");
+    writeFileSync(file, "passphrase from a file\n", { mode: 0o600 });
+    const p = Bun.spawn([process.execPath, MAIN, "reset-password", "owner", "--data-dir", dataDir], { env: cleanEnv(FAST_ENV), stdin: Bun.file(file), stdout: "pipe", stderr: "pipe" });
+    expect(await p.exited).toBe(0);
+    expect(await signsIn(dataDir, "passphrase from a file")).toBe(true);
+    const before = credentialsOf(dataDir);
+    const empty = await run(["reset-password", "owner", "--data-dir", dataDir], { env: FAST_ENV, stdin: "" });
+    expect(empty.code).not.toBe(0);
+    expect(empty.stderr).toContain("no password on standard input");
+    expect(credentialsOf(dataDir)).toEqual(before);
+    const huge = await run(["reset-password", "owner", "--data-dir", dataDir], { env: FAST_ENV, stdin: "x".repeat(100_000) });
+    expect(huge.code).not.toBe(0);
+    expect(huge.stderr).toContain("too long");
+    expect(credentialsOf(dataDir)).toEqual(before);
+  });
+});
+
+// On a terminal the password is asked twice without echo. Driven through a real pseudo-terminal
+// (Bun.spawn's `terminal` option): what the program and the terminal's own echo print is what a
+// person would see.
+const havePty = typeof (Bun as { Terminal?: unknown }).Terminal === "function" && process.platform !== "win32";
+if (!havePty) console.warn("cli.test.ts: reset-password terminal tests skipped (this Bun has no pseudo-terminal support)");
+
+/** The program on a pseudo-terminal: `screen` is everything the terminal showed so far. */
+function onTerminal(args: string[]) {
+  let screen = "";
+  const dec = new TextDecoder();
+  let closed!: () => void;
+  const terminalClosed = new Promise<void>((r) => (closed = r));
+  const proc = Bun.spawn([process.execPath, MAIN, ...args], {
+    env: cleanEnv(FAST_ENV),
+    terminal: { cols: 120, rows: 30, data: (_t, d) => void (screen += dec.decode(d, { stream: true })), exit: () => closed() },
+  });
+  let exited = false;
+  void proc.exited.then(() => (exited = true));
+  return {
+    proc,
+    screen: () => screen,
+    /** The exit code, once the program has ended and the terminal has shown all it wrote. */
+    async exitCode(): Promise<number> {
+      const code = await proc.exited;
+      await terminalClosed;
+      return code;
+    },
+    type: (text: string) => void proc.terminal!.write(text),
+    async waitFor(text: string): Promise<void> {
+      // A deadline only so that a hang fails with the screen in the message; not a timing check.
+      for (let i = 0; i < 2000 && !screen.includes(text); i++) {
+        if (exited) break;
+        await Bun.sleep(10);
+      }
+      if (!screen.includes(text)) throw new Error(`the terminal never showed ${JSON.stringify(text)}; it showed ${JSON.stringify(screen)}`);
+    },
+  };
+}
+
+describe.skipIf(!havePty)("reset-password on a terminal", () => {
+  test("asks twice without echo (Backspace edits), then sets the password and ends the sessions", async () => {
+    const dataDir = await storeWithOwner();
+    expect(credentialsOf(dataDir).live).toEqual({ n: 1 });
+    const t = onTerminal(["reset-password", "owner", "--data-dir", dataDir]);
+    await t.waitFor("New password:");
+    // A typo fixed with Backspace, as typed key by key.
+    t.type("terminal passphrase!");
+    t.type("\x7f");
+    t.type("\r");
+    await t.waitFor("Repeat:");
+    t.type("terminal passphrase\r");
+    expect(await t.exitCode()).toBe(0);
+    expect(t.screen()).toContain("password of owner changed");
+    expect(t.screen()).not.toContain("terminal passphrase");
+    expect(t.screen()).not.toContain("passphrase");
+    expect(t.screen()).not.toMatch(/\*{4}/);
+    expect(credentialsOf(dataDir).live).toEqual({ n: 0 });
+    expect(await signsIn(dataDir, "terminal passphrase")).toBe(true);
+  }, 60_000);
+
+  test("two different entries are refused and nothing changes; Ctrl-C cancels", async () => {
+    const dataDir = await storeWithOwner();
+    const before = credentialsOf(dataDir);
+    const t = onTerminal(["reset-password", "owner", "--data-dir", dataDir]);
+    await t.waitFor("New password:");
+    t.type("first passphrase here\r");
+    await t.waitFor("Repeat:");
+    t.type("other passphrase here\r");
+    expect(await t.exitCode()).not.toBe(0);
+    expect(t.screen()).toContain("the two passwords differ; nothing changed");
+    expect(t.screen()).not.toContain("passphrase");
+    expect(credentialsOf(dataDir)).toEqual(before);
+
+    const c = onTerminal(["reset-password", "owner", "--data-dir", dataDir]);
+    await c.waitFor("New password:");
+    c.type("half typed");
+    c.type("\x03");
+    expect(await c.exitCode()).not.toBe(0);
+    expect(c.screen()).toContain("cancelled");
+    expect(credentialsOf(dataDir)).toEqual(before);
+    expect(await signsIn(dataDir, OWNER.password)).toBe(true);
+  }, 60_000);
+});
+
+/** The README's systemd unit, as written there. */
+function readmeUnit(): string {
+  const readme = readFileSync(resolve(import.meta.dir, "../../README.md"), "utf8");
+  const section = readme.slice(readme.indexOf("## Running as a systemd service"));
+  const start = section.indexOf("```ini\n") + "```ini\n".length;
+  return section.slice(start, section.indexOf("```", start));
+}
+
+const systemdAnalyze = Bun.which("systemd-analyze");
+if (!systemdAnalyze) console.warn("cli.test.ts: systemd-analyze verify of the README's unit skipped (apt-get install -y systemd)");
+
+describe("the README's systemd unit", () => {
+  test("its ExecStart starts the server (data directory and port changed for the test)", async () => {
+    const unit = readmeUnit();
+    const execStart = /^ExecStart=(\S+) (.*)$/m.exec(unit);
+    expect(execStart?.[1]).toBe("/usr/local/bin/app");
+    const args = execStart![2]!.split(/\s+/);
+    const dataDir = join(tempRoot(), "state");
+    const at = (flag: string) => {
+      const i = args.indexOf(flag);
+      expect({ flag, present: i !== -1 }).toEqual({ flag, present: true });
+      return i + 1;
+    };
+    // The unit's data directory is its StateDirectory and ReadWritePaths.
+    const stateDir = /^StateDirectory=(\S+)$/m.exec(unit)?.[1];
+    expect(args[at("--data-dir")]).toBe(`/var/lib/${stateDir}`);
+    expect(unit).toContain(`ReadWritePaths=/var/lib/${stateDir}\n`);
+    expect(args[at("--host")]).toBe("127.0.0.1");
+    args[at("--data-dir")] = dataDir;
+    args[at("--port")] = "0";
+    const s = await Server.start(args, FAST_ENV);
+    try {
+      expect((await s.fetch("/api/v1/health/ready")).status).toBe(200);
+      expect(existsSync(join(dataDir, "app.db"))).toBe(true);
+    } finally {
+      expect(await s.stop()).toBe(0);
+    }
+  });
+
+  test.skipIf(!systemdAnalyze)("systemd-analyze verify finds nothing to say about it", async () => {
+    const root = tempRoot();
+    // verify insists that ExecStart's program exists: a stand-in at a path of the test's own.
+    const exe = join(root, "app");
+    writeFileSync(exe, "#!/bin/sh\n", { mode: 0o755 });
+    const unit = readmeUnit();
+    expect(unit).toContain("ExecStart=/usr/local/bin/app ");
+    const file = join(root, "app-server.service");
+    writeFileSync(file, unit.replace("ExecStart=/usr/local/bin/app ", `ExecStart=${exe} `));
+    const p = Bun.spawnSync([systemdAnalyze!, "verify", file], { stdout: "pipe", stderr: "pipe" });
+    const said = (p.stdout.toString() + p.stderr.toString()).split("\n").filter((l) => l.includes("app-server.service"));
+    expect({ code: p.exitCode, said }).toEqual({ code: 0, said: [] });
   });
 });
 

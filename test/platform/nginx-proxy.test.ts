@@ -2,14 +2,18 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import net from "node:net";
 import tls from "node:tls";
 import { makeTestApp, type TestApp } from "../helpers/app";
 import { serve, type ServedApp } from "../helpers/server";
 
-// The README's nginx set-up, for real: nginx terminates TLS with the README's `location` block
-// (copied from README.md at run time, only the upstream port changed) in front of the server
-// started with trust-proxy. Sign-in from the https page works and gets the __Host- cookies; the
-// same host over plain http as Origin is refused (the scheme counts). Skips without nginx/openssl
+// The README's nginx site, for real: nginx terminates TLS with the README's own block (read from
+// README.md at run time; only what must differ on a test machine is replaced: the listen addresses,
+// the certificate paths and the upstream port) in front of the server started with trust-proxy.
+// Sign-in works from the https page as a browser on port 443 sends it (Host without a port) and on
+// the port nginx really listens on here, which is not 443 (Host and Origin with the port: this is
+// what `X-Forwarded-Host $host` broke); the __Host- cookies are set; an Origin of another scheme or
+// port is refused; plain http is redirected. Skips without nginx/openssl
 // (`apt-get install -y nginx openssl`; .ci/run installs nginx).
 
 const haveNginx = Bun.which("nginx") !== null || Bun.which("/usr/sbin/nginx") !== null;
@@ -21,28 +25,56 @@ let dir = "";
 let app: TestApp;
 let upstream: ServedApp;
 let nginx: ReturnType<typeof Bun.spawn> | null = null;
+/** nginx's TLS port (any free port, never 443) and its plain-http port (the redirect). */
 let port = 0;
+let httpPort = 0;
 
-/** The nginx block of the README's "Behind a reverse proxy" section. */
-function readmeLocationBlock(upstreamPort: number): string {
+interface SiteOptions {
+  tlsPort: number;
+  httpPort: number;
+  upstreamPort: number;
+  certificate: string;
+  key: string;
+}
+
+/** The nginx block of the README's "Behind a reverse proxy" section, with each placeholder replaced exactly once. */
+function readmeSite(o: SiteOptions): string {
   const readme = readFileSync(resolve(import.meta.dir, "../../README.md"), "utf8");
   const section = readme.slice(readme.indexOf("## Behind a reverse proxy"));
   const start = section.indexOf("```nginx\n") + "```nginx\n".length;
-  const block = section.slice(start, section.indexOf("```", start));
-  expect(block).toContain("proxy_pass http://127.0.0.1:8080;");
-  return block.replace("proxy_pass http://127.0.0.1:8080;", `proxy_pass http://127.0.0.1:${upstreamPort};`);
+  let block = section.slice(start, section.indexOf("```", start));
+  const replace = (from: RegExp, to: string) => {
+    const found = block.match(new RegExp(from.source, from.flags.includes("g") ? from.flags : from.flags + "g")) ?? [];
+    expect({ from: from.source, found: found.length }).toEqual({ from: from.source, found: 1 });
+    block = block.replace(from, to);
+  };
+  // Loopback only on the test machine (and no IPv6: a container may not have it).
+  replace(/^(\s*)listen 443 ssl;$/m, `$1listen 127.0.0.1:${o.tlsPort} ssl;`);
+  replace(/^\s*listen \[::\]:443 ssl;\n/m, "");
+  replace(/^(\s*)listen 80;$/m, `$1listen 127.0.0.1:${o.httpPort};`);
+  replace(/^\s*listen \[::\]:80;\n/m, "");
+  replace(/^(\s*)ssl_certificate\s+\S+;/m, `$1ssl_certificate ${o.certificate};`);
+  replace(/^(\s*)ssl_certificate_key\s+\S+;/m, `$1ssl_certificate_key ${o.key};`);
+  replace(/proxy_pass http:\/\/127\.0\.0\.1:8080;/, `proxy_pass http://127.0.0.1:${o.upstreamPort};`);
+  return block;
 }
 
 interface Answer {
   status: number;
+  headers: string[];
   setCookies: string[];
   body: string;
 }
 
-/** One HTTPS request through nginx, with the Host a browser on https://localhost sends. */
-function request(method: string, path: string, headers: Record<string, string>, json?: unknown): Promise<Answer> {
+/**
+ * One request through nginx: HTTPS to its TLS port unless `plain`. The Host header defaults to what a
+ * browser on https://localhost (port 443) sends; pass `host` to send another.
+ */
+function request(method: string, path: string, headers: Record<string, string>, json?: unknown, plain = false): Promise<Answer> {
   return new Promise((done, fail) => {
-    const sock = tls.connect({ host: "127.0.0.1", port, servername: "localhost", rejectUnauthorized: false });
+    const sock = plain
+      ? net.connect({ host: "127.0.0.1", port: httpPort })
+      : tls.connect({ host: "127.0.0.1", port, servername: "localhost", rejectUnauthorized: false });
     const chunks: Buffer[] = [];
     sock.on("data", (d: Buffer) => chunks.push(d));
     sock.on("error", fail);
@@ -52,17 +84,32 @@ function request(method: string, path: string, headers: Record<string, string>, 
       const lines = head!.split("\r\n");
       done({
         status: Number(lines[0]!.split(" ")[1]),
+        headers: lines.slice(1),
         setCookies: lines.filter((l) => /^set-cookie:/i.test(l)).map((l) => l.slice(l.indexOf(":") + 1).trim()),
         body: rest.join("\r\n\r\n"),
       });
     });
-    sock.on("secureConnect", () => {
+    sock.on(plain ? "connect" : "secureConnect", () => {
       const body = json === undefined ? "" : JSON.stringify(json);
       const h: Record<string, string> = { host: "localhost", connection: "close", ...headers };
       if (json !== undefined) Object.assign(h, { "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) });
       sock.write([`${method} ${path} HTTP/1.1`, ...Object.entries(h).map(([k, v]) => `${k}: ${v}`), "", ""].join("\r\n") + body);
     });
   });
+}
+
+/** A free port on 127.0.0.1: bind one, note it, let it go. */
+function freePort(): number {
+  const probe = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+  const p = probe.port;
+  probe.stop(true);
+  return p;
+}
+
+/** The cookie header and CSRF token a browser would send after this answer. */
+function sessionOf(r: Answer): { cookie: string; csrf: string } {
+  const jar = new Map(r.setCookies.map((c) => [c.slice(0, c.indexOf("=")), c.slice(c.indexOf("=") + 1, c.indexOf(";"))]));
+  return { cookie: [...jar].map(([k, v]) => `${k}=${v}`).join("; "), csrf: jar.get("__Host-app_csrf") ?? "" };
 }
 
 beforeAll(async () => {
@@ -73,10 +120,9 @@ beforeAll(async () => {
   if (openssl.exitCode !== 0) throw new Error(`openssl: ${openssl.stderr.toString()}`);
   app = makeTestApp({ config: { trustProxy: true } });
   upstream = serve(app);
-  // A free port for nginx: bind one, note it, let it go.
-  const probe = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
-  port = probe.port;
-  probe.stop(true);
+  do port = freePort();
+  while (port === 443);
+  httpPort = freePort();
   const conf = `
 ${process.getuid?.() === 0 ? "user root;" : ""}
 worker_processes 1;
@@ -90,13 +136,7 @@ http {
   fastcgi_temp_path ${dir}/fastcgi;
   uwsgi_temp_path ${dir}/uwsgi;
   scgi_temp_path ${dir}/scgi;
-  server {
-    listen 127.0.0.1:${port} ssl;
-    server_name localhost;
-    ssl_certificate ${dir}/cert.pem;
-    ssl_certificate_key ${dir}/key.pem;
-${readmeLocationBlock(upstream.port)}
-  }
+${readmeSite({ tlsPort: port, httpPort, upstreamPort: upstream.port, certificate: join(dir, "cert.pem"), key: join(dir, "key.pem") })}
 }`;
   writeFileSync(join(dir, "nginx.conf"), conf);
   nginx = Bun.spawn([Bun.which("nginx") ?? "/usr/sbin/nginx", "-p", dir, "-c", join(dir, "nginx.conf"), "-g", "daemon off;"], { stdout: "ignore", stderr: "pipe" });
@@ -122,8 +162,9 @@ afterAll(async () => {
 });
 
 describe.skipIf(skip)("behind the README's nginx (TLS)", () => {
-  test("setup from the https page works, with __Host- cookies; an http Origin is refused; the session works through the proxy", async () => {
-    const creds = { username: "owner", password: "correct horse battery" };
+  const creds = { username: "owner", password: "correct horse battery" };
+
+  test("on port 443 (Host without a port): setup from the https page works, with __Host- cookies; an http Origin is refused; the session works through the proxy", async () => {
     const cross = await request("POST", "/api/v1/setup/initialize", { origin: "http://localhost" }, creds);
     expect(cross.status).toBe(403);
     expect(JSON.parse(cross.body).code).toBe("csrf_failed");
@@ -132,10 +173,9 @@ describe.skipIf(skip)("behind the README's nginx (TLS)", () => {
     const names = r.setCookies.map((c) => c.slice(0, c.indexOf("="))).sort();
     expect(names).toEqual(["__Host-app_csrf", "__Host-app_session"]);
     for (const c of r.setCookies) expect(c).toMatch(/;\s*Secure/i);
-    const jar = new Map(r.setCookies.map((c) => [c.slice(0, c.indexOf("=")), c.slice(c.indexOf("=") + 1, c.indexOf(";"))]));
-    const cookie = [...jar].map(([k, v]) => `${k}=${v}`).join("; ");
+    const { cookie, csrf } = sessionOf(r);
     expect((await request("GET", "/api/v1/me", { cookie })).status).toBe(200);
-    const patched = await request("PATCH", "/api/v1/me", { cookie, "x-csrf-token": jar.get("__Host-app_csrf")! }, { display_name: "Through nginx" });
+    const patched = await request("PATCH", "/api/v1/me", { cookie, "x-csrf-token": csrf }, { display_name: "Through nginx" });
     expect(patched.status).toBe(200);
     expect(JSON.parse(patched.body).display_name).toBe("Through nginx");
     // The client address came from X-Forwarded-For.
@@ -144,5 +184,31 @@ describe.skipIf(skip)("behind the README's nginx (TLS)", () => {
     // Logging in again from the https page works too.
     const again = await request("POST", "/api/v1/auth/login", { origin: "https://localhost" }, creds);
     expect(again.status).toBe(200);
+  });
+
+  test(`on a port other than 443 (the browser sends Host and Origin with the port): sign-in works; an Origin without the port is refused`, async () => {
+    expect(port).not.toBe(443);
+    const host = `localhost:${port}`;
+    const origin = `https://${host}`;
+    // What a browser at https://localhost:<port>/ sends: the port is in Host and in Origin.
+    const login = await request("POST", "/api/v1/auth/login", { host, origin, "sec-fetch-site": "same-origin" }, creds);
+    expect({ status: login.status, body: login.status === 200 ? "" : login.body }).toEqual({ status: 200, body: "" });
+    expect(login.setCookies.map((c) => c.slice(0, c.indexOf("="))).sort()).toEqual(["__Host-app_csrf", "__Host-app_session"]);
+    const { cookie, csrf } = sessionOf(login);
+    const me = await request("GET", "/api/v1/me", { host, cookie });
+    expect(me.status).toBe(200);
+    expect(JSON.parse(me.body).username).toBe("owner");
+    const patched = await request("PATCH", "/api/v1/me", { host, origin, cookie, "x-csrf-token": csrf }, { display_name: "On another port" });
+    expect(patched.status).toBe(200);
+    // The port counts: the same host on 443 is another origin.
+    const otherPort = await request("POST", "/api/v1/auth/login", { host, origin: "https://localhost" }, creds);
+    expect(otherPort.status).toBe(403);
+    expect(JSON.parse(otherPort.body).code).toBe("csrf_failed");
+  });
+
+  test("plain http is redirected to https, path and query kept", async () => {
+    const r = await request("GET", "/tasks?list=inbox", {}, undefined, true);
+    expect(r.status).toBe(301);
+    expect(r.headers.find((h) => /^location:/i.test(h))?.replace(/^location:\s*/i, "")).toBe("https://localhost/tasks?list=inbox");
   });
 });
