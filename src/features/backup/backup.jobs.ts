@@ -14,7 +14,7 @@ import { exportStream } from "./backup.export";
 import { isStorageFull, quotaExceeded, stagingFull, storageFull, tokenConsumed, tokenInvalid } from "./backup.errors";
 import { BackupFiles, failpoint, FLUSH_EVERY_BYTES } from "./backup.files";
 import { importArchive } from "./backup.import";
-import { attachmentIdsOf, consumePreflight, deleteBusinessData, insertPreflight, insertRestore, pendingOf, type PreflightRow, type RestoreRow } from "./backup.repo";
+import { attachmentIdsOf, consumePreflight, deleteBusinessData, insertPreflight, insertRestore, markAnswered, pendingOf, type PreflightRow, type RestoreRow } from "./backup.repo";
 import { finishRestoreFiles } from "./backup.reconcile";
 import type { Mode, PreflightResult, RestoreResult } from "./backup.schemas";
 import { Problems, readRecords, validateArchive, type ArchiveRules } from "./backup.validate";
@@ -226,6 +226,7 @@ function importStaged(core: Core, files: BackupFiles, pf: PreflightRow, userId: 
         counts: pf.counts,
         committed_at: now.toISOString(),
         cleanup_done_at: null,
+        answered_at: null,
       };
       insertRestore(tx, row);
       recordAudit(tx, {
@@ -263,6 +264,9 @@ function importStaged(core: Core, files: BackupFiles, pf: PreflightRow, userId: 
         core.logger.error("backup restore: removing a replaced attachment file failed", { attachment_id: id, error: e instanceof Error ? e.message : String(e) });
       }
     }
+    // Answered from here on: a repeated call is refused (409 token_consumed). Until this point a
+    // repeated call (after a 500, or a crash and the start-up cleanup) answers cleanup: completed.
+    markAnswered(db.sqlite, restoreId, core.clock.now().toISOString());
     return { backup_id: pf.backup_id, mode: pf.mode, counts };
   } catch (e) {
     if (begun) {

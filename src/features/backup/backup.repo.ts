@@ -359,11 +359,13 @@ export interface RestoreRow {
   counts: string;
   committed_at: string;
   cleanup_done_at: string | null;
+  /** When a request answered this restore's success to its client (null: no client has been told). */
+  answered_at: string | null;
 }
 
 export function insertRestore(tx: Tx, r: RestoreRow): void {
   sqliteOf(tx)
-    .query("INSERT INTO backup_restores (id, user_id, preflight_id, mode, backup_id, counts, committed_at, cleanup_done_at) VALUES (?, ?, ?, ?, ?, ?, ?, NULL)")
+    .query("INSERT INTO backup_restores (id, user_id, preflight_id, mode, backup_id, counts, committed_at, cleanup_done_at, answered_at) VALUES (?, ?, ?, ?, ?, ?, ?, NULL, NULL)")
     .run(r.id, r.user_id, r.preflight_id, r.mode, r.backup_id, r.counts, r.committed_at);
 }
 
@@ -377,4 +379,9 @@ export function findRestoreOfPreflight(s: Database, preflightId: string): Restor
 
 export function markCleanupDone(s: Database, id: string, now: string): void {
   s.query("UPDATE backup_restores SET cleanup_done_at = ? WHERE id = ? AND cleanup_done_at IS NULL").run(now, id);
+}
+
+/** A request is answering the restore's success: from now on its token is consumed (409) for good. */
+export function markAnswered(s: Database, id: string, now: string): void {
+  s.query("UPDATE backup_restores SET answered_at = ? WHERE id = ? AND answered_at IS NULL").run(now, id);
 }
