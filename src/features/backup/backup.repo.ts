@@ -147,6 +147,16 @@ export function recurrenceOfTask(sqlite: Database, taskId: string): string | nul
   return (sqlite.query("SELECT id FROM recurrences WHERE task_id = ?").get(taskId) as { id: string } | null)?.id ?? null;
 }
 
+/** The parent of a task (null: top-level), or undefined when there is no such task. */
+export function parentOfTask(sqlite: Database, taskId: string): string | null | undefined {
+  return (sqlite.query("SELECT parent_id FROM tasks WHERE id = ?").get(taskId) as { parent_id: string | null } | null)?.parent_id;
+}
+
+/** A habit's start_date, or null when there is no such habit. */
+export function habitStartOf(sqlite: Database, habitId: string): string | null {
+  return (sqlite.query("SELECT start_date FROM habits WHERE id = ?").get(habitId) as { start_date: string } | null)?.start_date ?? null;
+}
+
 /** A habit's pauses, as the overlap rule reads them. */
 export function pausesOfHabit(sqlite: Database, habitId: string): { id: string; startDate: string; endDate: string | null }[] {
   return sqlite.query("SELECT id, start_date AS startDate, end_date AS endDate FROM habit_pauses WHERE habit_id = ?").all(habitId) as {

@@ -3,9 +3,10 @@ import { quoted as quote, type FieldProblem } from "../../core/errors";
 import { ContentTypeCheck } from "../attachments/attachments.types";
 import { loadLunar } from "../countdowns/countdowns.occurrence";
 import { lunarFieldsProblem, type LunarFields } from "../countdowns/countdowns.rules";
-import { overlapMessage, overlappingPause, type PausePeriod } from "../habits/habits.rules";
+import { logBeforeStartProblem, overlapMessage, overlappingPause, type PausePeriod } from "../habits/habits.rules";
 import { checkSchedule } from "../recurrence/recurrence.rules";
 import { tagNameKey } from "../tags/tags.repo";
+import { recurrenceOnSubtaskProblem } from "../tasks/tasks.rules";
 import { inflateEntry, jsonNestingOver, JsonArraySplitter, MAX_JSON_DEPTH, readCentralDirectory, ZipError, type ZipEntry, type ZipFile, type ZipLimits } from "./backup.archive";
 import { ENTITIES, Manifest, ManifestEntry, RECORD_SCHEMAS, type Entity } from "./backup.records";
 import type { Mode } from "./backup.schemas";
@@ -132,6 +133,11 @@ class OwnData {
   list = (id: string) => this.has("lists", id);
   tag = (id: string) => this.has("tags", id);
   habit = (id: string) => this.has("habits", id);
+  /** The start_date of the user's habit with this id, or null. */
+  habitStart(id: string): string | null {
+    if (!this.merge) return null;
+    return (this.sqlite.query("SELECT start_date FROM habits WHERE id = ? AND user_id = ?").get(id, this.userId) as { start_date: string } | null)?.start_date ?? null;
+  }
   /** The kind of the user's recurrence with this id, or null. */
   recurrenceKind(id: string): string | null {
     if (!this.merge) return null;
@@ -165,7 +171,8 @@ class Topology {
   /** A recurrence's `exceptions` as its record lists them (non-empty lists only), and as data/recurrence_exceptions.json holds them. */
   listedExceptions = new Map<string, string[]>();
   heldExceptions = new Map<string, Set<string>>();
-  habits = new Set<string>();
+  /** Habit id → its start_date (a log may not lie before it). */
+  habits = new Map<string, string>();
   habitLogs = new Set<string>();
   pauses = new Set<string>();
   countdowns = new Set<string>();
@@ -465,12 +472,17 @@ function collect(t: Topology, own: OwnData, entity: Entity, r: Record<string, un
       return;
     }
     case "habits":
-      if (!dup(t.habits, id)) t.habits.add(id);
+      if (!dup(t.habits, id)) t.habits.set(id, r.start_date as string);
       return;
     case "habit_logs": {
-      const key = `${r.habit_id as string}:${r.date as string}`;
+      const habit = r.habit_id as string;
+      const key = `${habit}:${r.date as string}`;
       if (!dup(t.habitLogs, key)) t.habitLogs.add(key);
-      t.logOf.push({ habit: r.habit_id as string, path: `${path}.habit_id` });
+      t.logOf.push({ habit, path: `${path}.habit_id` });
+      // The API's rule (habits come before their logs in the archive; merge: or the user's own habit).
+      const start = t.habits.get(habit) ?? own.habitStart(habit);
+      const beforeStart = start === null ? null : logBeforeStartProblem(r.date as string, start);
+      if (beforeStart) problems.add(`${path}.date`, beforeStart);
       return;
     }
     case "habit_pauses": {
@@ -515,8 +527,9 @@ function checkRelations(t: Topology, own: OwnData, problems: Problems): void {
   if (t.inboxes.length > 1) problems.add("data/lists.json", "more than one system inbox");
   for (const l of t.listFolder) if (!t.folders.has(l.folder) && !own.folder(l.folder)) problems.add(l.path, `folder ${l.folder} does not exist`);
 
-  const subIds = new Set<string>();
-  for (let i = 0; i < t.subtasks.length; i += 2) subIds.add(t.subtasks[i]!);
+  /** Subtask id → its parent's id. */
+  const subIds = new Map<string, string>();
+  for (let i = 0; i < t.subtasks.length; i += 2) subIds.set(t.subtasks[i]!, t.subtasks[i + 1]!);
   for (let i = 0; i < t.subtasks.length; i += 2) {
     const id = t.subtasks[i]!;
     const parent = t.subtasks[i + 1]!;
@@ -542,15 +555,16 @@ function checkRelations(t: Topology, own: OwnData, problems: Problems): void {
     if (t.parents.has(id)) problems.add(path, "a task with subtasks cannot be a subtask");
     if (i % 2048 === 0 && problems.full) return;
   }
-  const topLevel = (task: string): boolean | null => {
-    if (t.tasks.has(task)) return !subIds.has(task);
-    const o = own.task(task);
-    return o ? o.parentId === null : null;
+  /** The task's parent id (null: top-level), or undefined when there is no such task. */
+  const parentOf = (task: string): string | null | undefined => {
+    if (t.tasks.has(task)) return subIds.get(task) ?? null;
+    return own.task(task)?.parentId;
   };
   for (const r of t.recurrenceOf) {
-    const top = topLevel(r.task);
-    if (top === null) problems.add(r.path, `task ${r.task} does not exist`);
-    else if (!top) problems.add(r.path, "only top-level tasks recur");
+    const parent = parentOf(r.task);
+    const onSubtask = parent === undefined ? null : recurrenceOnSubtaskProblem(parent);
+    if (parent === undefined) problems.add(r.path, `task ${r.task} does not exist`);
+    else if (onSubtask) problems.add(r.path, onSubtask);
     if (t.recurrenceTasks.has(r.task)) problems.add(r.path, "one recurrence per task");
     t.recurrenceTasks.add(r.task);
   }
@@ -587,6 +601,6 @@ function checkRelations(t: Topology, own: OwnData, problems: Problems): void {
     if (problems.full) return;
   }
   for (const [id, a] of t.attachments) {
-    if (topLevel(a.task) === null) problems.add(`data/attachments.json#${id}.task_id`, `task ${a.task} does not exist`);
+    if (parentOf(a.task) === undefined) problems.add(`data/attachments.json#${id}.task_id`, `task ${a.task} does not exist`);
   }
 }

@@ -10,6 +10,7 @@ import { recordAudit } from "../audit/audit.repo";
 import { tagNameKey } from "../tags/tags.repo";
 import { runAfterCommit, type TaskPurgeHooks } from "../tasks/tasks.purge-hooks";
 import { DueAt } from "../tasks/tasks.schemas";
+import { recurrenceOnSubtaskProblem } from "../tasks/tasks.rules";
 import { checkedSeries, isDateOnly, parseRRule } from "../recurrence/recurrence.engine";
 import { loadLunar, needsLunar, type LunarCalendar } from "../countdowns/countdowns.occurrence";
 import { CsvSyntaxError, decodeCell, parseCsv } from "./legacy.csv";
@@ -432,8 +433,15 @@ class LegacyTransfer {
         continue;
       }
       const taskId = maps.tasks.get(r.task_id)!;
-      if (existing.get(taskId)?.has_recurrence) {
+      const had = existing.get(taskId);
+      if (had?.has_recurrence) {
         problems.push({ code: "validation_failed", path: locate("recurrences", i, "task_id"), message: `task ${r.task_id} already has a recurrence here` });
+        continue;
+      }
+      // Merge: a task the user already has (skipped) may be a subtask here, whatever the file says of it.
+      const onSubtask = had ? recurrenceOnSubtaskProblem(had.parent_id) : null;
+      if (onSubtask) {
+        problems.push({ code: "validation_failed", path: locate("recurrences", i, "task_id"), message: `task ${r.task_id} already exists here as a subtask: ${onSubtask}` });
         continue;
       }
       ins.recurrence(maps.recurrences.get(r.id)!, userId, taskId, { ...r, dtstart: c.dtstart.get(r.id) ?? null });
@@ -849,7 +857,8 @@ function checkReferences(f: StoredFile, locate: Locate, lunarCalendar: LunarCale
       return;
     }
     const task = recordAt(f, "tasks", ti);
-    if (task.parent_id !== null) problems.push({ code: "validation_failed", path: locate("recurrences", i, "task_id"), message: "a subtask cannot recur" });
+    const onSubtask = recurrenceOnSubtaskProblem(task.parent_id);
+    if (onSubtask) problems.push({ code: "validation_failed", path: locate("recurrences", i, "task_id"), message: onSubtask });
     if (recurring.has(r.task_id)) problems.push({ code: "validation_failed", path: locate("recurrences", i, "task_id"), message: `task ${r.task_id} has two recurrences` });
     recurring.add(r.task_id);
     if (r.kind !== "rrule") return;
