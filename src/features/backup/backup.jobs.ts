@@ -8,6 +8,8 @@ import { newId, newToken } from "../../core/ids";
 import { Streamed, type Job, type JobHandlers } from "../../core/jobs/jobs.host";
 import { localDate } from "../../core/time";
 import { recordAudit } from "../audit/audit.repo";
+import { assertWithinQuota, attachmentQuota } from "../attachments/attachments.quota";
+import { usedBytes } from "../attachments/attachments.repo";
 import { loadLunar } from "../countdowns/countdowns.occurrence";
 import { inflateEntry, readCentralDirectory, ZipFile, type ZipError } from "./backup.archive";
 import { exportStream } from "./backup.export";
@@ -55,7 +57,14 @@ const sha256Hex = (s: string) => new Bun.CryptoHasher("sha256").update(s).digest
 
 function limitsOf(core: Core): ArchiveRules {
   const c = core.config;
-  return { maxEntries: c.backupMaxEntries, maxRatio: c.backupMaxRatio, maxTotalBytes: c.backupMaxInflatedBytes, attachmentMaxBytes: c.attachmentMaxBytes };
+  const quota = attachmentQuota(c);
+  return {
+    maxEntries: c.backupMaxEntries,
+    maxRatio: c.backupMaxRatio,
+    maxTotalBytes: c.backupMaxInflatedBytes,
+    attachmentMaxBytes: c.attachmentMaxBytes,
+    attachmentQuota: quota === null ? null : { bytes: quota, usedBy: (userId) => usedBytes(core.db.orm, userId) },
+  };
 }
 
 export function backupJobs(): JobHandlers {
@@ -216,7 +225,15 @@ function importStaged(core: Core, files: BackupFiles, pf: PreflightRow, userId: 
         late = attachmentIdsOf(sq, userId).filter((id) => !known.has(id));
         deleteBusinessData(tx, userId);
       }
+      const usedBefore = usedBytes(tx, userId);
       importArchive(sq, zip, entries, pf.mode, userId);
+      // The upload's quota, exactly (the preflight's figure may be stale: files uploaded since).
+      const added = usedBytes(tx, userId) - usedBefore;
+      const quota = attachmentQuota(core.config);
+      assertWithinQuota(quota, usedBefore, added, {
+        path: "preflight_token",
+        message: `the restore would add ${added} bytes of attachments; ${Math.max(0, (quota ?? 0) - usedBefore)} are left of your attachment quota`,
+      });
       const row: RestoreRow = {
         id: restoreId,
         user_id: userId,

@@ -1,11 +1,13 @@
 import type { Database } from "bun:sqlite";
 import { quoted as quote, type FieldProblem } from "../../core/errors";
+import { exceedsQuota } from "../attachments/attachments.quota";
 import { ContentTypeCheck } from "../attachments/attachments.types";
 import { loadLunar } from "../countdowns/countdowns.occurrence";
 import { lunarFieldsProblem, type LunarFields } from "../countdowns/countdowns.rules";
 import { logBeforeStartProblem, overlapMessage, overlappingPause, type PausePeriod } from "../habits/habits.rules";
 import { checkSchedule } from "../recurrence/recurrence.rules";
 import { tagNameKey } from "../tags/tags.repo";
+import { ledgerLookup } from "./backup.repo";
 import { recurrenceOnSubtaskProblem } from "../tasks/tasks.rules";
 import { inflateEntry, jsonNestingOver, JsonArraySplitter, MAX_JSON_DEPTH, readCentralDirectory, ZipError, type ZipEntry, type ZipFile, type ZipLimits } from "./backup.archive";
 import { ENTITIES, Manifest, ManifestEntry, RECORD_SCHEMAS, type Entity } from "./backup.records";
@@ -32,6 +34,8 @@ export const DATA_ORDER: Entity[] = [...ENTITIES];
 export interface ArchiveRules extends ZipLimits {
   /** APP_ATTACHMENT_MAX_BYTES: an attachment larger than an upload may be is refused. */
   attachmentMaxBytes: number;
+  /** APP_ATTACHMENT_QUOTA_BYTES (null: none), and the bytes a user's attachments take now. */
+  attachmentQuota: { bytes: number; usedBy(userId: string): number } | null;
 }
 
 export interface ValidArchive {
@@ -133,6 +137,8 @@ class OwnData {
   list = (id: string) => this.has("lists", id);
   tag = (id: string) => this.has("tags", id);
   habit = (id: string) => this.has("habits", id);
+  /** An attachment a merge would not add: the user's own, or one an earlier merge imported (the ledger). */
+  attachmentKnown = (id: string) => this.has("attachments", id) || (this.merge && ledgerLookup(this.sqlite, this.userId, "attachments", id) !== null);
   /** The start_date of the user's habit with this id, or null. */
   habitStart(id: string): string | null {
     if (!this.merge) return null;
@@ -394,10 +400,27 @@ async function validate(
   for (const id of topo.attachments.keys()) {
     if (!entries.has(`attachments/${id}`)) problems.add(`attachments/${id}`, "attachment metadata without its bytes");
   }
+  checkQuota(topo, own, mode, userId, limits, problems);
 
   checkRelations(topo, own, problems);
   if (problems.list.length > 0) return { ok: false, problems: problems.list };
   return { ok: true, archive: { manifest, counts, entries } };
+}
+
+/**
+ * The upload's quota rule (attachments.quota.ts) for what the restore would add: replace, the
+ * archive's attachments instead of yours; merge, the ones you do not have yet beside yours. The
+ * restore checks it again, exactly, in its transaction (413 storage_quota_exceeded, as an upload).
+ */
+function checkQuota(t: Topology, own: OwnData, mode: Mode, userId: string, rules: ArchiveRules, problems: Problems): void {
+  const quota = rules.attachmentQuota;
+  if (quota === null || t.attachments.size === 0) return;
+  let adding = 0;
+  for (const [id, a] of t.attachments) if (mode === "replace" || !own.attachmentKnown(id)) adding += a.size;
+  const used = mode === "replace" ? 0 : quota.usedBy(userId);
+  if (!exceedsQuota(quota.bytes, used, adding)) return;
+  const beside = mode === "replace" ? "in place of yours" : `beside the ${used} bytes yours take`;
+  problems.add("data/attachments.json", `the attachments would take ${used + adding} bytes (${adding} ${beside}); your attachment quota is ${quota.bytes} bytes (APP_ATTACHMENT_QUOTA_BYTES)`);
 }
 
 function collect(t: Topology, own: OwnData, entity: Entity, r: Record<string, unknown>, path: string, problems: Problems, rules: ArchiveRules): void {
