@@ -19,7 +19,7 @@ import { importArchive } from "./backup.import";
 import { attachmentIdsOf, consumePreflight, deleteBusinessData, insertPreflight, insertRestore, markAnswered, pendingOf, type PreflightRow, type RestoreRow } from "./backup.repo";
 import { finishRestoreFiles } from "./backup.reconcile";
 import type { Mode, PreflightResult, RestoreResult } from "./backup.schemas";
-import { Problems, readRecords, validateArchive, type ArchiveRules } from "./backup.validate";
+import { ARCHIVE_DIRECTORIES, Problems, readRecords, validateArchive, type ArchiveRules } from "./backup.validate";
 
 /**
  * The backup's heavy work, run in the job worker (src/jobs.worker.ts) with the worker's own
@@ -59,6 +59,7 @@ function limitsOf(core: Core): ArchiveRules {
   const c = core.config;
   const quota = attachmentQuota(c);
   return {
+    emptyDirectories: ARCHIVE_DIRECTORIES,
     maxEntries: c.backupMaxEntries,
     maxRatio: c.backupMaxRatio,
     maxTotalBytes: c.backupMaxInflatedBytes,

@@ -27,6 +27,8 @@ const MANIFEST_MAX_BYTES = 64 * 1024 * 1024;
 const MANIFEST_BYTES_PER_ENTRY = 256;
 const MANIFEST_BASE_BYTES = 64 * 1024;
 const ATTACHMENT_ENTRY = /^attachments\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/;
+/** The folders of the layout (data/…, attachments/…): their directory entries are accepted when empty. */
+export const ARCHIVE_DIRECTORIES: ReadonlySet<string> = new Set(["data/", "attachments/"]);
 /** Data entries in dependency order (references point to earlier kinds). */
 export const DATA_ORDER: Entity[] = [...ENTITIES];
 
