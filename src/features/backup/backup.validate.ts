@@ -7,10 +7,10 @@ import { lunarFieldsProblem, type LunarFields } from "../countdowns/countdowns.r
 import { logBeforeStartProblem, overlapMessage, overlappingPause, type PausePeriod } from "../habits/habits.rules";
 import { checkSchedule } from "../recurrence/recurrence.rules";
 import { tagNameKey } from "../tags/tags.repo";
-import { ledgerLookup } from "./backup.repo";
 import { recurrenceOnSubtaskProblem } from "../tasks/tasks.rules";
 import { inflateEntry, jsonNestingOver, JsonArraySplitter, MAX_JSON_DEPTH, readCentralDirectory, ZipError, type ZipEntry, type ZipFile, type ZipLimits } from "./backup.archive";
 import { ENTITIES, Manifest, ManifestEntry, RECORD_SCHEMAS, type Entity } from "./backup.records";
+import { ledgerLookup } from "./backup.repo";
 import type { Mode } from "./backup.schemas";
 
 // Until core/problem.ts caps every problem list centrally (issue 11 §1), the same values here;
