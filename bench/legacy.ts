@@ -1,4 +1,5 @@
-// Legacy export and replace-restore of a 100,000-task account: seconds and the server's peak RSS.
+// Legacy export and replace-restore of a 100,000-task account: seconds and the server's peak RSS
+// (the CSV restore both as a text/csv body and as the multipart field `file`).
 // The account is built by bench/tasks-seed.ts (100,000 tasks, 10% subtasks, tags, 50 lists).
 // Usage: bun bench/legacy.ts     (dist/app when built; APP_EXE= bun bench/legacy.ts runs bun src/main.ts)
 import { rmSync } from "node:fs";
@@ -52,8 +53,11 @@ const created = await fetch(`${server.base}/api/v1/users`, { method: "POST", hea
 if (created.status !== 201) throw new Error(`user: ${created.status}`);
 const target = await setupAndLogin(server.base, "target", "target-password-1");
 
-async function restore(path: string, body: string, contentType: string) {
-  const r = await fetch(`${server.base}/api/v1/${path}`, { method: "POST", headers: { cookie: target.cookie, "x-csrf-token": target.csrf, "content-type": contentType }, body });
+async function restore(path: string, body: string | FormData, contentType: string | null) {
+  const headers: Record<string, string> = { cookie: target.cookie, "x-csrf-token": target.csrf };
+  // A FormData body brings its own multipart Content-Type (with the boundary).
+  if (contentType) headers["content-type"] = contentType;
+  const r = await fetch(`${server.base}/api/v1/${path}`, { method: "POST", headers, body });
   const j = (await r.json()) as { counts?: { tasks: number } };
   if (r.status !== 200) throw new Error(`${path}: ${r.status} ${JSON.stringify(j).slice(0, 300)}`);
   return j.counts!.tasks;
@@ -64,6 +68,10 @@ const r2 = await measured(server, () => restore("restore?mode=replace", json.res
 line("POST /restore?mode=replace (100k replaced)", r2, `${r2.result} tasks`);
 const r3 = await measured(server, () => restore("restore.csv?mode=replace", csv.result, "text/csv"));
 line("POST /restore.csv?mode=replace (100k replaced)", r3, `${r3.result} tasks`);
+const form = new FormData();
+form.append("file", new Blob([csv.result], { type: "text/csv" }), "export.csv");
+const r4 = await measured(server, () => restore("restore.csv?mode=replace", form, null));
+line("POST /restore.csv multipart (100k replaced)", r4, `${r4.result} tasks`);
 const again = await fetch(`${server.base}/api/v1/export`, { headers: { cookie: target.cookie } });
 const doc2 = JSON.parse(await again.text()) as { tasks: unknown[] };
 console.log(`round trip: ${doc2.tasks.length} tasks exported again from the restored account`);

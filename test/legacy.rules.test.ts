@@ -61,6 +61,31 @@ describe("legacy restore: the API's rules", () => {
     expect(r.body.errors).toContainEqual({ path: `line ${i + 1}, column ${header.indexOf("pinned") + 1} (pinned)`, message: "an archived countdown cannot be pinned (archiving unpins)" });
   });
 
+  test("a recurrence on a subtask, by the API's rule (tasks.rules.ts)", async () => {
+    const c = await signedInUser(app, admin, uname("ros"));
+    const f = copy();
+    const t = f.tasks.find((x: { id: string }) => x.id === f.recurrences[0].task_id);
+    f.tasks.push({ ...t, id: "parent-of-the-recurring-one", title: "parent" });
+    t.parent_id = "parent-of-the-recurring-one";
+    const r = await refused(() => c.post("/api/v1/restore?mode=replace", f), 422, "validation_failed");
+    expect(r.body.errors).toContainEqual({ path: "recurrences.0.task_id", message: "only top-level tasks recur; this task is a subtask of task parent-of-the-recurring-one" });
+  });
+
+  test("merge: a recurrence for a task you already have as a subtask, which the file has top-level (was restored: a recurring subtask)", async () => {
+    const c = await signedInUser(app, admin, uname("rex"));
+    const parent = await mkTask(c, { title: "parent" });
+    const sub = await mkTask(c, { title: "sub", parent_id: parent.id, due_at: "2026-11-02" });
+    const f = (await c.get("/api/v1/export")).body;
+    f.tasks.find((x: { id: string }) => x.id === sub.id).parent_id = null;
+    f.recurrences = [{ ...file.recurrences[0], id: "a-new-recurrence", task_id: sub.id }];
+    const r = await refused(() => c.post("/api/v1/restore?mode=merge", f), 422, "validation_failed");
+    expect(r.body.errors).toContainEqual({
+      path: "recurrences.0.task_id",
+      message: `task ${sub.id} already exists here as a subtask: only top-level tasks recur; this task is a subtask of task ${parent.id}`,
+    });
+    expect((await c.get(`/api/v1/tasks/${sub.id}/recurrence`)).body).toBeNull();
+  });
+
   test("an RRULE is stored in the API's canonical text (it was stored as written)", async () => {
     const c = await signedInUser(app, admin, uname("rea"));
     const f = copy();

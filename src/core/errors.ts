@@ -95,13 +95,13 @@ export const payloadTooLarge = (limit: number) =>
  * A user's attachments would pass the attachment quota. 413 like a file over the size limit (the
  * client can fix it: a smaller file, or delete some), with its own code so a client can tell them apart.
  */
-export const storageQuotaExceeded = (quotaBytes: number, usedBytes: number) =>
+export const storageQuotaExceeded = (quotaBytes: number, usedBytes: number, problem?: FieldProblem) =>
   new AppError(
     "storage_quota_exceeded",
     413,
     "Storage quota exceeded",
     `your attachments may take at most ${quotaBytes} bytes; ${usedBytes} are used, ${Math.max(0, quotaBytes - usedBytes)} are left`,
-    [{ path: "file", message: `larger than the ${Math.max(0, quotaBytes - usedBytes)} bytes left of your attachment quota` }],
+    [problem ?? { path: "file", message: `larger than the ${Math.max(0, quotaBytes - usedBytes)} bytes left of your attachment quota` }],
   );
 export const validationFailed = (errors: FieldProblem[], detail = "the request is invalid") =>
   new AppError("validation_failed", 422, "Validation failed", detail, errors);

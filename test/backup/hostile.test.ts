@@ -188,7 +188,8 @@ describe("preflight rejects hostile ZIP structure", () => {
   test("a symbolic link", async () => {
     await rejects(withExtra({ name: "attachments/link", data: strToU8("/etc/passwd"), method: 0, madeBy: 0x0314, externalAttr: (0o120777 << 16) >>> 0 }), /symbolic links/);
   });
-  test("a directory entry", () => rejects(withExtra({ name: "attachments/", data: new Uint8Array(0), method: 0 }), /directory/));
+  // The layout's own folders (`data/`, `attachments/`) are accepted when empty: directories.test.ts.
+  test("a directory entry outside the layout", () => rejects(withExtra({ name: "extra/", data: new Uint8Array(0), method: 0 }), /unexpected directory entry/));
   test("an encrypted entry", () => rejects(withExtra({ name: "data/secret.json", data: strToU8("[]"), flags: 1 }), /encrypted/));
   test("a compression method other than stored/deflate", () => rejects(withExtra({ name: "data/bz.json", data: strToU8("[]"), method: 12 }), /method 12/));
   test("a name that is not UTF-8", () => rejects(withExtra({ name: new Uint8Array([0x64, 0xff, 0xfe]), data: strToU8("x"), flags: 0x800 }), /not UTF-8/));

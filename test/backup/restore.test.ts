@@ -2,6 +2,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { dump, FixedClock, makeTestApp, setupAdmin, signedInUser, type TestApp, type TestClient } from "../helpers/app";
+import { reconcileAtStartup } from "../../src/features/backup/backup.reconcile";
 import { BACKUP_TABLES, entriesOf, exportBytes, preflight, readJson, rebuild, seed, sha256, userData, withFreshIds } from "./helpers";
 
 let app: TestApp;
@@ -440,6 +441,52 @@ describe("faults in process", () => {
     const r3 = await restore(a, token, "replace");
     expect(r3.status).toBe(409);
     expect(r3.body.code).toBe("token_consumed");
+  });
+
+  test("a restart that already finished the cleanup: the same token answers 200 cleanup: completed once (was 409 token_consumed), then 409", async () => {
+    app = makeTestApp();
+    const a = await setupAdmin(app);
+    const ids = await seed(a);
+    const uid = await me(a);
+    const zip = await exportBytes(app, a);
+    const restored = userData(app.db, uid);
+    await a.post("/api/v1/memos", { content: "to be replaced" });
+    const token = await tokenFor(a, zip, "replace");
+    // The import commits, then the process "dies" before its cleanup (no answer but a 500).
+    process.env.APP_FAILPOINT = "restore.after_commit";
+    process.env.APP_FAILPOINT_ACTION = "throw";
+    expect((await restore(a, token, "replace")).status).toBe(500);
+    delete process.env.APP_FAILPOINT;
+    expect(readdirSync(join(app.dir, "backup", "restores")).length).toBe(1);
+    // What the next start does: the committed restore's files are rolled forward, its cleanup finished.
+    reconcileAtStartup(app.handle.core);
+    expect(readdirSync(join(app.dir, "backup", "restores"))).toEqual([]);
+    const audits = app.db.sqlite.query("SELECT count(*) AS n FROM audit_logs WHERE action = 'backup_restored'").get();
+    const r = await restore(a, token, "replace");
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ mode: "replace", cleanup: "completed" });
+    expect(r.body.counts.tasks).toBe(3);
+    // Nothing imported again, nothing audited again.
+    expect(userData(app.db, uid)).toEqual(restored);
+    expect(app.db.sqlite.query("SELECT count(*) AS n FROM audit_logs WHERE action = 'backup_restored'").get()).toEqual(audits);
+    expect((await a.get(`/api/v1/attachments/${ids.attachment}`)).text).toBe("hello a\n");
+    const again = await restore(a, token, "replace");
+    expect(again.status).toBe(409);
+    expect(again.body.code).toBe("token_consumed");
+  });
+
+  test("a restore that answered 200: the same token is consumed (409), the restore row says it was answered", async () => {
+    app = makeTestApp();
+    const a = await setupAdmin(app);
+    await seed(a);
+    const token = await tokenFor(a, await exportBytes(app, a), "merge");
+    expect((await restore(a, token, "merge")).status).toBe(200);
+    expect(app.db.sqlite.query("SELECT answered_at IS NOT NULL AND cleanup_done_at IS NOT NULL AS done FROM backup_restores").get()).toEqual({ done: 1 });
+    const before = dump(app.db, ["audit_logs", "sessions"]);
+    const r = await restore(a, token, "merge");
+    expect(r.status).toBe(409);
+    expect(r.body.code).toBe("token_consumed");
+    expect(dump(app.db, ["audit_logs", "sessions"])).toEqual(before);
   });
 
   test("a failure before commit puts every file back", async () => {

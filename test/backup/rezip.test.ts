@@ -70,7 +70,7 @@ async function restoresAsExported(zip: Uint8Array) {
   expect(userData(app.db, uid)).toEqual(before);
 }
 
-/** The file names in the order of the export (no directory entries: those are refused). */
+/** The file names in the order of the export (no directory entries: directories.test.ts has those). */
 const names = () => Object.keys(files);
 
 function run(cmd: string[], cwd: string) {

@@ -217,6 +217,94 @@ describe("tasks and recurrences", () => {
   });
 });
 
+describe("rules the API gained (contract §12): refused at preflight by the API's own rule functions", () => {
+  test("a habit log before its habit's start_date (the API: 422 on start_date)", async () => {
+    const e = changed("data/habit_logs.json", (r) => r.map((l) => ({ ...l, date: "2024-12-31" })));
+    await refused(rebuild(e), "data/habit_logs.json[0].date", /^2024-12-31 is before the habit's start date \(2025-01-01\); move the start date back/);
+  });
+
+  test("merge: a log for one of your habits (not in the archive) before its start_date", async () => {
+    const e = clone();
+    writeJson(e, "data/habits.json", []);
+    writeJson(e, "data/habit_pauses.json", []);
+    writeJson(e, "data/habit_logs.json", readJson<Rec[]>(e, "data/habit_logs.json").map((l) => ({ ...l, date: "2024-06-30" })));
+    await refused(rebuild(e), "data/habit_logs.json[0].date", /^2024-06-30 is before the habit's start date \(2025-01-01\)/, "merge");
+  });
+
+  test("a recurrence on a subtask (the API: a subtask cannot recur, a recurring task cannot become a subtask)", async () => {
+    const e = changed("data/recurrences.json", (r) => r.map((x) => ({ ...x, task_id: ids.sub })));
+    await refused(rebuild(e), "data/recurrences.json[0].task_id", new RegExp(`only top-level tasks recur; this task is a subtask of task ${ids.task}`));
+    // Merge: one of your subtasks, not in the archive.
+    const own = changed("data/recurrences.json", (r) => r.map((x) => ({ ...x, task_id: ids.sub })));
+    writeJson(own, "data/tasks.json", readJson<Rec[]>(own, "data/tasks.json").filter((t) => t.id !== ids.sub));
+    await refused(rebuild(own), "data/recurrences.json[0].task_id", /only top-level tasks recur/, "merge");
+  });
+});
+
+describe("merge: records an earlier merge mapped, changed since through the API (409 merge_conflict, nothing changes)", () => {
+  const X = "01900000-0000-7000-8000-0000000000a1";
+  const R = "01900000-0000-7000-8000-0000000000a2";
+  const H = "01900000-0000-7000-8000-0000000000a3";
+
+  /** A fresh account with the seed, and its export. */
+  async function account() {
+    const other = makeTestApp();
+    const b = await setupAdmin(other);
+    const s = await seed(b, "b");
+    return { other, b, s, e: entriesOf(await exportBytes(other, b)) };
+  }
+  async function merged(b: TestClient, zip: Uint8Array) {
+    const pf = await preflight(b, zip, "merge");
+    expect(pf.status).toBe(200);
+    return b.post("/api/v1/backup/restore", { preflight_token: pf.body.preflight_token, mode: "merge" });
+  }
+  async function conflict(other: typeof app, b: TestClient, zip: Uint8Array, path: string, message: RegExp) {
+    const pf = await preflight(b, zip, "merge");
+    expect(pf.status).toBe(200);
+    const before = dump(other.db);
+    const r = await b.post("/api/v1/backup/restore", { preflight_token: pf.body.preflight_token, mode: "merge" });
+    expect(r.status).toBe(409);
+    expect(r.body.code).toBe("merge_conflict");
+    const errors = r.body.errors as { path: string; message: string }[];
+    if (!errors.some((x) => x.path === path && message.test(x.message))) throw new Error(`no conflict ${message} at ${path} in ${JSON.stringify(errors)}`);
+    const after = dump(other.db);
+    for (const t of Object.keys(before)) if (t !== "backup_preflights") expect({ t, rows: after[t] }).toEqual({ t, rows: before[t] });
+  }
+
+  test("a new recurrence for a task that has become a subtask since (was restored: a recurring subtask)", async () => {
+    const { other, b, s, e } = await account();
+    try {
+      const tasks = readJson<Rec[]>(e, "data/tasks.json");
+      const inboxTask = tasks.find((t) => t.id === s.inboxTask)!;
+      writeJson(e, "data/tasks.json", [...tasks, { ...inboxTask, id: X, title: "to become a subtask" }]);
+      expect((await merged(b, rebuild(e))).status).toBe(200);
+      const x = (await b.get(`/api/v1/tasks/${X}`)).body;
+      expect((await b.patch(`/api/v1/tasks/${X}`, { parent_id: s.inboxTask, version: x.version })).status).toBe(200);
+      // The same archive again, with a recurrence for X: in the archive X is top-level (preflight passes).
+      const recs = readJson<Rec[]>(e, "data/recurrences.json");
+      writeJson(e, "data/recurrences.json", [...recs, { ...recs[0]!, id: R, task_id: X, exceptions: [] }]);
+      await conflict(other, b, rebuild(e), `recurrences/${R}`, new RegExp(`task ${X}: only top-level tasks recur; this task is a subtask of task ${s.inboxTask}`));
+    } finally {
+      other.close();
+    }
+  });
+
+  test("a new log before the start_date its habit has been given since (was restored: a log the grid never shows)", async () => {
+    const { other, b, s, e } = await account();
+    try {
+      const habits = readJson<Rec[]>(e, "data/habits.json");
+      writeJson(e, "data/habits.json", [...habits, { ...habits.find((h) => h.id === s.habit)!, id: H, name: "moved later" }]);
+      expect((await merged(b, rebuild(e))).status).toBe(200);
+      expect((await b.patch(`/api/v1/habits/${H}`, { start_date: "2025-06-01" })).status).toBe(200);
+      const logs = readJson<Rec[]>(e, "data/habit_logs.json");
+      writeJson(e, "data/habit_logs.json", [...logs, { ...logs[0]!, habit_id: H, date: "2025-03-01" }]);
+      await conflict(other, b, rebuild(e), `habit_logs/${H}:2025-03-01`, /^2025-03-01 is before the habit's start date \(2025-06-01\)/);
+    } finally {
+      other.close();
+    }
+  });
+});
+
 describe("archive structure", () => {
   test("a manifest `entries` key `__proto__` naming a missing entry", async () => {
     const z = rebuild(clone());

@@ -13,6 +13,8 @@ const ROOT = resolve(import.meta.dir, "../..");
 export interface SpawnedServer {
   base: string;
   port: number;
+  /** The server's data directory (removed by stop()). */
+  dir: string;
   /** Every line the server printed on stdout so far (JSON log lines). */
   lines: string[];
   stop(): Promise<void>;
@@ -56,6 +58,7 @@ export async function spawnServer(opts: { env?: Record<string, string> } = {}): 
   return {
     base,
     port: Number(new URL(base).port),
+    dir,
     lines,
     async stop() {
       proc.kill("SIGTERM");

@@ -29,7 +29,10 @@ export const backupPreflights = sqliteTable(
 // One committed restore. Written in the importing transaction, so its presence is the proof that
 // the import committed: start-up reconciliation of <data>/backup/restores/<id>/ reads it to roll
 // the attachment files forward (row present) or back (row absent). cleanup_done_at stays null
-// until the quarantined files are gone; the cleanup retry (same token) looks for that.
+// until the quarantined files are gone. answered_at is set when a request has answered the
+// restore's success to its client (the restore's own 200, or the cleanup retry's): until then
+// (the cleanup failed and answered 500, or the server died after the commit and finished the
+// cleanup at start-up) the same token answers 200 `cleanup: "completed"` and imports nothing.
 export const backupRestores = sqliteTable(
   "backup_restores",
   {
@@ -43,6 +46,7 @@ export const backupRestores = sqliteTable(
     counts: text("counts").notNull(),
     committedAt: text("committed_at").notNull(),
     cleanupDoneAt: text("cleanup_done_at"),
+    answeredAt: text("answered_at"),
   },
   (t) => [uniqueIndex("backup_restores_preflight_uq").on(t.preflightId)],
 );

@@ -73,6 +73,11 @@ export class MultipartReader {
     return this.total;
   }
 
+  /** The body's declared Content-Length, or null (chunked). */
+  get declaredBytes(): number | null {
+    return this.declaredLength;
+  }
+
   /** The next chunk of the body (counted against the limit), or null at its end. */
   private async readChunk(): Promise<Buffer | null> {
     if (this.eof) return null;

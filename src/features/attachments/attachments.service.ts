@@ -1,6 +1,6 @@
 import type { Core } from "../../core/core";
 import { readTx, writeTx, type Tx } from "../../core/db";
-import { AppError, notFound, payloadTooLarge, storageQuotaExceeded, validationFailed } from "../../core/errors";
+import { AppError, notFound, payloadTooLarge, validationFailed } from "../../core/errors";
 import { newId } from "../../core/ids";
 import { findTaskWithList } from "../tasks/tasks.repo";
 import type { TaskPurgeHooks } from "../tasks/tasks.purge-hooks";
@@ -19,6 +19,7 @@ import type { MultipartReader } from "./attachments.multipart";
 import { cleanFilename } from "./attachments.names";
 import { AttachmentStorage, type TempFile } from "./attachments.storage";
 import { ContentTypeCheck } from "./attachments.types";
+import { assertWithinQuota, attachmentQuota } from "./attachments.quota";
 
 /** Bytes of multipart framing (boundaries, part headers, small extra fields) allowed beyond the file limit. */
 export const MULTIPART_OVERHEAD = 64 * 1024;
@@ -62,7 +63,7 @@ export class AttachmentsService {
 
   /** Bytes all of one user's attachments may take, or null (APP_ATTACHMENT_QUOTA_BYTES=0: no quota). */
   get quotaBytes(): number | null {
-    return this.core.config.attachmentQuotaBytes > 0 ? this.core.config.attachmentQuotaBytes : null;
+    return attachmentQuota(this.core.config);
   }
 
   /** The task named in the URL: the user's, live, in an active list; 404 otherwise. */
@@ -131,7 +132,8 @@ export class AttachmentsService {
       const check = new ContentTypeCheck(part.contentType, filename, unsupported);
       for await (const chunk of body.partData()) {
         size += chunk.byteLength;
-        if (quota !== null && size > left && left < max) throw storageQuotaExceeded(quota, usedAtStart);
+        // Past what is left of the quota: refused at once (a file over the size limit too is 413 payload_too_large when the quota leaves more than that).
+        if (left < max) assertWithinQuota(quota, usedAtStart, size);
         if (size > max) throw payloadTooLarge(max);
         hasher.update(chunk);
         check.push(chunk);
@@ -162,10 +164,7 @@ export class AttachmentsService {
         writeTx(this.core.db, (tx) => {
           // Checked again under the write lock: the task may have been purged during the upload.
           this.requireVisibleTask(tx, userId, taskId);
-          if (quota !== null) {
-            const used = usedBytes(tx, userId);
-            if (used + size > quota) throw storageQuotaExceeded(quota, used);
-          }
+          if (quota !== null) assertWithinQuota(quota, usedBytes(tx, userId), size);
           insertAttachment(tx, record);
           this.storage.commit(file, record.id);
         });

@@ -24,6 +24,12 @@ export interface ZipEntry {
 }
 
 export interface ZipLimits {
+  /**
+   * Directory entries accepted when empty, by name (`data/`): the folders the expected entries
+   * live in, which common tools (7-Zip, macOS's Compress) write as entries of their own. They are
+   * checked like any entry and then left out of the list; any other directory entry is refused.
+   */
+  emptyDirectories?: ReadonlySet<string>;
   maxEntries: number;
   /** Inflated bytes per compressed byte, checked for entries past RATIO_GRACE_BYTES. */
   maxRatio: number;
@@ -120,6 +126,7 @@ export function readCentralDirectory(zip: ZipFile, limits: ZipLimits, problems: 
   if (cd.length !== cdSize) throw new ZipError("archive", "truncated central directory");
 
   const entries: ZipEntry[] = [];
+  const directories: ZipEntry[] = [];
   const names = new Set<string>();
   const nfcNames = new Set<string>();
   let total = 0;
@@ -179,9 +186,17 @@ export function readCentralDirectory(zip: ZipFile, limits: ZipLimits, problems: 
       problems.push(new ZipError(name, "symbolic links are not allowed"));
       continue;
     }
-    if (name.endsWith("/") || (extAttr & 0x10) !== 0 || (unixMode & 0o170000) === 0o040000) {
-      problems.push(new ZipError(name, "unexpected directory entry"));
-      continue;
+    const directory = name.endsWith("/") || (extAttr & 0x10) !== 0 || (unixMode & 0o170000) === 0o040000;
+    if (directory) {
+      if (!name.endsWith("/") || !limits.emptyDirectories?.has(name)) {
+        problems.push(new ZipError(name, "unexpected directory entry"));
+        continue;
+      }
+      // Nothing in it: no bytes, and at most the two bytes of an empty deflate stream.
+      if (size !== 0 || crc !== 0 || compressedSize > 2) {
+        problems.push(new ZipError(name, "a directory entry with content"));
+        continue;
+      }
     }
     if ((flags & 0x41) !== 0) {
       problems.push(new ZipError(name, "encrypted entries are not allowed"));
@@ -247,11 +262,14 @@ export function readCentralDirectory(zip: ZipFile, limits: ZipLimits, problems: 
       problems.push(new ZipError(name, "the entry runs into the central directory (truncated or corrupt)"));
       continue;
     }
-    entries.push({ name, method, flags, crc, compressedSize, size, localOffset, dataOffset, end });
+    const entry = { name, method, flags, crc, compressedSize, size, localOffset, dataOffset, end };
+    // An accepted directory entry takes part in the overlap check below, and is not listed.
+    if (directory) directories.push(entry);
+    else entries.push(entry);
   }
   if (p !== cd.length) throw new ZipError("archive", "the central directory size disagrees with its entries");
   if (total > limits.maxTotalBytes) throw new ZipError("archive", `the archive inflates to more than ${limits.maxTotalBytes} bytes`);
-  const sorted = [...entries].sort((a, b) => a.localOffset - b.localOffset);
+  const sorted = [...entries, ...directories].sort((a, b) => a.localOffset - b.localOffset);
   for (let i = 1; i < sorted.length; i++) {
     if (sorted[i]!.localOffset < sorted[i - 1]!.end) problems.push(new ZipError(sorted[i]!.name, `overlaps entry ${sorted[i - 1]!.name}`));
   }

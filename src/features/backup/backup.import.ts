@@ -5,17 +5,20 @@ import {
   findHabitLog,
   findRecord,
   findRecurrenceException,
+  habitStartOf,
   hasPinnedCountdown,
   inboxOf,
   insertRecord,
   ledgerLookup,
   ledgerRecord,
   ownerOf,
+  parentOfTask,
   pausesOfHabit,
   recurrenceOfTask,
   tagIdByName,
 } from "./backup.repo";
-import { overlapMessage, overlappingPause, type PausePeriod } from "../habits/habits.rules";
+import { logBeforeStartProblem, overlapMessage, overlappingPause, type PausePeriod } from "../habits/habits.rules";
+import { recurrenceOnSubtaskProblem } from "../tasks/tasks.rules";
 import { storedFields, type Entity } from "./backup.records";
 import type { Mode } from "./backup.schemas";
 import { DATA_ORDER, PROBLEM_LIST_MAX, Problems, readRecords } from "./backup.validate";
@@ -42,8 +45,8 @@ export function importArchive(s: Database, zip: ZipFile, entries: Map<string, Zi
   for (const e of DATA_ORDER) maps.set(e, new Map());
   const conflicts: FieldProblem[] = [];
   const problems = new Problems();
-  /** A habit's pauses before the import, read on the habit's first incoming pause. */
-  const ownPauses = new Map<string, PausePeriod[]>();
+  /** What the rules read of the user's habits: their pauses before the import, their start dates. */
+  const own: OwnHabits = { pauses: new Map(), starts: new Map() };
   const conflict = (entity: Entity, key: string, message: string) => {
     // Still mapped, so that records referring to it are checked too (the whole import rolls back).
     maps.get(entity)!.set(key, key);
@@ -107,7 +110,7 @@ export function importArchive(s: Database, zip: ZipFile, entries: Map<string, Zi
         }
         const existing = existingOf(s, entity, r);
         if (existing === "free") {
-          const clash = clashWithOwn(s, entity, r, ownPauses);
+          const clash = clashWithOwn(s, entity, r, own);
           if (clash) {
             conflict(entity, key, clash);
             return;
@@ -158,25 +161,45 @@ export function importArchive(s: Database, zip: ZipFile, entries: Map<string, Zi
   }
 }
 
+interface OwnHabits {
+  /** A habit's pauses before the import, read on the habit's first incoming pause. */
+  pauses: Map<string, PausePeriod[]>;
+  /** A habit's start_date, read on its first incoming log. */
+  starts: Map<string, string | null>;
+}
+
 /**
  * Why a record that is new to the user (its id is free) cannot join what the user already has,
  * by the rules the API applies when such a record is created; null when it can. The archive's
- * own records were checked against each other at preflight.
+ * own records were checked against each other at preflight; what is checked here is what a merge
+ * maps onto the user's data (their own records, or targets an earlier merge recorded in the
+ * ledger, which may have changed since).
  */
-function clashWithOwn(s: Database, entity: Entity, r: Rec, ownPauses: Map<string, PausePeriod[]>): string | null {
+function clashWithOwn(s: Database, entity: Entity, r: Rec, own: OwnHabits): string | null {
   if (entity === "recurrences") {
+    const task = r.task_id as string;
+    // Only top-level tasks recur (the API: 422; the task may have become a subtask since).
+    const onSubtask = recurrenceOnSubtaskProblem(parentOfTask(s, task) ?? null);
+    if (onSubtask) return `task ${task}: ${onSubtask}`;
     // One recurrence per task (the API: 409 when the task already recurs).
-    const other = recurrenceOfTask(s, r.task_id as string);
-    return other ? `task ${r.task_id as string} already has a recurrence (${other})` : null;
+    const other = recurrenceOfTask(s, task);
+    return other ? `task ${task} already has a recurrence (${other})` : null;
+  }
+  if (entity === "habit_logs") {
+    // No log before the habit's start_date (the API: 422; the start may have moved since).
+    const habit = r.habit_id as string;
+    let start = own.starts.get(habit);
+    if (start === undefined) own.starts.set(habit, (start = habitStartOf(s, habit)));
+    return start === null ? null : logBeforeStartProblem(r.date as string, start);
   }
   if (entity === "habit_pauses") {
     // The pauses of one habit never overlap (the API: 409 naming the other pause). Against the
     // pauses the habit had before this import: the archive's own were checked together at
     // preflight (and reading the growing set per insert would be quadratic).
     const habit = r.habit_id as string;
-    let own = ownPauses.get(habit);
-    if (!own) ownPauses.set(habit, (own = pausesOfHabit(s, habit)));
-    const other = overlappingPause(own, r.start_date as string, r.end_date as string | null, r.id as string);
+    let pauses = own.pauses.get(habit);
+    if (!pauses) own.pauses.set(habit, (pauses = pausesOfHabit(s, habit)));
+    const other = overlappingPause(pauses, r.start_date as string, r.end_date as string | null, r.id as string);
     return other ? overlapMessage(other) : null;
   }
   return null;

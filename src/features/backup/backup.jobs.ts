@@ -8,16 +8,18 @@ import { newId, newToken } from "../../core/ids";
 import { Streamed, type Job, type JobHandlers } from "../../core/jobs/jobs.host";
 import { localDate } from "../../core/time";
 import { recordAudit } from "../audit/audit.repo";
+import { assertWithinQuota, attachmentQuota } from "../attachments/attachments.quota";
+import { usedBytes } from "../attachments/attachments.repo";
 import { loadLunar } from "../countdowns/countdowns.occurrence";
 import { inflateEntry, readCentralDirectory, ZipFile, type ZipError } from "./backup.archive";
 import { exportStream } from "./backup.export";
 import { isStorageFull, quotaExceeded, stagingFull, storageFull, tokenConsumed, tokenInvalid } from "./backup.errors";
 import { BackupFiles, failpoint, FLUSH_EVERY_BYTES } from "./backup.files";
 import { importArchive } from "./backup.import";
-import { attachmentIdsOf, consumePreflight, deleteBusinessData, insertPreflight, insertRestore, pendingOf, type PreflightRow, type RestoreRow } from "./backup.repo";
+import { attachmentIdsOf, consumePreflight, deleteBusinessData, insertPreflight, insertRestore, markAnswered, pendingOf, type PreflightRow, type RestoreRow } from "./backup.repo";
 import { finishRestoreFiles } from "./backup.reconcile";
 import type { Mode, PreflightResult, RestoreResult } from "./backup.schemas";
-import { Problems, readRecords, validateArchive, type ArchiveRules } from "./backup.validate";
+import { ARCHIVE_DIRECTORIES, Problems, readRecords, validateArchive, type ArchiveRules } from "./backup.validate";
 
 /**
  * The backup's heavy work, run in the job worker (src/jobs.worker.ts) with the worker's own
@@ -55,7 +57,15 @@ const sha256Hex = (s: string) => new Bun.CryptoHasher("sha256").update(s).digest
 
 function limitsOf(core: Core): ArchiveRules {
   const c = core.config;
-  return { maxEntries: c.backupMaxEntries, maxRatio: c.backupMaxRatio, maxTotalBytes: c.backupMaxInflatedBytes, attachmentMaxBytes: c.attachmentMaxBytes };
+  const quota = attachmentQuota(c);
+  return {
+    emptyDirectories: ARCHIVE_DIRECTORIES,
+    maxEntries: c.backupMaxEntries,
+    maxRatio: c.backupMaxRatio,
+    maxTotalBytes: c.backupMaxInflatedBytes,
+    attachmentMaxBytes: c.attachmentMaxBytes,
+    attachmentQuota: quota === null ? null : { bytes: quota, usedBy: (userId) => usedBytes(core.db.orm, userId) },
+  };
 }
 
 export function backupJobs(): JobHandlers {
@@ -216,7 +226,15 @@ function importStaged(core: Core, files: BackupFiles, pf: PreflightRow, userId: 
         late = attachmentIdsOf(sq, userId).filter((id) => !known.has(id));
         deleteBusinessData(tx, userId);
       }
+      const usedBefore = usedBytes(tx, userId);
       importArchive(sq, zip, entries, pf.mode, userId);
+      // The upload's quota, exactly (the preflight's figure may be stale: files uploaded since).
+      const added = usedBytes(tx, userId) - usedBefore;
+      const quota = attachmentQuota(core.config);
+      assertWithinQuota(quota, usedBefore, added, {
+        path: "preflight_token",
+        message: `the restore would add ${added} bytes of attachments; ${Math.max(0, (quota ?? 0) - usedBefore)} are left of your attachment quota`,
+      });
       const row: RestoreRow = {
         id: restoreId,
         user_id: userId,
@@ -226,6 +244,7 @@ function importStaged(core: Core, files: BackupFiles, pf: PreflightRow, userId: 
         counts: pf.counts,
         committed_at: now.toISOString(),
         cleanup_done_at: null,
+        answered_at: null,
       };
       insertRestore(tx, row);
       recordAudit(tx, {
@@ -263,6 +282,9 @@ function importStaged(core: Core, files: BackupFiles, pf: PreflightRow, userId: 
         core.logger.error("backup restore: removing a replaced attachment file failed", { attachment_id: id, error: e instanceof Error ? e.message : String(e) });
       }
     }
+    // Answered from here on: a repeated call is refused (409 token_consumed). Until this point a
+    // repeated call (after a 500, or a crash and the start-up cleanup) answers cleanup: completed.
+    markAnswered(db.sqlite, restoreId, core.clock.now().toISOString());
     return { backup_id: pf.backup_id, mode: pf.mode, counts };
   } catch (e) {
     if (begun) {

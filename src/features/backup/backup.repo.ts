@@ -147,6 +147,16 @@ export function recurrenceOfTask(sqlite: Database, taskId: string): string | nul
   return (sqlite.query("SELECT id FROM recurrences WHERE task_id = ?").get(taskId) as { id: string } | null)?.id ?? null;
 }
 
+/** The parent of a task (null: top-level), or undefined when there is no such task. */
+export function parentOfTask(sqlite: Database, taskId: string): string | null | undefined {
+  return (sqlite.query("SELECT parent_id FROM tasks WHERE id = ?").get(taskId) as { parent_id: string | null } | null)?.parent_id;
+}
+
+/** A habit's start_date, or null when there is no such habit. */
+export function habitStartOf(sqlite: Database, habitId: string): string | null {
+  return (sqlite.query("SELECT start_date FROM habits WHERE id = ?").get(habitId) as { start_date: string } | null)?.start_date ?? null;
+}
+
 /** A habit's pauses, as the overlap rule reads them. */
 export function pausesOfHabit(sqlite: Database, habitId: string): { id: string; startDate: string; endDate: string | null }[] {
   return sqlite.query("SELECT id, start_date AS startDate, end_date AS endDate FROM habit_pauses WHERE habit_id = ?").all(habitId) as {
@@ -359,11 +369,13 @@ export interface RestoreRow {
   counts: string;
   committed_at: string;
   cleanup_done_at: string | null;
+  /** When a request answered this restore's success to its client (null: no client has been told). */
+  answered_at: string | null;
 }
 
 export function insertRestore(tx: Tx, r: RestoreRow): void {
   sqliteOf(tx)
-    .query("INSERT INTO backup_restores (id, user_id, preflight_id, mode, backup_id, counts, committed_at, cleanup_done_at) VALUES (?, ?, ?, ?, ?, ?, ?, NULL)")
+    .query("INSERT INTO backup_restores (id, user_id, preflight_id, mode, backup_id, counts, committed_at, cleanup_done_at, answered_at) VALUES (?, ?, ?, ?, ?, ?, ?, NULL, NULL)")
     .run(r.id, r.user_id, r.preflight_id, r.mode, r.backup_id, r.counts, r.committed_at);
 }
 
@@ -377,4 +389,9 @@ export function findRestoreOfPreflight(s: Database, preflightId: string): Restor
 
 export function markCleanupDone(s: Database, id: string, now: string): void {
   s.query("UPDATE backup_restores SET cleanup_done_at = ? WHERE id = ? AND cleanup_done_at IS NULL").run(now, id);
+}
+
+/** A request is answering the restore's success: from now on its token is consumed (409) for good. */
+export function markAnswered(s: Database, id: string, now: string): void {
+  s.query("UPDATE backup_restores SET answered_at = ? WHERE id = ? AND answered_at IS NULL").run(now, id);
 }

@@ -9,7 +9,7 @@ import { BodyAborted, boundaryOf, MultipartReader } from "../attachments/attachm
 import { isStorageFull, quotaExceeded, stagingFull, tokenConsumed, tokenInvalid } from "./backup.errors";
 import { BackupFiles, FLUSH_EVERY_BYTES } from "./backup.files";
 import type { ExportHead, ExportJob, PreflightJob, RestoreJob } from "./backup.jobs";
-import { findPreflightByToken, findRestoreOfPreflight, pendingOf, type PreflightRow } from "./backup.repo";
+import { findPreflightByToken, findRestoreOfPreflight, markAnswered, pendingOf, type PreflightRow } from "./backup.repo";
 import { finishRestoreFiles, sweepExpiredPreflights } from "./backup.reconcile";
 import type { Mode, PreflightResult, RestoreBody, RestoreResult } from "./backup.schemas";
 
@@ -163,9 +163,10 @@ export class BackupService {
     const pf = findPreflightByToken(s, sha256Hex(body.preflight_token));
     if (!pf || pf.user_id !== userId) throw tokenInvalid("unknown preflight token");
     if (pf.mode !== body.mode) throw tokenInvalid(`the token was issued for mode ${pf.mode}`);
+    // Before the cleanup retry too: the running restore may be this token's, between its commit and its cleanup.
+    if (this.restoring.has(userId)) throw new AppError("state_conflict", 409, "State conflict", "a restore is already running for this account");
     if (pf.consumed_at !== null) return this.cleanupRetry(pf);
     if (pf.expires_at <= this.core.clock.now().toISOString()) throw tokenInvalid("the preflight token has expired; run the preflight again");
-    if (this.restoring.has(userId)) throw new AppError("state_conflict", 409, "State conflict", "a restore is already running for this account");
     this.restoring.add(userId);
     try {
       // Checking the staged file's digest and importing it is the job worker's (backup.jobs.ts).
@@ -176,11 +177,18 @@ export class BackupService {
     }
   }
 
-  /** The repeated call after a committed restore: finishes a failed cleanup, never imports again. */
+  /**
+   * The repeated call after a committed restore whose success no client was told (its cleanup
+   * failed and answered 500, or the server died after the commit and start-up finished the
+   * cleanup): finishes what is left of the cleanup and answers `cleanup: "completed"`, never
+   * importing again. Once a success has been answered, the token is consumed (409).
+   */
   private cleanupRetry(pf: PreflightRow): RestoreResult {
-    const r = findRestoreOfPreflight(this.core.db.sqlite, pf.id);
-    if (!r || r.cleanup_done_at !== null) throw tokenConsumed();
+    const s = this.core.db.sqlite;
+    const r = findRestoreOfPreflight(s, pf.id);
+    if (!r || r.answered_at !== null) throw tokenConsumed();
     finishRestoreFiles(this.core, this.files, r.id);
+    markAnswered(s, r.id, this.core.clock.now().toISOString());
     return { backup_id: r.backup_id, mode: r.mode, counts: JSON.parse(r.counts) as Record<string, number>, cleanup: "completed" };
   }
 }

@@ -1,13 +1,16 @@
 import type { Database } from "bun:sqlite";
 import { quoted as quote, type FieldProblem } from "../../core/errors";
+import { exceedsQuota } from "../attachments/attachments.quota";
 import { ContentTypeCheck } from "../attachments/attachments.types";
 import { loadLunar } from "../countdowns/countdowns.occurrence";
 import { lunarFieldsProblem, type LunarFields } from "../countdowns/countdowns.rules";
-import { overlapMessage, overlappingPause, type PausePeriod } from "../habits/habits.rules";
+import { logBeforeStartProblem, overlapMessage, overlappingPause, type PausePeriod } from "../habits/habits.rules";
 import { checkSchedule } from "../recurrence/recurrence.rules";
 import { tagNameKey } from "../tags/tags.repo";
+import { recurrenceOnSubtaskProblem } from "../tasks/tasks.rules";
 import { inflateEntry, jsonNestingOver, JsonArraySplitter, MAX_JSON_DEPTH, readCentralDirectory, ZipError, type ZipEntry, type ZipFile, type ZipLimits } from "./backup.archive";
 import { ENTITIES, Manifest, ManifestEntry, RECORD_SCHEMAS, type Entity } from "./backup.records";
+import { ledgerLookup } from "./backup.repo";
 import type { Mode } from "./backup.schemas";
 
 // Until core/problem.ts caps every problem list centrally (issue 11 §1), the same values here;
@@ -24,6 +27,8 @@ const MANIFEST_MAX_BYTES = 64 * 1024 * 1024;
 const MANIFEST_BYTES_PER_ENTRY = 256;
 const MANIFEST_BASE_BYTES = 64 * 1024;
 const ATTACHMENT_ENTRY = /^attachments\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/;
+/** The folders of the layout (data/…, attachments/…): their directory entries are accepted when empty. */
+export const ARCHIVE_DIRECTORIES: ReadonlySet<string> = new Set(["data/", "attachments/"]);
 /** Data entries in dependency order (references point to earlier kinds). */
 export const DATA_ORDER: Entity[] = [...ENTITIES];
 
@@ -31,6 +36,8 @@ export const DATA_ORDER: Entity[] = [...ENTITIES];
 export interface ArchiveRules extends ZipLimits {
   /** APP_ATTACHMENT_MAX_BYTES: an attachment larger than an upload may be is refused. */
   attachmentMaxBytes: number;
+  /** APP_ATTACHMENT_QUOTA_BYTES (null: none), and the bytes a user's attachments take now. */
+  attachmentQuota: { bytes: number; usedBy(userId: string): number } | null;
 }
 
 export interface ValidArchive {
@@ -132,6 +139,13 @@ class OwnData {
   list = (id: string) => this.has("lists", id);
   tag = (id: string) => this.has("tags", id);
   habit = (id: string) => this.has("habits", id);
+  /** An attachment a merge would not add: the user's own, or one an earlier merge imported (the ledger). */
+  attachmentKnown = (id: string) => this.has("attachments", id) || (this.merge && ledgerLookup(this.sqlite, this.userId, "attachments", id) !== null);
+  /** The start_date of the user's habit with this id, or null. */
+  habitStart(id: string): string | null {
+    if (!this.merge) return null;
+    return (this.sqlite.query("SELECT start_date FROM habits WHERE id = ? AND user_id = ?").get(id, this.userId) as { start_date: string } | null)?.start_date ?? null;
+  }
   /** The kind of the user's recurrence with this id, or null. */
   recurrenceKind(id: string): string | null {
     if (!this.merge) return null;
@@ -165,7 +179,8 @@ class Topology {
   /** A recurrence's `exceptions` as its record lists them (non-empty lists only), and as data/recurrence_exceptions.json holds them. */
   listedExceptions = new Map<string, string[]>();
   heldExceptions = new Map<string, Set<string>>();
-  habits = new Set<string>();
+  /** Habit id → its start_date (a log may not lie before it). */
+  habits = new Map<string, string>();
   habitLogs = new Set<string>();
   pauses = new Set<string>();
   countdowns = new Set<string>();
@@ -387,10 +402,27 @@ async function validate(
   for (const id of topo.attachments.keys()) {
     if (!entries.has(`attachments/${id}`)) problems.add(`attachments/${id}`, "attachment metadata without its bytes");
   }
+  checkQuota(topo, own, mode, userId, limits, problems);
 
   checkRelations(topo, own, problems);
   if (problems.list.length > 0) return { ok: false, problems: problems.list };
   return { ok: true, archive: { manifest, counts, entries } };
+}
+
+/**
+ * The upload's quota rule (attachments.quota.ts) for what the restore would add: replace, the
+ * archive's attachments instead of yours; merge, the ones you do not have yet beside yours. The
+ * restore checks it again, exactly, in its transaction (413 storage_quota_exceeded, as an upload).
+ */
+function checkQuota(t: Topology, own: OwnData, mode: Mode, userId: string, rules: ArchiveRules, problems: Problems): void {
+  const quota = rules.attachmentQuota;
+  if (quota === null || t.attachments.size === 0) return;
+  let adding = 0;
+  for (const [id, a] of t.attachments) if (mode === "replace" || !own.attachmentKnown(id)) adding += a.size;
+  const used = mode === "replace" ? 0 : quota.usedBy(userId);
+  if (!exceedsQuota(quota.bytes, used, adding)) return;
+  const beside = mode === "replace" ? "in place of yours" : `beside the ${used} bytes yours take`;
+  problems.add("data/attachments.json", `the attachments would take ${used + adding} bytes (${adding} ${beside}); your attachment quota is ${quota.bytes} bytes (APP_ATTACHMENT_QUOTA_BYTES)`);
 }
 
 function collect(t: Topology, own: OwnData, entity: Entity, r: Record<string, unknown>, path: string, problems: Problems, rules: ArchiveRules): void {
@@ -465,12 +497,17 @@ function collect(t: Topology, own: OwnData, entity: Entity, r: Record<string, un
       return;
     }
     case "habits":
-      if (!dup(t.habits, id)) t.habits.add(id);
+      if (!dup(t.habits, id)) t.habits.set(id, r.start_date as string);
       return;
     case "habit_logs": {
-      const key = `${r.habit_id as string}:${r.date as string}`;
+      const habit = r.habit_id as string;
+      const key = `${habit}:${r.date as string}`;
       if (!dup(t.habitLogs, key)) t.habitLogs.add(key);
-      t.logOf.push({ habit: r.habit_id as string, path: `${path}.habit_id` });
+      t.logOf.push({ habit, path: `${path}.habit_id` });
+      // The API's rule (habits come before their logs in the archive; merge: or the user's own habit).
+      const start = t.habits.get(habit) ?? own.habitStart(habit);
+      const beforeStart = start === null ? null : logBeforeStartProblem(r.date as string, start);
+      if (beforeStart) problems.add(`${path}.date`, beforeStart);
       return;
     }
     case "habit_pauses": {
@@ -515,8 +552,9 @@ function checkRelations(t: Topology, own: OwnData, problems: Problems): void {
   if (t.inboxes.length > 1) problems.add("data/lists.json", "more than one system inbox");
   for (const l of t.listFolder) if (!t.folders.has(l.folder) && !own.folder(l.folder)) problems.add(l.path, `folder ${l.folder} does not exist`);
 
-  const subIds = new Set<string>();
-  for (let i = 0; i < t.subtasks.length; i += 2) subIds.add(t.subtasks[i]!);
+  /** Subtask id → its parent's id. */
+  const subIds = new Map<string, string>();
+  for (let i = 0; i < t.subtasks.length; i += 2) subIds.set(t.subtasks[i]!, t.subtasks[i + 1]!);
   for (let i = 0; i < t.subtasks.length; i += 2) {
     const id = t.subtasks[i]!;
     const parent = t.subtasks[i + 1]!;
@@ -542,15 +580,16 @@ function checkRelations(t: Topology, own: OwnData, problems: Problems): void {
     if (t.parents.has(id)) problems.add(path, "a task with subtasks cannot be a subtask");
     if (i % 2048 === 0 && problems.full) return;
   }
-  const topLevel = (task: string): boolean | null => {
-    if (t.tasks.has(task)) return !subIds.has(task);
-    const o = own.task(task);
-    return o ? o.parentId === null : null;
+  /** The task's parent id (null: top-level), or undefined when there is no such task. */
+  const parentOf = (task: string): string | null | undefined => {
+    if (t.tasks.has(task)) return subIds.get(task) ?? null;
+    return own.task(task)?.parentId;
   };
   for (const r of t.recurrenceOf) {
-    const top = topLevel(r.task);
-    if (top === null) problems.add(r.path, `task ${r.task} does not exist`);
-    else if (!top) problems.add(r.path, "only top-level tasks recur");
+    const parent = parentOf(r.task);
+    const onSubtask = parent === undefined ? null : recurrenceOnSubtaskProblem(parent);
+    if (parent === undefined) problems.add(r.path, `task ${r.task} does not exist`);
+    else if (onSubtask) problems.add(r.path, onSubtask);
     if (t.recurrenceTasks.has(r.task)) problems.add(r.path, "one recurrence per task");
     t.recurrenceTasks.add(r.task);
   }
@@ -587,6 +626,6 @@ function checkRelations(t: Topology, own: OwnData, problems: Problems): void {
     if (problems.full) return;
   }
   for (const [id, a] of t.attachments) {
-    if (topLevel(a.task) === null) problems.add(`data/attachments.json#${id}.task_id`, `task ${a.task} does not exist`);
+    if (parentOf(a.task) === undefined) problems.add(`data/attachments.json#${id}.task_id`, `task ${a.task} does not exist`);
   }
 }

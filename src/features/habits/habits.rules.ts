@@ -24,3 +24,12 @@ export function overlappingPause<P extends PausePeriod>(pauses: Iterable<P>, sta
 export function overlapMessage(p: PausePeriod): string {
   return `the pause overlaps pause ${p.id} (${p.startDate} to ${p.endDate ?? "open-ended"})`;
 }
+
+/**
+ * A habit's logs lie on or after its start_date (contract §12: the grid, the stats and the charts
+ * then always show the same days). Why a log on `date` cannot be kept for a habit starting on
+ * `startDate`, or null.
+ */
+export function logBeforeStartProblem(date: string, startDate: string): string | null {
+  return date < startDate ? `${date} is before the habit's start date (${startDate}); move the start date back to ${date} to log it` : null;
+}

@@ -31,7 +31,7 @@ import {
 import type { HabitCreate, HabitPatch, HabitWeek, LogBody, PauseCreate, PausePatch } from "./habits.schemas";
 import { habitStats, weekDays, type Frequency, type HabitFacts, type HabitStats, type PauseSpan } from "./habits.schedule";
 import { presentHabit } from "./habits.present";
-import { overlapMessage, overlappingPause } from "./habits.rules";
+import { logBeforeStartProblem, overlapMessage, overlappingPause } from "./habits.rules";
 
 const spanOf = (p: { start_date: string; end_date: string | null }): PauseSpan => ({
   start: dayNumber(p.start_date),
@@ -114,7 +114,7 @@ export class HabitsService {
         // No log lies before start_date (contract §12): moving it past logged days is refused,
         // so the grid, the stats and the charts always show the same days.
         const earliest = earliestLogDate(tx, id);
-        if (earliest !== null && earliest < patch.start_date) {
+        if (earliest !== null && logBeforeStartProblem(earliest, patch.start_date) !== null) {
           throw validationFailed(
             [{ path: "start_date", message: `the habit has logs from ${earliest} on; choose ${earliest} or earlier, or delete the earlier logs first` }],
             `start_date would leave logs before it (the earliest is ${earliest})`,
@@ -198,12 +198,8 @@ export class HabitsService {
     return writeTx(this.core.db, (tx) => {
       const h = this.activeHabit(tx, user, id);
       if (date > today) throw validationFailed([{ path: "date", message: `must not be after today (${today})` }], "a log cannot be in the future");
-      if (date < h.startDate) {
-        throw validationFailed(
-          [{ path: "start_date", message: `${date} is before the habit's start date (${h.startDate}); move the start date back to ${date} to log it` }],
-          "a log cannot be before the habit's start_date",
-        );
-      }
+      const beforeStart = logBeforeStartProblem(date, h.startDate);
+      if (beforeStart !== null) throw validationFailed([{ path: "start_date", message: beforeStart }], "a log cannot be before the habit's start_date");
       const now = this.now();
       upsertLog(tx, { habitId: id, userId: user.id, date, value: body.value, note: body.note ?? null, createdAt: now, updatedAt: now });
       return { habitId: id, userId: user.id, date, value: body.value, note: body.note ?? null, createdAt: now, updatedAt: now };

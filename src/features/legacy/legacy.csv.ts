@@ -29,6 +29,8 @@ export function encodeRow(cells: string[]): string {
 export interface CsvRow {
   /** 1-based line where the row starts (a quoted cell may span lines). */
   line: number;
+  /** The line the next row starts on. */
+  nextLine: number;
   /** Its length in the text (characters). */
   size: number;
   cells: string[];
@@ -49,10 +51,51 @@ export class CsvSyntaxError extends Error {
  * array of every cell. Raw cells are returned: neutralisation is undone by the caller per cell.
  * Throws CsvSyntaxError with the line and column of the problem.
  */
-export function* parseCsv(text: string): Generator<CsvRow> {
-  let i = text.startsWith(BOM) ? 1 : 0;
-  const n = text.length;
+export function parseCsv(text: string): Generator<CsvRow> {
+  return parseRows(text, text.startsWith(BOM) ? 1 : 0, 1);
+}
+
+const QUOTE = 0x22;
+const CR = 0x0d;
+const LF = 0x0a;
+
+/**
+ * The same rows from the file's UTF-8 bytes, which are never decoded whole: each row's bytes are
+ * found by a scan (a CR or LF ends the row when the quotes before it on the row pair up, as they
+ * do in every row parseCsv reads without an error: a quoted cell's own `""` pair too), then
+ * decoded and parsed on their own. Rows, line numbers and errors are exactly parseCsv's over the
+ * whole text; the text of one row at a time is all that is held besides the bytes. `bytes` must
+ * be UTF-8 (checked by the caller): a row never ends inside a character, all the bytes looked
+ * for being ASCII.
+ */
+export function* parseCsvBytes(bytes: Uint8Array): Generator<CsvRow> {
+  // A BOM inside the file is a character like any other (only the file's first is skipped).
+  const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
+  const n = bytes.length;
+  let start = n >= 3 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
   let line = 1;
+  while (start < n) {
+    let end = start;
+    let open = false;
+    for (; end < n; end++) {
+      const b = bytes[end]!;
+      if (b === QUOTE) open = !open;
+      else if ((b === CR || b === LF) && !open) break;
+    }
+    if (end < n && bytes[end] === CR) end++;
+    if (end < n && bytes[end] === LF) end++;
+    for (const row of parseRows(decoder.decode(bytes.subarray(start, end)), 0, line)) {
+      line = row.nextLine;
+      yield row;
+    }
+    start = end;
+  }
+}
+
+function* parseRows(text: string, from: number, firstLine: number): Generator<CsvRow> {
+  let i = from;
+  const n = text.length;
+  let line = firstLine;
   while (i < n) {
     const rowLine = line;
     const rowStart = i;
@@ -102,6 +145,6 @@ export function* parseCsv(text: string): Generator<CsvRow> {
       line++;
       break;
     }
-    yield { line: rowLine, cells, size: i - rowStart };
+    yield { line: rowLine, nextLine: line, cells, size: i - rowStart };
   }
 }

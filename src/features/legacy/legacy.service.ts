@@ -44,9 +44,12 @@ export class LegacyService {
 
   private restore(job: LegacyRestoreJob): Promise<RestoreResult> {
     const s = job.source;
-    // The bytes go to the worker without a copy (a view of part of a buffer is copied first).
+    // The bytes go to the worker without a copy: a multipart file's buffer is this service's own
+    // (readFilePart), so it goes whole with its view; a body's view of part of a buffer that may
+    // be shared is copied first.
     let transfer: ArrayBuffer[] = [];
-    if ((s.kind === "bytes" || s.kind === "part") && s.bytes) {
+    if (s.kind === "part" && s.bytes) transfer = [s.bytes.buffer as ArrayBuffer];
+    else if (s.kind === "bytes" && s.bytes) {
       let b = s.bytes;
       if (b.byteOffset !== 0 || b.byteLength !== b.buffer.byteLength || !(b.buffer instanceof ArrayBuffer)) b = b.slice();
       s.bytes = b;
@@ -59,29 +62,34 @@ export class LegacyService {
 /**
  * The `file` field of a multipart restore.csv, whole (a CSV must be read entirely to be
  * validated), within the body limit (413 while reading); null when the body has no such field.
- * Other fields are read past and ignored.
+ * Other fields are read past and ignored. The bytes are copied as they arrive into one buffer of
+ * this function's own, sized by the declared body length (grown by doubling for a chunked body),
+ * so each chunk goes at once and the file is held once, not as chunks plus their joined copy.
  */
 async function readFilePart(body: MultipartReader): Promise<Uint8Array | null> {
   let part = await body.nextPart();
   while (part && part.field !== "file") part = await body.nextPart();
   if (!part) return null;
-  const chunks: Uint8Array[] = [];
+  const declared = body.declaredBytes;
+  let out = new Uint8Array(declared !== null && declared <= LEGACY_BODY_LIMIT + MULTIPART_FRAMING ? declared : 1024 * 1024);
   let size = 0;
   for await (const c of body.partData()) {
+    if (size + c.byteLength > LEGACY_BODY_LIMIT) throw payloadTooLarge(LEGACY_BODY_LIMIT);
+    if (size + c.byteLength > out.byteLength) {
+      const grown = new Uint8Array(Math.min(LEGACY_BODY_LIMIT, Math.max(out.byteLength * 2, size + c.byteLength)));
+      grown.set(out.subarray(0, size));
+      out = grown;
+    }
+    out.set(c, size);
     size += c.byteLength;
-    if (size > LEGACY_BODY_LIMIT) throw payloadTooLarge(LEGACY_BODY_LIMIT);
-    chunks.push(c);
   }
   while (await body.nextPart()) {
     for await (const _ of body.partData()) {
       // other fields are ignored
     }
   }
-  const out = new Uint8Array(size);
-  let off = 0;
-  for (const c of chunks) {
-    out.set(c, off);
-    off += c.byteLength;
-  }
-  return out;
+  return out.subarray(0, size);
 }
+
+/** What a multipart body carries beyond its file (boundaries, part headers), as legacy.routes.ts allows. */
+const MULTIPART_FRAMING = 64 * 1024;

@@ -7,6 +7,7 @@ import { findSubtasks, findTagsOfTasks, findTaskWithList, insertTask, replaceTag
 import { presentTasks } from "../tasks/tasks.present";
 import type { Task } from "../tasks/tasks.schemas";
 import type { RepeatingTasks, TaskRepeatHooks } from "../tasks/tasks.repeat-hooks";
+import { recurrenceOnSubtaskProblem } from "../tasks/tasks.rules";
 import { isDateOnly, nextAfterCompletion, parseRRule, seriesFor, type Series, SeriesError, type Unit } from "./recurrence.engine";
 import { checkSchedule } from "./recurrence.rules";
 import {
@@ -139,7 +140,7 @@ export class RecurrenceService implements RepeatingTasks {
     return writeTx(this.db, () => {
       const task = this.visibleTask(user.id, input.task_id);
       if (!task) throw invalidReference([{ path: "task_id", message: `no task ${input.task_id}` }], `task ${input.task_id} does not exist`);
-      if (task.parent_id !== null) throw validationFailed([{ path: "task_id", message: "a subtask cannot recur" }], "only top-level tasks recur");
+      if (recurrenceOnSubtaskProblem(task.parent_id) !== null) throw validationFailed([{ path: "task_id", message: "a subtask cannot recur" }], "only top-level tasks recur");
       if (input.kind === "rrule" && task.due_at === null) {
         throw validationFailed([{ path: "task_id", message: "the task has no due_at" }], "an rrule recurrence needs a task with a due_at (its first occurrence)");
       }
@@ -250,7 +251,7 @@ export class RecurrenceService implements RepeatingTasks {
    */
   private completeCurrent(user: AuthUser, rec: RecurrenceRecord, task: TaskWithList, at: Date, grow: 0 | 1): { completedId: string; next: string | null } {
     const now = at.toISOString();
-    if (task.parent_id !== null) throw stateConflict("the task has become a subtask; a subtask cannot recur");
+    if (recurrenceOnSubtaskProblem(task.parent_id) !== null) throw stateConflict("the task has become a subtask; a subtask cannot recur");
     let next: string | null;
     if (rec.kind === "rrule") {
       if (task.due_at === null) throw stateConflict("the task has no due_at; set one (or delete the recurrence) before completing");

@@ -50,6 +50,7 @@ import { TaskRepeatHooks } from "./tasks.repeat-hooks";
 import type { Task, TaskBatch, TaskCreate, TaskPatch, TaskQuery } from "./tasks.schemas";
 import { ftsPhrase, normalizeSearch, searchTerms, taskSearchText, usesTrigramIndex } from "./tasks.search";
 import { localMidnightUtc } from "./tasks.dates";
+import { recurrenceOnSubtaskProblem } from "./tasks.rules";
 
 /**
  * Below this many index matches (or tag links) a page starts from them, fetching and sorting at
@@ -287,7 +288,7 @@ export class TasksService {
         const parent = this.requireParent(user.id, p.parent_id);
         if (countSubtasks(this.db, id) > 0) throw invalidParent("the task has subtasks; nesting is one level deep");
         // Only top-level tasks recur (as creating a recurrence on a subtask is refused).
-        if (repeats) {
+        if (repeats && recurrenceOnSubtaskProblem(p.parent_id) !== null) {
           throw validationFailed(
             [{ path: "parent_id", message: "a recurring task cannot become a subtask; delete its recurrence first" }],
             "a task with a recurrence cannot become a subtask",
