@@ -25,11 +25,15 @@ export interface Server {
 export async function startServer(dataDir: string, port = freePort(), env: Record<string, string> = {}): Promise<Server> {
   const cmd = EXE ? [EXE] : ["bun", "src/main.ts"];
   const t0 = performance.now();
-  const proc = Bun.spawn([...cmd, "serve", "--data-dir", dataDir, "--port", String(port), "--log-format", "off"], {
-    stdout: "ignore",
+  // Request logging is off unless the caller asks for a format (APP_LOG_FORMAT in `env`); then stdout
+  // is a pipe read to its end by this process, as journald reads a service's output.
+  const logFormat = env.APP_LOG_FORMAT ?? "off";
+  const proc = Bun.spawn([...cmd, "serve", "--data-dir", dataDir, "--port", String(port), "--log-format", logFormat], {
+    stdout: logFormat === "off" ? "ignore" : "pipe",
     stderr: "inherit",
     env: { ...process.env, ...env },
   });
+  if (logFormat !== "off") void drain(proc.stdout as ReadableStream<Uint8Array>);
   const base = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 2000; i++) {
     try {
@@ -42,6 +46,12 @@ export async function startServer(dataDir: string, port = freePort(), env: Recor
   }
   proc.kill();
   throw new Error("server did not become ready");
+}
+
+async function drain(stream: ReadableStream<Uint8Array>): Promise<void> {
+  for await (const _ of stream) {
+    /* read and dropped */
+  }
 }
 
 export async function stopServer(s: Server): Promise<void> {

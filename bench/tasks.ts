@@ -114,6 +114,33 @@ try {
     );
   }
 
+  // The default request log (text to stdout, read through a pipe as journald reads it) against
+  // logging off: two servers on the same data, measured alternately.
+  {
+    const logged = await startServer(dir, undefined, { APP_LOG_FORMAT: "text" });
+    try {
+      const la = await login(logged.base);
+      const urls: [string, string, string][] = [
+        ["log off", `${app.base}/api/v1/tasks?limit=50`, auth.cookie],
+        ["log text", `${logged.base}/api/v1/tasks?limit=50`, la.cookie],
+      ];
+      for (const [, url, cookie] of urls) await wrk(url, { cookie }, { seconds: 2, threads: THREADS });
+      console.log("\nGET /tasks first page, 32 connections (wrk), request log off vs the default text log:");
+      const seen: Record<string, number[]> = {};
+      for (let r = 0; r < 2; r++) {
+        for (const [label, url, cookie] of urls) {
+          const x = await wrk(url, { cookie }, { seconds: SECONDS, threads: THREADS });
+          (seen[label] ??= []).push(x.rps);
+          console.log(`  ${label.padEnd(9)} ${x.rps.toFixed(0)} req/s p99 ${fmt(x.p99ms)} ms (non-2xx ${x.errors})`);
+        }
+      }
+      const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+      console.log(`  text/off ${((mean(seen["log text"]!) / mean(seen["log off"]!)) * 100).toFixed(0)}%`);
+    } finally {
+      await stopServer(logged);
+    }
+  }
+
   if (ONLY_GET) throw new Done();
   console.log("\nGET /tasks?q=…&limit=50, one connection, 200 sequential requests each:");
   const queries: [string, string][] = [
@@ -203,5 +230,11 @@ try {
 } finally {
   bare.kill();
   await stopServer(app);
+}
+// A freshly seeded account: 10,000 tasks created through the API moments before (bench/tasks-fresh.ts).
+if (!ONLY_GET || process.env.BENCH_FRESH === "1") {
+  console.log("\nA fresh 10,000-task account seeded through the API (bench/tasks-fresh.ts):");
+  const fresh = Bun.spawnSync(["bun", "bench/tasks-fresh.ts"], { stdout: "inherit", stderr: "inherit", env: { ...process.env, BENCH_SECONDS: String(SECONDS) } });
+  if (fresh.exitCode !== 0) throw new Error("bench/tasks-fresh.ts failed");
 }
 console.log(`\ntotal ${((performance.now() - t0) / 1000).toFixed(0)} s`);
