@@ -58,6 +58,8 @@ export function openDatabase(path: string): Db {
   sqlite.run("PRAGMA foreign_keys = ON");
   // Keep temporary b-trees in memory; sorts of a page are small.
   sqlite.run("PRAGMA temp_store = MEMORY");
+  // PRAGMA optimize (hourly and at close) samples at most this many rows per index: milliseconds, not a full ANALYZE.
+  sqlite.run("PRAGMA analysis_limit = 1000");
   const orm = drizzle({ client: sqlite, schema });
   return {
     sqlite,
