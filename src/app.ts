@@ -15,6 +15,7 @@ import { systemClock, type Clock } from "./core/time";
 import { APP_VERSION } from "./version";
 import { lazy } from "./core/lazy";
 import { AccountService } from "./features/account/account.service";
+import { findSessionWithUser } from "./features/account/account.repo";
 import { accountRoutes } from "./features/account/account.routes";
 import { SessionsService } from "./features/sessions/sessions.service";
 import { sessionsRoutes } from "./features/sessions/sessions.routes";
@@ -90,7 +91,16 @@ function shortId(): string {
 
 export function createApp(opts: AppOptions): AppHandle {
   const logger = opts.logger ?? new Logger(opts.config.logFormat);
-  const core = buildCore({ db: opts.db, config: opts.config, clock: opts.clock ?? systemClock, secret: opts.secret, logger, version: APP_VERSION });
+  // The session lookup reads users: the account feature's statement, handed to core.
+  const core = buildCore({
+    db: opts.db,
+    config: opts.config,
+    clock: opts.clock ?? systemClock,
+    secret: opts.secret,
+    logger,
+    version: APP_VERSION,
+    findSession: findSessionWithUser,
+  });
   const guard = new AuthGuard(core.secret, core.sessions, core.config.trustProxy);
 
   const account = new AccountService(core);
