@@ -15,6 +15,7 @@ import { systemClock, type Clock } from "./core/time";
 import { APP_VERSION } from "./version";
 import { lazy } from "./core/lazy";
 import { AccountService } from "./features/account/account.service";
+import { findSessionWithUser } from "./features/account/account.repo";
 import { accountRoutes } from "./features/account/account.routes";
 import { SessionsService } from "./features/sessions/sessions.service";
 import { sessionsRoutes } from "./features/sessions/sessions.routes";
@@ -30,8 +31,10 @@ import { TasksService } from "./features/tasks/tasks.service";
 import { tasksRoutes } from "./features/tasks/tasks.routes";
 import { trashRoutes } from "./features/trash/trash.routes";
 import { FoldersService } from "./features/folders/folders.service";
+import { FolderDeleteHooks } from "./features/folders/folders.delete-hooks";
 import { foldersRoutes } from "./features/folders/folders.routes";
 import { ListsService } from "./features/lists/lists.service";
+import { ListPurgeHooks } from "./features/lists/lists.purge-hooks";
 import { listsRoutes } from "./features/lists/lists.routes";
 import { TagsService } from "./features/tags/tags.service";
 import { tagsRoutes } from "./features/tags/tags.routes";
@@ -90,14 +93,30 @@ function shortId(): string {
 
 export function createApp(opts: AppOptions): AppHandle {
   const logger = opts.logger ?? new Logger(opts.config.logFormat);
-  const core = buildCore({ db: opts.db, config: opts.config, clock: opts.clock ?? systemClock, secret: opts.secret, logger, version: APP_VERSION });
+  // The session lookup reads users: the account feature's statement, handed to core.
+  const core = buildCore({
+    db: opts.db,
+    config: opts.config,
+    clock: opts.clock ?? systemClock,
+    secret: opts.secret,
+    logger,
+    version: APP_VERSION,
+    findSession: findSessionWithUser,
+  });
   const guard = new AuthGuard(core.secret, core.sessions, core.config.trustProxy);
 
   const account = new AccountService(core);
   const health = new HealthService(core);
+  // Dependencies point one way (folders ← lists ← tasks ← recurrence, attachments): a feature
+  // tells those built on it what happened (a folder deleted, a list purged) through hooks they
+  // register on, never by importing them.
+  const folderDeleteHooks = new FolderDeleteHooks();
+  const listPurgeHooks = new ListPurgeHooks();
   // Features that own something of a task (recurrence, attachments) register purge hooks here.
   const taskPurgeHooks = new TaskPurgeHooks();
-  const tasks = new TasksService(core, taskPurgeHooks);
+  const folders = new FoldersService(core, folderDeleteHooks);
+  const lists = new ListsService(core, listPurgeHooks, folderDeleteHooks);
+  const tasks = new TasksService(core, taskPurgeHooks, listPurgeHooks);
   // Before anything touches attachment files: finish or undo restores a crash interrupted.
   reconcileBackups(core);
   // Heavy jobs (backup, legacy files) run in a worker thread with its own connection, started on
@@ -148,8 +167,8 @@ export function createApp(opts: AppOptions): AppHandle {
     .use(memosRoutes(new MemosService(core)))
     .use(habitsRoutes(new HabitsService(core)))
     .use(countdownsRoutes(new CountdownsService(core)))
-    .use(foldersRoutes(new FoldersService(core)))
-    .use(listsRoutes(new ListsService(core, taskPurgeHooks)))
+    .use(foldersRoutes(folders))
+    .use(listsRoutes(lists))
     .use(tagsRoutes(new TagsService(core)))
     .use(tasksRoutes(tasks))
     .use(trashRoutes(tasks))

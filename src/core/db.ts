@@ -28,13 +28,13 @@ export type Conn = Drizzle & {
 
 /** The opened database file: the root Conn, and what its owner needs to manage it. */
 export type Db = Conn & {
-  /** The same handle (the name callers used before Conn; tests still do). */
+  /** The same handle (the name callers used before Conn; tests and src/transfer still do). */
   readonly orm: Conn;
   readonly path: string;
   close(): void;
 };
 
-/** @deprecated A Conn. Only src/features/{backup,legacy} still say Tx; they move to repo functions next. */
+/** @deprecated A Conn. Only src/transfer/{backup,legacy} still say Tx; they move to feature repo functions next. */
 export type Tx = Conn;
 
 /**
@@ -206,6 +206,39 @@ export function readSnapshot<T>(c: Conn, fn: (c: Conn) => T): T {
 }
 
 /**
+ * Statements prepared once per connection, for reads on hot paths that must not depend on
+ * bun:sqlite's own cache (`c.sqlite.query(sql)` keeps only the 20 most recently used SQL texts, and
+ * a page's filters make many): `const stmts = perConnection((s) => ({ byUser: s.query(...) }))`,
+ * then `stmts(c).byUser.all(...)` inside a repo function taking `c`. Statements belong to the
+ * connection they were prepared on, so each Conn's are its own; one WeakMap lookup per call.
+ */
+export function perConnection<T>(prepare: (s: Database) => T): (c: Conn) => T {
+  const made = new WeakMap<Database, T>();
+  return (c) => {
+    let v = made.get(c.sqlite);
+    if (v === undefined) {
+      v = prepare(c.sqlite);
+      made.set(c.sqlite, v);
+    }
+    return v;
+  };
+}
+
+/**
+ * Runs the work a use case left for after its commit (files removed once their rows are gone).
+ * Post-commit work must not turn a committed change into an error answer: failures are reported.
+ */
+export function runAfterCommit(callbacks: (() => void)[], onError: (e: unknown) => void): void {
+  for (const cb of callbacks) {
+    try {
+      cb();
+    } catch (e) {
+      onError(e);
+    }
+  }
+}
+
+/**
  * Rows changed by a drizzle `.run()`. bun:sqlite returns `Changes` at run time, but drizzle types
  * the result of its bun-sqlite driver as `void`, hence the cast.
  */
@@ -225,7 +258,7 @@ export function deleteInBatches(c: Conn, table: string, where: string, param: st
   }
 }
 
-/** @deprecated `c.sqlite`. Only src/features/{backup,legacy} still call this; they move to repo functions next. */
+/** @deprecated `c.sqlite`. Only src/transfer/{backup,legacy} still call this; they move to feature repo functions next. */
 export function sqliteOf(c: Conn): Database {
   return c.sqlite;
 }

@@ -1,6 +1,6 @@
-import { changes, type Db, type Tx } from "../db";
+import { changes, type Conn, type Db } from "../db";
 import { sessions } from "../schema";
-import { and, eq, isNull, ne } from "drizzle-orm";
+import { and, desc, eq, isNull, ne } from "drizzle-orm";
 import { newId, newToken } from "../ids";
 import { sha256Hex } from "../secret";
 import type { Clock } from "../time";
@@ -18,7 +18,8 @@ export interface IssuedSession {
   expiresAt: string;
 }
 
-interface SessionLookupRow {
+/** A session found by its token hash (not revoked), with its user: what every authenticated request reads. */
+export interface SessionLookupRow {
   session_id: string;
   last_seen_at: string;
   expires_at: string;
@@ -31,6 +32,15 @@ interface SessionLookupRow {
   attachment_bytes: number;
 }
 
+/**
+ * Reads the session of a token hash (not revoked; expiry is checked here) joined with its user,
+ * in one statement on `c`. The account feature supplies it at app construction: it owns users and
+ * what GET /me reports of them (the attachment bytes), and core imports no feature.
+ */
+export type FindSession = (c: Conn, tokenHash: string) => SessionLookupRow | null;
+
+export type SessionRow = typeof sessions.$inferSelect;
+
 /** How often a session in use has its last_seen_at written: min(60 s, idle / 4). */
 export function touchIntervalMs(idleSeconds: number): number {
   return Math.min(60_000, Math.floor((idleSeconds * 1000) / 4));
@@ -38,27 +48,24 @@ export function touchIntervalMs(idleSeconds: number): number {
 
 /** Sessions: only the SHA-256 of a token is stored; lookups are one indexed prepared statement. */
 export class SessionStore {
-  private readonly lookupStmt;
   private readonly touchStmt;
   // last_seen_at is written at most once a minute per session, so reads stay reads; with a short
   // idle lifetime, four times per idle period, or a session in use would end between two writes
   // (with an idle time under a minute, it always did).
   private readonly touchEveryMs: number;
 
+  /**
+   * @param db the root connection: lookups (before any handler runs), last-seen writes, sweeps.
+   * @param findSession the lookup's statement (see FindSession); null where no request is served
+   *   (the job worker), and then lookup() refuses.
+   */
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
     private readonly lifetimes: SessionLifetimes,
+    private readonly findSession: FindSession | null = null,
   ) {
     this.touchEveryMs = touchIntervalMs(lifetimes.idleSeconds);
-    // One row through the unique index on token_hash. The expiry checks compare text: instants
-    // are stored as toISOString(), whose string order is time order, so nothing is parsed per request.
-    this.lookupStmt = db.sqlite.query<SessionLookupRow, [string]>(
-      `SELECT s.id AS session_id, s.last_seen_at, s.expires_at, u.id AS user_id, u.username, u.timezone, u.is_admin, u.display_name, u.created_at,
-              coalesce((SELECT bytes FROM attachment_usage WHERE user_id = u.id), 0) AS attachment_bytes
-         FROM sessions s JOIN users u ON u.id = s.user_id
-        WHERE s.token_hash = ? AND s.revoked_at IS NULL`,
-    );
     this.touchStmt = db.sqlite.query<unknown, [string, string]>(`UPDATE sessions SET last_seen_at = ? WHERE id = ?`);
   }
 
@@ -82,7 +89,7 @@ export class SessionStore {
   }
 
   /** Creates a session inside the caller's transaction. */
-  issue(tx: Tx, userId: string, ip: string | null, userAgent: string | null): IssuedSession {
+  issue(tx: Conn, userId: string, ip: string | null, userAgent: string | null): IssuedSession {
     const now = this.clock.now();
     const token = newToken();
     const tokenHash = SessionStore.hashToken(token);
@@ -105,9 +112,12 @@ export class SessionStore {
 
   /** The live session of a token, or null if unknown, revoked or expired (idle or absolute). */
   lookup(tokenHash: string): { sessionId: string; user: AuthUser } | null {
+    if (!this.findSession) throw new Error("sessions are not looked up in this process");
     const b = this.boundsAt(this.clock.now().getTime());
     // Live: not revoked, expires_at > now, last_seen_at + idle > now (i.e. last_seen_at > now − idle).
-    const row = this.lookupStmt.get(tokenHash);
+    // The expiry checks compare text: instants are stored as toISOString(), whose string order is
+    // time order, so nothing is parsed per request.
+    const row = this.findSession(this.db, tokenHash);
     if (!row || row.expires_at <= b.now || row.last_seen_at <= b.idleCutoff) return null;
     if (row.last_seen_at <= b.touchCutoff) {
       try {
@@ -130,6 +140,16 @@ export class SessionStore {
     };
   }
 
+  /** The user's sessions not revoked (some may have expired: see isLive), newest first. */
+  notRevoked(c: Conn, userId: string): SessionRow[] {
+    return c
+      .select()
+      .from(sessions)
+      .where(and(eq(sessions.userId, userId), isNull(sessions.revokedAt)))
+      .orderBy(desc(sessions.createdAt))
+      .all();
+  }
+
   /** Whether a session row is live now (for listings). */
   isLive(s: { revokedAt: string | null; expiresAt: string; lastSeenAt: string }): boolean {
     const nowMs = this.clock.now().getTime();
@@ -145,7 +165,7 @@ export class SessionStore {
     return new Date(Math.min(idle, Date.parse(expiresAt))).toISOString();
   }
 
-  revoke(tx: Tx, userId: string, sessionId: string): boolean {
+  revoke(tx: Conn, userId: string, sessionId: string): boolean {
     const r = tx
       .update(sessions)
       .set({ revokedAt: this.clock.now().toISOString() })
@@ -155,7 +175,7 @@ export class SessionStore {
   }
 
   /** Revokes every live session of the user except `keepSessionId` (null: all). */
-  revokeAllExcept(tx: Tx, userId: string, keepSessionId: string | null): number {
+  revokeAllExcept(tx: Conn, userId: string, keepSessionId: string | null): number {
     const cond = keepSessionId
       ? and(eq(sessions.userId, userId), isNull(sessions.revokedAt), ne(sessions.id, keepSessionId))
       : and(eq(sessions.userId, userId), isNull(sessions.revokedAt));

@@ -1,5 +1,6 @@
 import { asc, eq, sql } from "drizzle-orm";
-import { sqliteOf, type Tx } from "../../core/db";
+import { perConnection, type Conn } from "../../core/db";
+import type { SessionLookupRow } from "../../core/auth/session-store";
 import { users } from "../../core/schema";
 
 export type UserRow = typeof users.$inferSelect;
@@ -12,12 +13,12 @@ export function usernameKey(username: string): string {
   return username.normalize("NFKC").toUpperCase().toLowerCase();
 }
 
-export function countUsers(tx: Tx): number {
-  return tx.select({ n: sql<number>`count(*)` }).from(users).get()?.n ?? 0;
+export function countUsers(c: Conn): number {
+  return c.select({ n: sql<number>`count(*)` }).from(users).get()?.n ?? 0;
 }
 
-export function findUserByKey(tx: Tx, key: string): UserRow | undefined {
-  return tx.select().from(users).where(eq(users.usernameKey, key)).get();
+export function findUserByKey(c: Conn, key: string): UserRow | undefined {
+  return c.select().from(users).where(eq(users.usernameKey, key)).get();
 }
 
 interface UserSqlRow {
@@ -33,8 +34,8 @@ interface UserSqlRow {
 }
 
 /** Hot path (every GET /me): a cached prepared statement rather than the query builder. */
-export function findUserById(tx: Tx, id: string): UserRow | undefined {
-  const r = sqliteOf(tx).query<UserSqlRow, [string]>("SELECT * FROM users WHERE id = ?").get(id);
+export function findUserById(c: Conn, id: string): UserRow | undefined {
+  const r = c.sqlite.query<UserSqlRow, [string]>("SELECT * FROM users WHERE id = ?").get(id);
   return r
     ? {
         id: r.id,
@@ -50,14 +51,33 @@ export function findUserById(tx: Tx, id: string): UserRow | undefined {
     : undefined;
 }
 
-export function insertUser(tx: Tx, row: typeof users.$inferInsert): void {
-  tx.insert(users).values(row).run();
+/**
+ * The session of a token hash (not revoked) with its user and the bytes of the user's attachments
+ * (GET /me reports them): every authenticated request runs it, before any handler. One row through
+ * the unique index on token_hash, prepared once per connection. Handed to core's SessionStore at
+ * app construction (core/auth/session-store.ts FindSession).
+ */
+export function findSessionWithUser(c: Conn, tokenHash: string): SessionLookupRow | null {
+  return sessionLookup(c).get(tokenHash);
 }
 
-export function updateUser(tx: Tx, id: string, set: Partial<typeof users.$inferInsert>): void {
-  tx.update(users).set(set).where(eq(users.id, id)).run();
+const sessionLookup = perConnection((s) =>
+  s.query<SessionLookupRow, [string]>(
+    `SELECT s.id AS session_id, s.last_seen_at, s.expires_at, u.id AS user_id, u.username, u.timezone, u.is_admin, u.display_name, u.created_at,
+            coalesce((SELECT bytes FROM attachment_usage WHERE user_id = u.id), 0) AS attachment_bytes
+       FROM sessions s JOIN users u ON u.id = s.user_id
+      WHERE s.token_hash = ? AND s.revoked_at IS NULL`,
+  ),
+);
+
+export function insertUser(c: Conn, row: typeof users.$inferInsert): void {
+  c.insert(users).values(row).run();
 }
 
-export function listUsers(tx: Tx): UserRow[] {
-  return tx.select().from(users).orderBy(asc(users.createdAt), asc(users.id)).all();
+export function updateUser(c: Conn, id: string, set: Partial<typeof users.$inferInsert>): void {
+  c.update(users).set(set).where(eq(users.id, id)).run();
+}
+
+export function listUsers(c: Conn): UserRow[] {
+  return c.select().from(users).orderBy(asc(users.createdAt), asc(users.id)).all();
 }

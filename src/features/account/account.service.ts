@@ -1,4 +1,4 @@
-import { writeTx, readTx } from "../../core/db";
+import { writeTx, readTx, type Conn } from "../../core/db";
 import type { Core } from "../../core/core";
 import {
   alreadyInitialized,
@@ -32,7 +32,7 @@ export class AccountService {
   constructor(private readonly core: Core) {}
 
   isInitialized(): boolean {
-    return countUsers(this.core.db.orm) > 0;
+    return countUsers(this.core.db) > 0;
   }
 
   /** Creates the first user (an admin) with its inbox and signs it in. Exactly one call can win. */
@@ -62,7 +62,7 @@ export class AccountService {
     // Checks from an address that has not been failing are served first (see PasswordHasher).
     const priority = this.core.throttle.inGoodStanding(ipKey);
     const attempt = this.reserveAttempt(ipKey, key);
-    const user = findUserByKey(this.core.db.orm, key);
+    const user = findUserByKey(this.core.db, key);
     const lane = { ip: ipKey, user: key, priority };
     const ok = await this.queued(
       () => (user ? this.core.hasher.verify(input.password, user.passwordHash, lane) : this.core.hasher.verifyDummy(input.password, lane)),
@@ -105,7 +105,7 @@ export class AccountService {
    * the strength rule.
    */
   async changePassword(p: Principal, input: ChangePasswordBody, meta: RequestMeta): Promise<IssuedSession> {
-    const user = findUserById(this.core.db.orm, p.user.id);
+    const user = findUserById(this.core.db, p.user.id);
     if (!user) throw notFound("user");
     const ipKey = addressKey(meta.ip);
     const priority = this.core.throttle.inGoodStanding(ipKey);
@@ -132,7 +132,7 @@ export class AccountService {
   async resetPassword(username: string, newPassword: string): Promise<void> {
     const parsed = Password.safeParse(newPassword);
     if (!parsed.success) throw validationFailed([{ path: "password", message: parsed.error.issues[0]?.message ?? "invalid" }]);
-    const user = findUserByKey(this.core.db.orm, usernameKey(username.trim()));
+    const user = findUserByKey(this.core.db, usernameKey(username.trim()));
     if (!user) throw notFound("user");
     await this.requireStrong(newPassword, [user.username, user.displayName], "password");
     const hash = await this.core.hasher.hash(newPassword);
@@ -145,7 +145,7 @@ export class AccountService {
   }
 
   me(p: Principal): UserRow {
-    const user = findUserById(this.core.db.orm, p.user.id);
+    const user = findUserById(this.core.db, p.user.id);
     if (!user) throw notFound("user");
     return user;
   }
@@ -165,7 +165,7 @@ export class AccountService {
   async createUser(p: Principal, input: NewUser, meta: RequestMeta): Promise<UserRow> {
     if (!p.user.isAdmin) throw forbidden();
     const key = usernameKey(input.username);
-    if (findUserByKey(this.core.db.orm, key)) throw nameTaken("the username is already taken", "username");
+    if (findUserByKey(this.core.db, key)) throw nameTaken("the username is already taken", "username");
     await this.requireStrong(input.password, [input.username, input.display_name ?? ""], "password");
     // No per-address lane: an administrator creating accounts is not the flood the lanes are for.
     const hash = await this.queued(() => this.core.hasher.hash(input.password, { priority: true }));
@@ -179,7 +179,7 @@ export class AccountService {
 
   getUser(p: Principal, id: string): UserRow {
     if (!p.user.isAdmin) throw forbidden();
-    const user = findUserById(this.core.db.orm, id);
+    const user = findUserById(this.core.db, id);
     if (!user) throw notFound("user");
     return user;
   }
@@ -216,7 +216,7 @@ export class AccountService {
     if (weakness) throw validationFailed([{ path, message: weakness }], `the password is ${weakness}`);
   }
 
-  private insertNewUser(tx: Parameters<Parameters<typeof writeTx>[1]>[0], input: NewUser, hash: string, isAdmin: boolean): UserRow {
+  private insertNewUser(tx: Conn, input: NewUser, hash: string, isAdmin: boolean): UserRow {
     const now = this.core.clock.now().toISOString();
     const row: UserRow = {
       id: newId(),

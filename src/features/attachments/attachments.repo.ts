@@ -1,7 +1,7 @@
-import { sqliteOf, type Tx } from "../../core/db";
+import type { Conn } from "../../core/db";
 
-// Prepared statements on the connection behind `tx` (cached by bun:sqlite per SQL string); inside
-// a transaction they see its writes.
+// Prepared statements on `c.sqlite` (cached by bun:sqlite per SQL string); inside a transaction
+// they see its writes.
 
 /** An attachment row as the presenter reads it (snake_case, straight from SQLite). */
 export interface AttachmentRecord {
@@ -18,40 +18,35 @@ export interface AttachmentRecord {
 const COLS = "a.id, a.user_id, a.task_id, a.filename, a.content_type, a.size, a.sha256, a.created_at";
 
 /**
- * The user's attachment whose task is visible (live, in an active list): another user's, one of
- * a task in the trash or of an archived list is absent, like a missing one.
+ * The user's attachment, whatever the state of its task: the service asks the tasks feature
+ * whether that task is visible (findVisibleTask), and answers an invisible one like a missing one.
  */
-export function findVisibleAttachment(tx: Tx, userId: string, id: string): AttachmentRecord | null {
-  return sqliteOf(tx)
-    .query<AttachmentRecord, [string, string]>(
-      `SELECT ${COLS} FROM attachments a JOIN tasks t ON t.id = a.task_id JOIN lists l ON l.id = t.list_id
-        WHERE a.id = ? AND a.user_id = ? AND t.deleted_at IS NULL AND l.deleted_at IS NULL`,
-    )
-    .get(id, userId);
+export function findUserAttachment(c: Conn, userId: string, id: string): AttachmentRecord | null {
+  return c.sqlite.query<AttachmentRecord, [string, string]>(`SELECT ${COLS} FROM attachments a WHERE a.id = ? AND a.user_id = ?`).get(id, userId);
 }
 
 /** A task's attachments, oldest first. */
-export function listOfTask(tx: Tx, taskId: string): AttachmentRecord[] {
-  return sqliteOf(tx)
+export function listOfTask(c: Conn, taskId: string): AttachmentRecord[] {
+  return c.sqlite
     .query<AttachmentRecord, [string]>(`SELECT ${COLS} FROM attachments a WHERE a.task_id = ? ORDER BY a.created_at, a.id`)
     .all(taskId);
 }
 
-export function insertAttachment(tx: Tx, r: AttachmentRecord): void {
-  sqliteOf(tx)
+export function insertAttachment(c: Conn, r: AttachmentRecord): void {
+  c.sqlite
     .query(
       `INSERT INTO attachments (id, user_id, task_id, filename, content_type, size, sha256, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
     )
     .run(r.id, r.user_id, r.task_id, r.filename, r.content_type, r.size, r.sha256, r.created_at);
 }
 
-export function deleteAttachment(tx: Tx, userId: string, id: string): boolean {
-  return sqliteOf(tx).query("DELETE FROM attachments WHERE id = ? AND user_id = ?").run(id, userId).changes > 0;
+export function deleteAttachment(c: Conn, userId: string, id: string): boolean {
+  return c.sqlite.query("DELETE FROM attachments WHERE id = ? AND user_id = ?").run(id, userId).changes > 0;
 }
 
 /** Ids of the attachments of the given tasks (the user's). */
-export function idsOfTasks(tx: Tx, userId: string, taskIds: string[]): string[] {
-  return sqliteOf(tx)
+export function idsOfTasks(c: Conn, userId: string, taskIds: string[]): string[] {
+  return c.sqlite
     .query<{ id: string }, [string, string]>(
       // `+user_id`: look up by task (attachments_task_idx), not by scanning all of the user's files.
       "SELECT id FROM attachments WHERE +user_id = ? AND task_id IN (SELECT value FROM json_each(?))",
@@ -61,19 +56,19 @@ export function idsOfTasks(tx: Tx, userId: string, taskIds: string[]): string[] 
 }
 
 /** Every attachment id (start-up sweep). */
-export function allIds(tx: Tx): string[] {
-  return sqliteOf(tx)
+export function allIds(c: Conn): string[] {
+  return c.sqlite
     .query<{ id: string }, []>("SELECT id FROM attachments")
     .all()
     .map((r) => r.id);
 }
 
-export function deleteByIds(tx: Tx, ids: string[]): number {
+export function deleteByIds(c: Conn, ids: string[]): number {
   if (ids.length === 0) return 0;
-  return sqliteOf(tx).query("DELETE FROM attachments WHERE id IN (SELECT value FROM json_each(?))").run(JSON.stringify(ids)).changes;
+  return c.sqlite.query("DELETE FROM attachments WHERE id IN (SELECT value FROM json_each(?))").run(JSON.stringify(ids)).changes;
 }
 
 /** Bytes the user's attachments take (attachment_usage, kept by triggers on attachments). */
-export function usedBytes(tx: Tx, userId: string): number {
-  return sqliteOf(tx).query<{ bytes: number }, [string]>("SELECT bytes FROM attachment_usage WHERE user_id = ?").get(userId)?.bytes ?? 0;
+export function usedBytes(c: Conn, userId: string): number {
+  return c.sqlite.query<{ bytes: number }, [string]>("SELECT bytes FROM attachment_usage WHERE user_id = ?").get(userId)?.bytes ?? 0;
 }

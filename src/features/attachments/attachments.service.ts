@@ -1,14 +1,14 @@
 import type { Core } from "../../core/core";
-import { readTx, writeTx, type Tx } from "../../core/db";
+import { readSnapshot, readTx, writeTx, type Conn } from "../../core/db";
 import { AppError, notFound, payloadTooLarge, validationFailed } from "../../core/errors";
 import { newId } from "../../core/ids";
-import { findTaskWithList } from "../tasks/tasks.repo";
+import { findVisibleTask } from "../tasks/tasks.repo";
 import type { TaskPurgeHooks } from "../tasks/tasks.purge-hooks";
 import {
   allIds,
   deleteAttachment,
   deleteByIds,
-  findVisibleAttachment,
+  findUserAttachment,
   idsOfTasks,
   insertAttachment,
   listOfTask,
@@ -66,11 +66,18 @@ export class AttachmentsService {
     return attachmentQuota(this.core.config);
   }
 
-  /** The task named in the URL: the user's, live, in an active list; 404 otherwise. */
-  private requireVisibleTask(tx: Tx, userId: string, taskId: string): void {
-    void tx; // the task repo reads through the shared connection, which is the transaction's
-    const t = findTaskWithList(this.core.db, userId, taskId);
-    if (!t || t.deleted_at !== null || t.list_deleted_at !== null) throw notFound("task");
+  /** The task named in the URL, visible to the user (the tasks feature's rule); 404 otherwise. */
+  private requireVisibleTask(c: Conn, userId: string, taskId: string): void {
+    if (!findVisibleTask(c, userId, taskId)) throw notFound("task");
+  }
+
+  /**
+   * The user's attachment whose task is visible to them: another user's, or one of a task in the
+   * trash or of an archived list, is absent like a missing one.
+   */
+  private visibleAttachment(c: Conn, userId: string, id: string): AttachmentRecord | null {
+    const record = findUserAttachment(c, userId, id);
+    return record && findVisibleTask(c, userId, record.task_id) ? record : null;
   }
 
   list(userId: string, taskId: string): AttachmentRecord[] {
@@ -81,7 +88,7 @@ export class AttachmentsService {
   }
 
   get(userId: string, id: string): StoredAttachment {
-    const record = findVisibleAttachment(this.core.db.orm, userId, id);
+    const record = readSnapshot(this.core.db, (c) => this.visibleAttachment(c, userId, id));
     if (!record) throw notFound("attachment");
     if (!this.storage.exists(record.id)) {
       // Bytes lost outside the app (the start-up sweep removes such rows); never a 200 that breaks mid-body.
@@ -94,7 +101,7 @@ export class AttachmentsService {
   /** Deletes the row, then (after the commit) the file. */
   remove(userId: string, id: string): void {
     writeTx(this.core.db, (tx) => {
-      if (!findVisibleAttachment(tx, userId, id)) throw notFound("attachment");
+      if (!this.visibleAttachment(tx, userId, id)) throw notFound("attachment");
       deleteAttachment(tx, userId, id);
     });
     try {
@@ -189,7 +196,7 @@ export class AttachmentsService {
    */
   sweepOrphans(): SweepResult {
     const temporaryFiles = this.storage.clearTemp();
-    const ids = new Set(allIds(this.core.db.orm));
+    const ids = new Set(allIds(this.core.db));
     const present = new Set<string>();
     let filesWithoutRow = 0;
     for (const name of this.storage.storedNames()) {

@@ -1,5 +1,5 @@
 import { and, desc, eq, lt } from "drizzle-orm";
-import type { Tx } from "../../core/db";
+import type { Conn } from "../../core/db";
 import { newId } from "../../core/ids";
 import { auditLogs } from "../../core/schema";
 
@@ -33,8 +33,8 @@ export interface AuditEntry {
   detail?: Record<string, unknown> | null;
 }
 
-export function recordAudit(tx: Tx, e: AuditEntry): void {
-  tx.insert(auditLogs)
+export function recordAudit(c: Conn, e: AuditEntry): void {
+  c.insert(auditLogs)
     .values({
       id: newId(),
       userId: e.userId,
@@ -50,8 +50,8 @@ export function recordAudit(tx: Tx, e: AuditEntry): void {
 }
 
 /** Newest first; keyset on the time-ordered id. Fetches limit + 1 rows. */
-export function listAudit(tx: Tx, userId: string, limit: number, beforeId: string | null) {
-  return tx
+export function listAudit(c: Conn, userId: string, limit: number, beforeId: string | null) {
+  return c
     .select()
     .from(auditLogs)
     .where(beforeId ? and(eq(auditLogs.userId, userId), lt(auditLogs.id, beforeId)) : eq(auditLogs.userId, userId))

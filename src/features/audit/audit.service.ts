@@ -1,4 +1,4 @@
-import type { Db } from "../../core/db";
+import type { Conn } from "../../core/db";
 import { invalidCursor } from "../../core/errors";
 import { toPage, type Cursors } from "../../core/cursor";
 import { listAudit } from "./audit.repo";
@@ -23,7 +23,7 @@ function present(r: AuditRow): AuditLogEntry {
 export class AuditService {
   private static readonly ENDPOINT = "audit-logs";
   constructor(
-    private readonly db: Db,
+    private readonly db: Conn,
     private readonly cursors: Cursors,
   ) {}
 
@@ -34,7 +34,7 @@ export class AuditService {
       if (key.length !== 1 || typeof key[0] !== "string") throw invalidCursor();
       before = key[0];
     }
-    const rows = listAudit(this.db.orm, userId, limit, before);
+    const rows = listAudit(this.db, userId, limit, before);
     return toPage(rows, limit, present, (r) => [r.id], (k) => this.cursors.encode(AuditService.ENDPOINT, userId, k));
   }
 }

@@ -1,11 +1,11 @@
 import type { Core } from "../../core/core";
 import type { AuthUser } from "../../core/auth/principal";
-import { writeTx, type Tx } from "../../core/db";
+import { writeTx, type Conn } from "../../core/db";
 import { dayNumber } from "../../core/days";
 import { notArchived, notFound, stateConflict, validationFailed } from "../../core/errors";
 import { newId } from "../../core/ids";
 import { today as todayOf } from "../../core/time";
-import { CountdownReads, deleteCountdown, findCountdown, insertCountdown, unpinAll, updateCountdown, type CountdownRow } from "./countdowns.repo";
+import { deleteCountdown, findCountdown, insertCountdown, listCountdowns, unpinAll, updateCountdown, type CountdownRow } from "./countdowns.repo";
 import type { CountdownCreate, CountdownPatch } from "./countdowns.schemas";
 import { loadLunar, needsLunar, occurrence, type LunarCalendar, type Occurrence } from "./countdowns.occurrence";
 import { lunarFieldsOf } from "./countdowns.rules";
@@ -18,11 +18,7 @@ export interface CountdownView {
 
 /** Countdowns, anniversaries and birthdays; one pin per user; archive, restore, purge. */
 export class CountdownsService {
-  private readonly reads: CountdownReads;
-
-  constructor(private readonly core: Core) {
-    this.reads = new CountdownReads(core.db);
-  }
+  constructor(private readonly core: Core) {}
 
   private now(): string {
     return this.core.clock.now().toISOString();
@@ -59,13 +55,13 @@ export class CountdownsService {
     return dayNumber(todayOf(this.core.clock, user.timezone));
   }
 
-  private countdown(tx: Tx, user: AuthUser, id: string): CountdownRow {
+  private countdown(tx: Conn, user: AuthUser, id: string): CountdownRow {
     const r = findCountdown(tx, user.id, id);
     if (!r) throw notFound("countdown");
     return r;
   }
 
-  private active(tx: Tx, user: AuthUser, id: string): CountdownRow {
+  private active(tx: Conn, user: AuthUser, id: string): CountdownRow {
     const r = this.countdown(tx, user, id);
     if (r.archivedAt !== null) throw notFound("countdown");
     return r;
@@ -87,7 +83,7 @@ export class CountdownsService {
    */
   async list(user: AuthUser, archived: boolean): Promise<CountdownView[]> {
     const today = this.todayOf(user);
-    const rows = this.reads.list(user.id, archived);
+    const rows = listCountdowns(this.core.db, user.id, archived);
     const lunar = await this.lunarFor(rows);
     const views = rows.map((r) => this.view(r, today, lunar));
     return views.sort((a, b) => {
@@ -104,7 +100,7 @@ export class CountdownsService {
   }
 
   async get(user: AuthUser, id: string): Promise<CountdownView> {
-    return this.viewOf(this.countdown(this.core.db.orm, user, id), user);
+    return this.viewOf(this.countdown(this.core.db, user, id), user);
   }
 
   async create(user: AuthUser, input: CountdownCreate): Promise<CountdownView> {

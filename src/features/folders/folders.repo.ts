@@ -1,20 +1,20 @@
 import { and, asc, eq, isNull, max } from "drizzle-orm";
 import { folders } from "../../core/schema";
-import type { Tx } from "../../core/db";
+import type { Conn } from "../../core/db";
 
 export type FolderRow = typeof folders.$inferSelect;
 
 /** The user's folder, if it exists and is not soft-deleted. */
-export function findActiveFolder(tx: Tx, userId: string, id: string): FolderRow | undefined {
-  return tx
+export function findActiveFolder(c: Conn, userId: string, id: string): FolderRow | undefined {
+  return c
     .select()
     .from(folders)
     .where(and(eq(folders.id, id), eq(folders.userId, userId), isNull(folders.deletedAt)))
     .get();
 }
 
-export function listActiveFolders(tx: Tx, userId: string): FolderRow[] {
-  return tx
+export function listActiveFolders(c: Conn, userId: string): FolderRow[] {
+  return c
     .select()
     .from(folders)
     .where(and(eq(folders.userId, userId), isNull(folders.deletedAt)))
@@ -22,17 +22,17 @@ export function listActiveFolders(tx: Tx, userId: string): FolderRow[] {
     .all();
 }
 
-export function nextFolderPosition(tx: Tx, userId: string): number {
-  const r = tx.select({ m: max(folders.position) }).from(folders).where(eq(folders.userId, userId)).get();
+export function nextFolderPosition(c: Conn, userId: string): number {
+  const r = c.select({ m: max(folders.position) }).from(folders).where(eq(folders.userId, userId)).get();
   return (r?.m ?? 0) + 1;
 }
 
-export function insertFolder(tx: Tx, row: typeof folders.$inferInsert): void {
-  tx.insert(folders).values(row).run();
+export function insertFolder(c: Conn, row: typeof folders.$inferInsert): void {
+  c.insert(folders).values(row).run();
 }
 
-export function updateFolder(tx: Tx, userId: string, id: string, set: Partial<typeof folders.$inferInsert>): void {
-  tx.update(folders)
+export function updateFolder(c: Conn, userId: string, id: string, set: Partial<typeof folders.$inferInsert>): void {
+  c.update(folders)
     .set(set)
     .where(and(eq(folders.id, id), eq(folders.userId, userId)))
     .run();

@@ -2,7 +2,7 @@ import type { Core } from "../../core/core";
 import { writeTx } from "../../core/db";
 import { notFound, validationFailed } from "../../core/errors";
 import { newId } from "../../core/ids";
-import { detachListsFromFolder } from "../lists/lists.repo";
+import type { FolderDeleteHooks } from "./folders.delete-hooks";
 import { findActiveFolder, insertFolder, listActiveFolders, nextFolderPosition, updateFolder, type FolderRow } from "./folders.repo";
 import type { FolderCreate, FolderPatch } from "./folders.schemas";
 
@@ -21,14 +21,18 @@ export function checkReorder(ids: string[], active: string[]): void {
 }
 
 export class FoldersService {
-  constructor(private readonly core: Core) {}
+  /** @param deleteHooks where features building on folders (lists) register what a folder's deletion does to them. */
+  constructor(
+    private readonly core: Core,
+    private readonly deleteHooks: FolderDeleteHooks,
+  ) {}
 
   list(userId: string): FolderRow[] {
-    return listActiveFolders(this.core.db.orm, userId);
+    return listActiveFolders(this.core.db, userId);
   }
 
   get(userId: string, id: string): FolderRow {
-    const f = findActiveFolder(this.core.db.orm, userId, id);
+    const f = findActiveFolder(this.core.db, userId, id);
     if (!f) throw notFound("folder");
     return f;
   }
@@ -50,13 +54,13 @@ export class FoldersService {
     });
   }
 
-  /** Soft delete; its lists move to root level. */
+  /** Soft delete; its lists move to root level (the lists feature's delete hook). */
   remove(userId: string, id: string): void {
     writeTx(this.core.db, (tx) => {
       if (!findActiveFolder(tx, userId, id)) throw notFound("folder");
       const now = this.core.clock.now().toISOString();
       updateFolder(tx, userId, id, { deletedAt: now, updatedAt: now });
-      detachListsFromFolder(tx, userId, id, now);
+      this.deleteHooks.deleted(tx, userId, id, now);
     });
   }
 

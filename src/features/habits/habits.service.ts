@@ -1,6 +1,6 @@
 import type { Core } from "../../core/core";
 import type { AuthUser } from "../../core/auth/principal";
-import { readTx, writeTx, type Tx } from "../../core/db";
+import { readTx, writeTx, type Conn } from "../../core/db";
 import { dateOfDay, dayNumber, mondayOf } from "../../core/days";
 import { notArchived, notFound, stateConflict, validationFailed } from "../../core/errors";
 import { newId } from "../../core/ids";
@@ -13,13 +13,16 @@ import {
   findHabit,
   findLog,
   findPause,
-  HabitReads,
   insertHabit,
   insertPause,
   listHabits,
   listLogs,
   listPauses,
+  logsOfActiveHabits,
+  logValuesUpTo,
   nextPosition,
+  pausesOfActiveHabits,
+  pauseSpans,
   setPositions,
   updateHabit,
   updatePause,
@@ -40,11 +43,7 @@ const spanOf = (p: { start_date: string; end_date: string | null }): PauseSpan =
 
 /** Habits, their logs and pauses, the weekly grid and statistics. Archived habits are read-only. */
 export class HabitsService {
-  private readonly reads: HabitReads;
-
-  constructor(private readonly core: Core) {
-    this.reads = new HabitReads(core.db);
-  }
+  constructor(private readonly core: Core) {}
 
   private today(user: AuthUser): string {
     return todayOf(this.core.clock, user.timezone);
@@ -55,25 +54,25 @@ export class HabitsService {
   }
 
   /** The user's habit in any state, else 404. */
-  private habit(tx: Tx, user: AuthUser, id: string): HabitRow {
+  private habit(tx: Conn, user: AuthUser, id: string): HabitRow {
     const h = findHabit(tx, user.id, id);
     if (!h) throw notFound("habit");
     return h;
   }
 
   /** The user's active habit, else 404 (an archived habit is read-only). */
-  private activeHabit(tx: Tx, user: AuthUser, id: string): HabitRow {
+  private activeHabit(tx: Conn, user: AuthUser, id: string): HabitRow {
     const h = this.habit(tx, user, id);
     if (h.archivedAt !== null) throw notFound("habit");
     return h;
   }
 
   list(user: AuthUser, archived: boolean): HabitRow[] {
-    return listHabits(this.core.db.orm, user.id, archived);
+    return listHabits(this.core.db, user.id, archived);
   }
 
   get(user: AuthUser, id: string): HabitRow {
-    return this.habit(this.core.db.orm, user, id);
+    return this.habit(this.core.db, user, id);
   }
 
   create(user: AuthUser, input: HabitCreate): HabitRow {
@@ -232,7 +231,7 @@ export class HabitsService {
   }
 
   /** Pauses of one habit never overlap (409 state_conflict naming the other pause). */
-  private assertNoOverlap(tx: Tx, habitId: string, start: string, end: string | null, except: string | null): void {
+  private assertNoOverlap(tx: Conn, habitId: string, start: string, end: string | null, except: string | null): void {
     const other = overlappingPause(listPauses(tx, habitId), start, end, except);
     if (other) throw stateConflict(overlapMessage(other));
   }
@@ -282,8 +281,8 @@ export class HabitsService {
     const to = dateOfDay(mondayOf(first + 6) + 6);
     const { habits, logs, pauses } = readTx(this.core.db, (tx) => ({
       habits: listHabits(tx, user.id, false),
-      logs: this.reads.logsOfActive(user.id, from, to),
-      pauses: this.reads.pausesOfActive(user.id),
+      logs: logsOfActiveHabits(tx, user.id, from, to),
+      pauses: pausesOfActiveHabits(tx, user.id),
     }));
     const values = new Map<string, Map<number, number>>();
     for (const l of logs) {
@@ -314,8 +313,8 @@ export class HabitsService {
     const todayStr = this.today(user);
     const { h, logs, pauses } = readTx(this.core.db, (tx) => ({
       h: this.habit(tx, user, id),
-      logs: this.reads.valuesUpTo(id, todayStr),
-      pauses: this.reads.pauses(id),
+      logs: logValuesUpTo(tx, id, todayStr),
+      pauses: pauseSpans(tx, id),
     }));
     const values = new Map<number, number>();
     for (const l of logs) values.set(dayNumber(l.date), l.value);

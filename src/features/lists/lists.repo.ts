@@ -1,6 +1,6 @@
 import { and, asc, eq, isNotNull, isNull, max, ne, sql } from "drizzle-orm";
 import { folders, lists } from "../../core/schema";
-import type { Tx } from "../../core/db";
+import type { Conn } from "../../core/db";
 import { newId } from "../../core/ids";
 
 export type ListRow = typeof lists.$inferSelect;
@@ -8,9 +8,9 @@ export type ListRow = typeof lists.$inferSelect;
 export type ListView = ListRow;
 
 /** Every user owns exactly one system inbox, created with the user. */
-export function createInbox(tx: Tx, userId: string, now: Date): string {
+export function createInbox(c: Conn, userId: string, now: Date): string {
   const id = newId();
-  tx.insert(lists)
+  c.insert(lists)
     .values({ id, userId, name: "Inbox", isInbox: true, position: 0, createdAt: now.toISOString(), updatedAt: now.toISOString() })
     .run();
   return id;
@@ -32,16 +32,16 @@ const viewColumns = {
   deletedAt: lists.deletedAt,
 };
 
-export function findList(tx: Tx, userId: string, id: string): ListView | undefined {
-  return tx
+export function findList(c: Conn, userId: string, id: string): ListView | undefined {
+  return c
     .select(viewColumns)
     .from(lists)
     .where(and(eq(lists.id, id), eq(lists.userId, userId)))
     .get();
 }
 
-export function findInbox(tx: Tx, userId: string): ListView | undefined {
-  return tx
+export function findInbox(c: Conn, userId: string): ListView | undefined {
+  return c
     .select(viewColumns)
     .from(lists)
     .where(and(eq(lists.userId, userId), eq(lists.isInbox, true)))
@@ -49,8 +49,8 @@ export function findInbox(tx: Tx, userId: string): ListView | undefined {
 }
 
 /** Active lists (inbox first, then by position) or archived ones (most recently archived first). */
-export function listLists(tx: Tx, userId: string, archived: boolean): ListView[] {
-  const q = tx.select(viewColumns).from(lists);
+export function listLists(c: Conn, userId: string, archived: boolean): ListView[] {
+  const q = c.select(viewColumns).from(lists);
   return archived
     ? q
         .where(and(eq(lists.userId, userId), isNotNull(lists.deletedAt)))
@@ -62,31 +62,31 @@ export function listLists(tx: Tx, userId: string, archived: boolean): ListView[]
         .all();
 }
 
-export function nextListPosition(tx: Tx, userId: string): number {
-  const r = tx.select({ m: max(lists.position) }).from(lists).where(eq(lists.userId, userId)).get();
+export function nextListPosition(c: Conn, userId: string): number {
+  const r = c.select({ m: max(lists.position) }).from(lists).where(eq(lists.userId, userId)).get();
   return (r?.m ?? 0) + 1;
 }
 
-export function insertList(tx: Tx, row: typeof lists.$inferInsert): void {
-  tx.insert(lists).values(row).run();
+export function insertList(c: Conn, row: typeof lists.$inferInsert): void {
+  c.insert(lists).values(row).run();
 }
 
-export function updateList(tx: Tx, userId: string, id: string, set: Partial<typeof lists.$inferInsert>): void {
-  tx.update(lists)
+export function updateList(c: Conn, userId: string, id: string, set: Partial<typeof lists.$inferInsert>): void {
+  c.update(lists)
     .set(set)
     .where(and(eq(lists.id, id), eq(lists.userId, userId)))
     .run();
 }
 
-export function deleteList(tx: Tx, userId: string, id: string): void {
-  tx.delete(lists)
+export function deleteList(c: Conn, userId: string, id: string): void {
+  c.delete(lists)
     .where(and(eq(lists.id, id), eq(lists.userId, userId)))
     .run();
 }
 
 /** Active non-inbox lists' ids, for reorder. */
-export function activeReorderableListIds(tx: Tx, userId: string): string[] {
-  return tx
+export function activeReorderableListIds(c: Conn, userId: string): string[] {
+  return c
     .select({ id: lists.id })
     .from(lists)
     .where(and(eq(lists.userId, userId), isNull(lists.deletedAt), ne(lists.isInbox, true)))
@@ -95,8 +95,8 @@ export function activeReorderableListIds(tx: Tx, userId: string): string[] {
 }
 
 /** Lists of a folder go to root (the folder is being deleted). */
-export function detachListsFromFolder(tx: Tx, userId: string, folderId: string, now: string): void {
-  tx.update(lists)
+export function detachListsFromFolder(c: Conn, userId: string, folderId: string, now: string): void {
+  c.update(lists)
     .set({ folderId: null, updatedAt: now })
     .where(and(eq(lists.userId, userId), eq(lists.folderId, folderId)))
     .run();

@@ -1,16 +1,16 @@
 import type { Core } from "../../core/core";
-import { writeTx, type Tx } from "../../core/db";
+import { runAfterCommit, writeTx, type Conn } from "../../core/db";
 import { inboxImmutable, invalidReference, notArchived, notFound, stateConflict } from "../../core/errors";
 import type { RequestMeta } from "../../core/http";
 import { newId } from "../../core/ids";
 import { recordAudit } from "../audit/audit.repo";
 import { findActiveFolder } from "../folders/folders.repo";
 import { checkReorder } from "../folders/folders.service";
-import { taskIdsOfList } from "../tasks/tasks.repo";
-import { runAfterCommit, type TaskPurgeHooks } from "../tasks/tasks.purge-hooks";
+import type { FolderDeleteHooks } from "../folders/folders.delete-hooks";
 import {
   activeReorderableListIds,
   deleteList,
+  detachListsFromFolder,
   findList,
   insertList,
   listLists,
@@ -18,44 +18,52 @@ import {
   updateList,
   type ListView,
 } from "./lists.repo";
+import type { ListPurgeHooks } from "./lists.purge-hooks";
 import type { ListCreate, ListPatch } from "./lists.schemas";
 
 export class ListsService {
+  /**
+   * @param purgeHooks where features building on lists (tasks) register what purging a list does to them.
+   * @param folderHooks lists in a deleted folder move to root level: registered here.
+   */
   constructor(
     private readonly core: Core,
-    private readonly purgeHooks: TaskPurgeHooks,
-  ) {}
+    private readonly purgeHooks: ListPurgeHooks,
+    folderHooks: FolderDeleteHooks,
+  ) {
+    folderHooks.register(detachListsFromFolder);
+  }
 
   private now(): string {
     return this.core.clock.now().toISOString();
   }
 
   /** The user's list (active or archived), else 404. */
-  private existing(tx: Tx, userId: string, id: string): ListView {
-    const l = findList(tx, userId, id);
+  private existing(c: Conn, userId: string, id: string): ListView {
+    const l = findList(c, userId, id);
     if (!l) throw notFound("list");
     return l;
   }
 
   /** The user's active list, else 404 (archived lists cannot be renamed or moved). */
-  private active(tx: Tx, userId: string, id: string): ListView {
-    const l = this.existing(tx, userId, id);
+  private active(c: Conn, userId: string, id: string): ListView {
+    const l = this.existing(c, userId, id);
     if (l.deletedAt !== null) throw notFound("list");
     return l;
   }
 
-  private requireFolder(tx: Tx, userId: string, folderId: string | null | undefined): string | null {
+  private requireFolder(c: Conn, userId: string, folderId: string | null | undefined): string | null {
     if (folderId === undefined || folderId === null) return null;
-    if (!findActiveFolder(tx, userId, folderId)) throw invalidReference([{ path: "folder_id", message: `no folder ${folderId}` }], `folder ${folderId} does not exist`);
+    if (!findActiveFolder(c, userId, folderId)) throw invalidReference([{ path: "folder_id", message: `no folder ${folderId}` }], `folder ${folderId} does not exist`);
     return folderId;
   }
 
   list(userId: string, archived: boolean): ListView[] {
-    return listLists(this.core.db.orm, userId, archived);
+    return listLists(this.core.db, userId, archived);
   }
 
   get(userId: string, id: string): ListView {
-    return this.existing(this.core.db.orm, userId, id);
+    return this.existing(this.core.db, userId, id);
   }
 
   create(userId: string, input: ListCreate): ListView {
@@ -116,8 +124,7 @@ export class ListsService {
       const l = this.existing(tx, userId, id);
       if (l.isInbox) throw inboxImmutable();
       if (l.deletedAt === null) throw notArchived("list");
-      const taskIds = taskIdsOfList(this.core.db, id);
-      const callbacks = this.purgeHooks.beforePurge(tx, userId, taskIds);
+      const content = this.purgeHooks.beforePurge(tx, userId, id);
       deleteList(tx, userId, id); // tasks, tag links and recurrences go by FK cascade
       recordAudit(tx, {
         userId,
@@ -127,9 +134,9 @@ export class ListsService {
         userAgent: meta.userAgent,
         targetType: "list",
         targetId: id,
-        detail: { name: l.name.slice(0, 100), tasks: taskIds.length },
+        detail: { name: l.name.slice(0, 100), ...content.detail },
       });
-      return callbacks;
+      return content.afterCommit;
     });
     runAfterCommit(after, (e) => this.core.logger.error("after-purge hook failed", { error: String(e) }));
   }

@@ -3,7 +3,7 @@ import { writeTx } from "../../core/db";
 import { invalidCursor, notArchived, notFound, stateConflict, versionConflict } from "../../core/errors";
 import { newId } from "../../core/ids";
 import { toPage, type Page } from "../../core/cursor";
-import { deleteMemo, findMemo, insertMemo, MemoPages, setMemoDeleted, updateMemoIfVersion, type MemoRow } from "./memos.repo";
+import { deleteMemo, findMemo, insertMemo, pageMemos, setMemoDeleted, updateMemoIfVersion, type MemoRow } from "./memos.repo";
 import type { Memo, MemoCreate, MemoPatch } from "./memos.schemas";
 import { presentMemo } from "./memos.present";
 
@@ -11,11 +11,7 @@ const ENDPOINT = "memos";
 
 /** Memos: Markdown notes with optimistic locking, soft delete, restore and purge. */
 export class MemosService {
-  private readonly pages: MemoPages;
-
-  constructor(private readonly core: Core) {
-    this.pages = new MemoPages(core.db);
-  }
+  constructor(private readonly core: Core) {}
 
   /** Newest first (created_at, then id); the cursor is bound to the state walked, so it cannot cross lists. */
   list(userId: string, deleted: boolean, limit: number, cursor: string | undefined): Page<Memo> {
@@ -26,7 +22,7 @@ export class MemosService {
       if (key.length !== 2 || typeof key[0] !== "string" || typeof key[1] !== "string") throw invalidCursor();
       after = { at: key[0], id: key[1] };
     }
-    const rows = this.pages.page(userId, deleted, limit, after);
+    const rows = pageMemos(this.core.db, userId, deleted, limit, after);
     return toPage(rows, limit, presentMemo, (r) => [r.createdAt, r.id], (k) => this.core.cursors.encode(endpoint, userId, k));
   }
 
@@ -48,7 +44,7 @@ export class MemosService {
 
   /** A soft-deleted memo is still answered, with its deleted_at. */
   get(userId: string, id: string): MemoRow {
-    const row = findMemo(this.core.db.orm, userId, id);
+    const row = findMemo(this.core.db, userId, id);
     if (!row) throw notFound("memo");
     return row;
   }

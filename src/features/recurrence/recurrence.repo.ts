@@ -1,4 +1,4 @@
-import type { Db } from "../../core/db";
+import type { Conn } from "../../core/db";
 
 // Prepared statements on the bun:sqlite handle (compiled once, cached by SQL text). Called inside
 // a writeTx/readTx callback they run in that transaction.
@@ -20,32 +20,27 @@ export interface RecurrenceRecord {
 const COLS = "r.id, r.user_id, r.task_id, r.kind, r.rrule, r.interval, r.unit, r.timezone, r.dtstart, r.created_at, r.updated_at";
 
 /**
- * The user's recurrence whose task is visible: live (not in the trash) and in an active list.
- * Anything else is answered like a missing one.
+ * The user's recurrence, whatever the state of its task: the service asks the tasks feature
+ * whether that task is visible (findVisibleTask), and answers an invisible one like a missing one.
  */
-export function findVisibleRecurrence(db: Db, userId: string, id: string): RecurrenceRecord | null {
-  return db.sqlite
-    .query<RecurrenceRecord, [string, string]>(
-      `SELECT ${COLS} FROM recurrences r JOIN tasks t ON t.id = r.task_id JOIN lists l ON l.id = t.list_id
-       WHERE r.id = ? AND r.user_id = ? AND t.deleted_at IS NULL AND l.deleted_at IS NULL`,
-    )
-    .get(id, userId);
+export function findUserRecurrence(c: Conn, userId: string, id: string): RecurrenceRecord | null {
+  return c.sqlite.query<RecurrenceRecord, [string, string]>(`SELECT ${COLS} FROM recurrences r WHERE r.id = ? AND r.user_id = ?`).get(id, userId);
 }
 
 /** Of these task ids, those of the user that have a recurrence (through the unique task index). */
-export function recurringTaskIds(db: Db, userId: string, taskIds: string[]): string[] {
-  return db.sqlite
+export function recurringTaskIds(c: Conn, userId: string, taskIds: string[]): string[] {
+  return c.sqlite
     .query<{ task_id: string }, [string, string]>("SELECT task_id FROM recurrences WHERE task_id IN (SELECT value FROM json_each(?)) AND +user_id = ?")
     .all(JSON.stringify(taskIds), userId)
     .map((r) => r.task_id);
 }
 
-export function findRecurrenceOfTask(db: Db, taskId: string): RecurrenceRecord | null {
-  return db.sqlite.query<RecurrenceRecord, [string]>(`SELECT ${COLS} FROM recurrences r WHERE r.task_id = ?`).get(taskId);
+export function findRecurrenceOfTask(c: Conn, taskId: string): RecurrenceRecord | null {
+  return c.sqlite.query<RecurrenceRecord, [string]>(`SELECT ${COLS} FROM recurrences r WHERE r.task_id = ?`).get(taskId);
 }
 
-export function insertRecurrence(db: Db, r: RecurrenceRecord): void {
-  db.sqlite
+export function insertRecurrence(c: Conn, r: RecurrenceRecord): void {
+  c.sqlite
     .query(
       `INSERT INTO recurrences (id, user_id, task_id, kind, rrule, interval, unit, timezone, dtstart, created_at, updated_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -54,43 +49,43 @@ export function insertRecurrence(db: Db, r: RecurrenceRecord): void {
 }
 
 export function updateRecurrence(
-  db: Db,
+  c: Conn,
   id: string,
   r: Pick<RecurrenceRecord, "kind" | "rrule" | "interval" | "unit" | "timezone" | "dtstart" | "updated_at">,
 ): void {
-  db.sqlite
+  c.sqlite
     .query("UPDATE recurrences SET kind = ?, rrule = ?, interval = ?, unit = ?, timezone = ?, dtstart = ?, updated_at = ? WHERE id = ?")
     .run(r.kind, r.rrule, r.interval, r.unit, r.timezone, r.dtstart, r.updated_at, id);
 }
 
-export function touchRecurrence(db: Db, id: string, now: string): void {
-  db.sqlite.query("UPDATE recurrences SET updated_at = ? WHERE id = ?").run(now, id);
+export function touchRecurrence(c: Conn, id: string, now: string): void {
+  c.sqlite.query("UPDATE recurrences SET updated_at = ? WHERE id = ?").run(now, id);
 }
 
 /** Removes the recurrence; its exceptions go by FK cascade. */
-export function deleteRecurrence(db: Db, id: string): void {
-  db.sqlite.query("DELETE FROM recurrences WHERE id = ?").run(id);
+export function deleteRecurrence(c: Conn, id: string): void {
+  c.sqlite.query("DELETE FROM recurrences WHERE id = ?").run(id);
 }
 
 /** Skipped dates, ascending. */
-export function listExceptions(db: Db, recurrenceId: string): string[] {
-  return db.sqlite
+export function listExceptions(c: Conn, recurrenceId: string): string[] {
+  return c.sqlite
     .query<{ date: string }, [string]>("SELECT date FROM recurrence_exceptions WHERE recurrence_id = ? ORDER BY date")
     .all(recurrenceId)
     .map((r) => r.date);
 }
 
-export function insertException(db: Db, recurrenceId: string, date: string, now: string): void {
-  db.sqlite.query("INSERT OR IGNORE INTO recurrence_exceptions (recurrence_id, date, created_at) VALUES (?, ?, ?)").run(recurrenceId, date, now);
+export function insertException(c: Conn, recurrenceId: string, date: string, now: string): void {
+  c.sqlite.query("INSERT OR IGNORE INTO recurrence_exceptions (recurrence_id, date, created_at) VALUES (?, ?, ?)").run(recurrenceId, date, now);
 }
 
 /** Returns whether a row was removed. */
-export function deleteException(db: Db, recurrenceId: string, date: string): boolean {
-  return db.sqlite.query("DELETE FROM recurrence_exceptions WHERE recurrence_id = ? AND date = ?").run(recurrenceId, date).changes === 1;
+export function deleteException(c: Conn, recurrenceId: string, date: string): boolean {
+  return c.sqlite.query("DELETE FROM recurrence_exceptions WHERE recurrence_id = ? AND date = ?").run(recurrenceId, date).changes === 1;
 }
 
-export function deleteExceptionsExcept(db: Db, recurrenceId: string, keep: string[]): void {
-  db.sqlite
+export function deleteExceptionsExcept(c: Conn, recurrenceId: string, keep: string[]): void {
+  c.sqlite
     .query("DELETE FROM recurrence_exceptions WHERE recurrence_id = ? AND date NOT IN (SELECT value FROM json_each(?))")
     .run(recurrenceId, JSON.stringify(keep));
 }
@@ -102,20 +97,20 @@ export function deleteExceptionsExcept(db: Db, recurrenceId: string, keep: strin
 // the same change (a PATCH or batch completing the task) already grew it.
 
 /** Moves the recurring task to its next occurrence, not completed. */
-export function moveTaskToOccurrence(db: Db, taskId: string, dueAt: string, now: string, grow: 0 | 1 = 1): void {
-  db.sqlite
+export function moveTaskToOccurrence(c: Conn, taskId: string, dueAt: string, now: string, grow: 0 | 1 = 1): void {
+  c.sqlite
     .query("UPDATE tasks SET due_at = ?, completed = 0, completed_at = NULL, version = version + ?, updated_at = ? WHERE id = ?")
     .run(dueAt, grow, now, taskId);
 }
 
 /** Changes only the due_at (a skip, or undoing one). */
-export function setTaskDueAt(db: Db, taskId: string, dueAt: string, now: string): void {
-  db.sqlite.query("UPDATE tasks SET due_at = ?, version = version + 1, updated_at = ? WHERE id = ?").run(dueAt, now, taskId);
+export function setTaskDueAt(c: Conn, taskId: string, dueAt: string, now: string): void {
+  c.sqlite.query("UPDATE tasks SET due_at = ?, version = version + 1, updated_at = ? WHERE id = ?").run(dueAt, now, taskId);
 }
 
 /** Completes the task itself (the series has ended); an earlier completed_at is kept. */
-export function completeTaskItself(db: Db, taskId: string, now: string, grow: 0 | 1 = 1): void {
-  db.sqlite
+export function completeTaskItself(c: Conn, taskId: string, now: string, grow: 0 | 1 = 1): void {
+  c.sqlite
     .query(
       "UPDATE tasks SET completed = 1, completed_at = CASE WHEN completed = 1 AND completed_at IS NOT NULL THEN completed_at ELSE ? END, version = version + ?, updated_at = ? WHERE id = ?",
     )
@@ -123,8 +118,8 @@ export function completeTaskItself(db: Db, taskId: string, now: string, grow: 0 
 }
 
 /** The live completed subtasks of a task back to not completed (only those change version). */
-export function resetCompletedSubtasks(db: Db, parentId: string, now: string): void {
-  db.sqlite
+export function resetCompletedSubtasks(c: Conn, parentId: string, now: string): void {
+  c.sqlite
     .query(
       "UPDATE tasks SET completed = 0, completed_at = NULL, version = version + 1, updated_at = ? WHERE parent_id = ? AND completed = 1 AND deleted_at IS NULL",
     )

@@ -1,9 +1,9 @@
 import type { Core } from "../../core/core";
-import { readTx, writeTx, type Tx } from "../../core/db";
+import { readTx, writeTx, type Conn } from "../../core/db";
 import type { AuthUser } from "../../core/auth/principal";
 import { invalidReference, notFound, stateConflict, validationFailed } from "../../core/errors";
 import { newId } from "../../core/ids";
-import { findSubtasks, findTagsOfTasks, findTaskWithList, insertTask, replaceTags, type TaskWithList } from "../tasks/tasks.repo";
+import { findSubtasks, findTagsOfTasks, findTaskWithList, findVisibleTask, insertTask, replaceTags, type TaskWithList } from "../tasks/tasks.repo";
 import { presentTasks } from "../tasks/tasks.present";
 import type { Task } from "../tasks/tasks.schemas";
 import type { RepeatingTasks, TaskRepeatHooks } from "../tasks/tasks.repeat-hooks";
@@ -16,7 +16,7 @@ import {
   deleteExceptionsExcept,
   deleteRecurrence,
   findRecurrenceOfTask,
-  findVisibleRecurrence,
+  findUserRecurrence,
   insertException,
   insertRecurrence,
   listExceptions,
@@ -43,8 +43,8 @@ export interface Completion {
 
 /**
  * Recurring tasks: RRULE schedules and repeat-after-completion, completing an occurrence,
- * skipping occurrences. The rules; no HTTP. Builds on the tasks repository and presenter, inside
- * its own transactions.
+ * skipping occurrences. The rules; no HTTP. Builds on the tasks repository and presenter: each use
+ * case opens one transaction and hands its Conn to every repo call, the tasks feature's included.
  *
  * Decisions the contract leaves open:
  * - The series anchor (DTSTART) is the task's due_at when the recurrence is created, stored as
@@ -74,23 +74,24 @@ export class RecurrenceService implements RepeatingTasks {
     repeatHooks.register(this);
   }
 
+  /** The root connection, where each use case opens its transaction. */
   private get db() {
     return this.core.db;
   }
 
-  private view(rec: RecurrenceRecord): RecurrenceView {
-    return { rec, exceptions: listExceptions(this.db, rec.id) };
+  private view(c: Conn, rec: RecurrenceRecord): RecurrenceView {
+    return { rec, exceptions: listExceptions(c, rec.id) };
   }
 
-  private visible(userId: string, id: string): RecurrenceRecord {
-    const rec = findVisibleRecurrence(this.db, userId, id);
-    if (!rec) throw notFound("recurrence");
-    return rec;
-  }
-
-  private visibleTask(userId: string, taskId: string): TaskWithList | null {
-    const t = findTaskWithList(this.db, userId, taskId);
-    return t && t.deleted_at === null && t.list_deleted_at === null ? t : null;
+  /**
+   * The user's recurrence whose task is visible (the tasks feature's rule), with that task; a
+   * recurrence of a task in the trash or in an archived list is answered like a missing one.
+   */
+  private visible(c: Conn, userId: string, id: string): { rec: RecurrenceRecord; task: TaskWithList } {
+    const rec = findUserRecurrence(c, userId, id);
+    const task = rec && findVisibleTask(c, userId, rec.task_id);
+    if (!rec || !task) throw notFound("recurrence");
+    return { rec, task };
   }
 
   /** The series of a kind-rrule recurrence (its stored rule is valid: it was checked on write). */
@@ -119,7 +120,7 @@ export class RecurrenceService implements RepeatingTasks {
   // ---- reads -------------------------------------------------------------------------------
 
   get(user: AuthUser, id: string): RecurrenceView {
-    return readTx(this.db, () => this.view(this.visible(user.id, id)));
+    return readTx(this.db, (c) => this.view(c, this.visible(c, user.id, id).rec));
   }
 
   /**
@@ -127,24 +128,24 @@ export class RecurrenceService implements RepeatingTasks {
    * not an error: every task dialog asks); 404 only when the task is not visible.
    */
   getOfTask(user: AuthUser, taskId: string): RecurrenceView | null {
-    return readTx(this.db, () => {
-      if (!this.visibleTask(user.id, taskId)) throw notFound("task");
-      const rec = findRecurrenceOfTask(this.db, taskId);
-      return rec ? this.view(rec) : null;
+    return readTx(this.db, (c) => {
+      if (!findVisibleTask(c, user.id, taskId)) throw notFound("task");
+      const rec = findRecurrenceOfTask(c, taskId);
+      return rec ? this.view(c, rec) : null;
     });
   }
 
   // ---- writes ------------------------------------------------------------------------------
 
   create(user: AuthUser, input: RecurrenceCreate): RecurrenceView {
-    return writeTx(this.db, () => {
-      const task = this.visibleTask(user.id, input.task_id);
+    return writeTx(this.db, (tx) => {
+      const task = findVisibleTask(tx, user.id, input.task_id);
       if (!task) throw invalidReference([{ path: "task_id", message: `no task ${input.task_id}` }], `task ${input.task_id} does not exist`);
       if (recurrenceOnSubtaskProblem(task.parent_id) !== null) throw validationFailed([{ path: "task_id", message: "a subtask cannot recur" }], "only top-level tasks recur");
       if (input.kind === "rrule" && task.due_at === null) {
         throw validationFailed([{ path: "task_id", message: "the task has no due_at" }], "an rrule recurrence needs a task with a due_at (its first occurrence)");
       }
-      if (findRecurrenceOfTask(this.db, task.id)) throw stateConflict("the task already has a recurrence; change it with PATCH");
+      if (findRecurrenceOfTask(tx, task.id)) throw stateConflict("the task already has a recurrence; change it with PATCH");
       const timezone = input.timezone ?? user.timezone;
       let rrule: string | null = null;
       if (input.kind === "rrule") rrule = this.newSeries(input.rrule!, task.due_at!, timezone).parsed.text;
@@ -162,15 +163,14 @@ export class RecurrenceService implements RepeatingTasks {
         created_at: now,
         updated_at: now,
       };
-      insertRecurrence(this.db, rec);
+      insertRecurrence(tx, rec);
       return { rec, exceptions: [] };
     });
   }
 
   update(user: AuthUser, id: string, p: RecurrencePatch): RecurrenceView {
-    return writeTx(this.db, () => {
-      const cur = this.visible(user.id, id);
-      const task = this.visibleTask(user.id, cur.task_id)!;
+    return writeTx(this.db, (tx) => {
+      const { rec: cur, task } = this.visible(tx, user.id, id);
       const kind = p.kind ?? cur.kind;
       const timezone = p.timezone ?? cur.timezone;
       const now = this.core.clock.now().toISOString();
@@ -201,45 +201,42 @@ export class RecurrenceService implements RepeatingTasks {
         const series = this.newSeries(rrule, dtstart, timezone);
         Object.assign(next, { rrule: series.parsed.text, dtstart, interval: null, unit: null });
         // Exceptions stay only where the new schedule still has an occurrence to skip.
-        keep = this.expand(() => listExceptions(this.db, cur.id).filter((d) => series.occurrencesOn(d).length > 0));
+        keep = this.expand(() => listExceptions(tx, cur.id).filter((d) => series.occurrencesOn(d).length > 0));
       }
-      updateRecurrence(this.db, cur.id, next);
-      deleteExceptionsExcept(this.db, cur.id, keep);
-      return this.view({ ...cur, ...next });
+      updateRecurrence(tx, cur.id, next);
+      deleteExceptionsExcept(tx, cur.id, keep);
+      return this.view(tx, { ...cur, ...next });
     });
   }
 
   remove(user: AuthUser, id: string): void {
-    writeTx(this.db, () => {
-      deleteRecurrence(this.db, this.visible(user.id, id).id);
+    writeTx(this.db, (tx) => {
+      deleteRecurrence(tx, this.visible(tx, user.id, id).rec.id);
     });
   }
 
   /** POST /recurrences/{id}/complete: the current occurrence, in a transaction of its own. */
   complete(user: AuthUser, id: string): Completion {
     const at = this.core.clock.now();
-    return writeTx(this.db, () => {
-      const rec = this.visible(user.id, id);
-      const task = this.visibleTask(user.id, rec.task_id)!;
-      const done = this.completeCurrent(user, rec, task, at, 1);
-      return { completed: this.presentTask(user.id, done.completedId), next: done.next ? this.presentTask(user.id, task.id) : null };
+    return writeTx(this.db, (tx) => {
+      const { rec, task } = this.visible(tx, user.id, id);
+      const done = this.completeCurrent(tx, user, rec, task, at, 1);
+      return { completed: this.presentTask(tx, user.id, done.completedId), next: done.next ? this.presentTask(tx, user.id, task.id) : null };
     });
   }
 
   // ---- RepeatingTasks (the tasks feature's hook) -------------------------------------------------
 
-  repeating(tx: Tx, userId: string, taskIds: string[]): Set<string> {
-    void tx; // prepared statements on the shared connection, which is the transaction's
-    return new Set(recurringTaskIds(this.db, userId, taskIds));
+  repeating(c: Conn, userId: string, taskIds: string[]): Set<string> {
+    return new Set(recurringTaskIds(c, userId, taskIds));
   }
 
-  /** PATCH /tasks/{id} and POST /tasks/batch with `completed: true`, inside their transaction. */
-  completeOccurrence(tx: Tx, user: AuthUser, taskId: string, at: Date): void {
-    void tx; // as above
-    const rec = findRecurrenceOfTask(this.db, taskId);
-    const task = findTaskWithList(this.db, user.id, taskId);
+  /** PATCH /tasks/{id} and POST /tasks/batch with `completed: true`, inside their transaction (`c`). */
+  completeOccurrence(c: Conn, user: AuthUser, taskId: string, at: Date): void {
+    const rec = findRecurrenceOfTask(c, taskId);
+    const task = findTaskWithList(c, user.id, taskId);
     if (!rec || rec.user_id !== user.id || !task) throw new Error(`completeOccurrence: task ${taskId} does not recur`);
-    this.completeCurrent(user, rec, task, at, 0);
+    this.completeCurrent(c, user, rec, task, at, 0);
   }
 
   /**
@@ -249,14 +246,14 @@ export class RecurrenceService implements RepeatingTasks {
    * completed and the recurrence ends. `grow`: how much this adds to the task's version (0 when
    * the caller's write in the same change already added one).
    */
-  private completeCurrent(user: AuthUser, rec: RecurrenceRecord, task: TaskWithList, at: Date, grow: 0 | 1): { completedId: string; next: string | null } {
+  private completeCurrent(c: Conn, user: AuthUser, rec: RecurrenceRecord, task: TaskWithList, at: Date, grow: 0 | 1): { completedId: string; next: string | null } {
     const now = at.toISOString();
     if (recurrenceOnSubtaskProblem(task.parent_id) !== null) throw stateConflict("the task has become a subtask; a subtask cannot recur");
     let next: string | null;
     if (rec.kind === "rrule") {
       if (task.due_at === null) throw stateConflict("the task has no due_at; set one (or delete the recurrence) before completing");
       const series = this.seriesOf(rec);
-      const exceptions = new Set(listExceptions(this.db, rec.id));
+      const exceptions = new Set(listExceptions(c, rec.id));
       next = this.expand(() => series.nextAfter(task.due_at!, exceptions));
     } else {
       // The user's zone now, not the one stored with the recurrence (contract §12): "today"
@@ -265,19 +262,19 @@ export class RecurrenceService implements RepeatingTasks {
     }
 
     if (next === null) {
-      completeTaskItself(this.db, task.id, now, grow);
-      deleteRecurrence(this.db, rec.id);
+      completeTaskItself(c, task.id, now, grow);
+      deleteRecurrence(c, rec.id);
       return { completedId: task.id, next: null };
     }
 
-    const subtasks = findSubtasks(this.db, [task.id], false);
+    const subtasks = findSubtasks(c, [task.id], false);
     const tags = new Map<string, string[]>();
-    for (const t of findTagsOfTasks(this.db, [task.id, ...subtasks.map((s) => s.id)])) {
+    for (const t of findTagsOfTasks(c, [task.id, ...subtasks.map((s) => s.id)])) {
       const arr = tags.get(t.task_id);
       if (arr) arr.push(t.id);
       else tags.set(t.task_id, [t.id]);
     }
-    const copyId = insertTask(this.db, {
+    const copyId = insertTask(c, {
       userId: user.id,
       listId: task.list_id,
       parentId: null,
@@ -289,9 +286,9 @@ export class RecurrenceService implements RepeatingTasks {
       priority: task.priority,
       now,
     });
-    replaceTags(this.db, [copyId], tags.get(task.id) ?? []);
+    replaceTags(c, [copyId], tags.get(task.id) ?? []);
     for (const s of subtasks) {
-      const subCopy = insertTask(this.db, {
+      const subCopy = insertTask(c, {
         userId: user.id,
         listId: task.list_id,
         parentId: copyId,
@@ -303,22 +300,21 @@ export class RecurrenceService implements RepeatingTasks {
         priority: s.priority,
         now,
       });
-      replaceTags(this.db, [subCopy], tags.get(s.id) ?? []);
+      replaceTags(c, [subCopy], tags.get(s.id) ?? []);
     }
-    moveTaskToOccurrence(this.db, task.id, next, now, grow);
-    resetCompletedSubtasks(this.db, task.id, now);
+    moveTaskToOccurrence(c, task.id, next, now, grow);
+    resetCompletedSubtasks(c, task.id, now);
     return { completedId: copyId, next };
   }
 
   /** Skips one occurrence; skipping the current one moves the task on to the next. */
   addException(user: AuthUser, id: string, date: string): RecurrenceView {
-    return writeTx(this.db, () => {
-      const rec = this.visible(user.id, id);
+    return writeTx(this.db, (tx) => {
+      const { rec, task } = this.visible(tx, user.id, id);
       if (rec.kind !== "rrule") throw stateConflict("only an rrule recurrence has scheduled occurrences to skip");
-      const task = this.visibleTask(user.id, rec.task_id)!;
       if (task.due_at === null) throw stateConflict("the task has no due_at; set one before skipping occurrences");
-      const exceptions = new Set(listExceptions(this.db, rec.id));
-      if (exceptions.has(date)) return this.view(rec);
+      const exceptions = new Set(listExceptions(tx, rec.id));
+      if (exceptions.has(date)) return this.view(tx, rec);
       const series = this.seriesOf(rec);
       if (this.expand(() => series.occurrencesOn(date)).length === 0) {
         throw validationFailed([{ path: "date", message: "the series has no occurrence on this date" }], `no occurrence on ${date}`);
@@ -328,16 +324,16 @@ export class RecurrenceService implements RepeatingTasks {
         throw validationFailed([{ path: "date", message: `before the current occurrence (${currentDate})` }], "past occurrences cannot be skipped");
       }
       const now = this.core.clock.now().toISOString();
-      insertException(this.db, rec.id, date, now);
+      insertException(tx, rec.id, date, now);
       if (date === currentDate) {
         exceptions.add(date);
         const next = this.expand(() => series.nextAfter(task.due_at!, exceptions));
         if (next === null) throw stateConflict("this is the last occurrence of the series; complete it or delete the recurrence instead");
-        setTaskDueAt(this.db, task.id, next, now);
-        resetCompletedSubtasks(this.db, task.id, now);
+        setTaskDueAt(tx, task.id, next, now);
+        resetCompletedSubtasks(tx, task.id, now);
       }
-      touchRecurrence(this.db, rec.id, now);
-      return this.view({ ...rec, updated_at: now });
+      touchRecurrence(tx, rec.id, now);
+      return this.view(tx, { ...rec, updated_at: now });
     });
   }
 
@@ -346,28 +342,27 @@ export class RecurrenceService implements RepeatingTasks {
    * between it and the task's due_at is skipped), the task moves back to it.
    */
   removeException(user: AuthUser, id: string, date: string): void {
-    writeTx(this.db, () => {
-      const rec = this.visible(user.id, id);
-      if (!deleteException(this.db, rec.id, date)) throw notFound("exception");
+    writeTx(this.db, (tx) => {
+      const { rec, task } = this.visible(tx, user.id, id);
+      if (!deleteException(tx, rec.id, date)) throw notFound("exception");
       const now = this.core.clock.now().toISOString();
-      const task = this.visibleTask(user.id, rec.task_id)!;
       if (rec.kind === "rrule" && task.due_at !== null) {
         const series = this.seriesOf(rec);
-        const exceptions = new Set(listExceptions(this.db, rec.id));
+        const exceptions = new Set(listExceptions(tx, rec.id));
         const back = this.expand(() => {
           const on = series.occurrencesOn(date);
           if (on.length === 0 || series.compare(on[0]!, task.due_at!) >= 0) return null;
           return series.nextAfter(on[on.length - 1]!, exceptions) === task.due_at ? on[0]! : null;
         });
-        if (back !== null) setTaskDueAt(this.db, task.id, back, now);
+        if (back !== null) setTaskDueAt(tx, task.id, back, now);
       }
-      touchRecurrence(this.db, rec.id, now);
+      touchRecurrence(tx, rec.id, now);
     });
   }
 
   // ---- helpers -----------------------------------------------------------------------------
 
-  private presentTask(userId: string, taskId: string): Task {
-    return presentTasks(this.db, [findTaskWithList(this.db, userId, taskId)!])[0]!;
+  private presentTask(c: Conn, userId: string, taskId: string): Task {
+    return presentTasks(c, [findTaskWithList(c, userId, taskId)!])[0]!;
   }
 }

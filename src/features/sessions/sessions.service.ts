@@ -1,10 +1,8 @@
-import { and, desc, eq, isNull } from "drizzle-orm";
 import type { Core } from "../../core/core";
 import { writeTx } from "../../core/db";
 import { notFound } from "../../core/errors";
 import type { RequestMeta } from "../../core/http";
 import type { Principal } from "../../core/auth/principal";
-import { sessions } from "../../core/schema";
 import { recordAudit } from "../audit/audit.repo";
 
 export class SessionsService {
@@ -12,13 +10,8 @@ export class SessionsService {
 
   /** Live sessions of the user, newest first. */
   list(p: Principal) {
-    const rows = this.core.db.orm
-      .select()
-      .from(sessions)
-      .where(and(eq(sessions.userId, p.user.id), isNull(sessions.revokedAt)))
-      .orderBy(desc(sessions.createdAt))
-      .all();
-    return rows
+    return this.core.sessions
+      .notRevoked(this.core.db, p.user.id)
       .filter((r) => this.core.sessions.isLive(r))
       .map((r) => ({
         id: r.id,

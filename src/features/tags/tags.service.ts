@@ -9,11 +9,11 @@ export class TagsService {
   constructor(private readonly core: Core) {}
 
   list(userId: string): TagRow[] {
-    return listTags(this.core.db.orm, userId);
+    return listTags(this.core.db, userId);
   }
 
   get(userId: string, id: string): TagRow {
-    const t = findTag(this.core.db.orm, userId, id);
+    const t = findTag(this.core.db, userId, id);
     if (!t) throw notFound("tag");
     return t;
   }

@@ -1,4 +1,4 @@
-import type { Db } from "../../core/db";
+import type { Conn } from "../../core/db";
 import type { Tag } from "../tags/tags.schemas";
 import { subtasksOfParents, tagsAt, type TaskRow } from "./tasks.repo";
 import type { Subtask, Task } from "./tasks.schemas";
@@ -29,12 +29,12 @@ function shape<S extends Subtask[]>(r: TaskRow, tags: Tag[], subtasks: S) {
  * top-level rows, then the tags of every task shown (each tag row names its task by position).
  * `withDeletedSubtasks` for the trash, where subtasks went with their parent.
  */
-export function presentTasks(db: Db, rows: TaskRow[], withDeletedSubtasks = false): Task[] {
+export function presentTasks(c: Conn, rows: TaskRow[], withDeletedSubtasks = false): Task[] {
   const n = rows.length;
   if (n === 0) return [];
   const parents = new Set<string>();
   for (const r of rows) if (r.parent_id === null) parents.add(r.id);
-  const subs = subtasksOfParents(db, [...parents], withDeletedSubtasks);
+  const subs = subtasksOfParents(c, [...parents], withDeletedSubtasks);
   const ids: string[] = new Array(n + subs.length);
   const tags: Tag[][] = new Array(n + subs.length);
   for (let i = 0; i < n; i++) {
@@ -45,7 +45,7 @@ export function presentTasks(db: Db, rows: TaskRow[], withDeletedSubtasks = fals
     ids[n + i] = subs[i]!.id;
     tags[n + i] = [];
   }
-  for (const t of tagsAt(db, ids)) tags[t.at]!.push({ id: t.id, name: t.name, color: t.color });
+  for (const t of tagsAt(c, ids)) tags[t.at]!.push({ id: t.id, name: t.name, color: t.color });
   const byParent = new Map<string, Subtask[]>();
   for (let i = 0; i < subs.length; i++) {
     const s = subs[i]!;

@@ -1,21 +1,21 @@
-import type { Tx } from "../../core/db";
+import type { Conn } from "../../core/db";
 import type { AuthUser } from "../../core/auth/principal";
 
 /**
  * What the tasks feature must ask about repeating tasks without depending on the feature that
  * owns them (recurrence builds on tasks, not the other way round). Recurrence registers one
- * implementation at start-up; every call runs inside the caller's transaction.
+ * implementation at start-up; every call runs inside the caller's transaction, whose Conn it is handed.
  */
 export interface RepeatingTasks {
   /** Of these task ids (the user's), the ones that repeat. */
-  repeating(tx: Tx, userId: string, taskIds: string[]): Set<string>;
+  repeating(c: Conn, userId: string, taskIds: string[]): Set<string>;
   /**
    * Completes the current occurrence of a repeating task exactly as POST
    * /recurrences/{id}/complete does (a completed copy, the task moved to its next occurrence, or
    * completed for good when the series has ended). The caller has already grown the task's
    * version by one for this change, so the move does not grow it again.
    */
-  completeOccurrence(tx: Tx, user: AuthUser, taskId: string, at: Date): void;
+  completeOccurrence(c: Conn, user: AuthUser, taskId: string, at: Date): void;
 }
 
 /** The registry PATCH /tasks and POST /tasks/batch go through; without a registration nothing repeats. */
@@ -27,12 +27,12 @@ export class TaskRepeatHooks {
     this.impl = impl;
   }
 
-  repeating(tx: Tx, userId: string, taskIds: string[]): Set<string> {
-    return this.impl && taskIds.length ? this.impl.repeating(tx, userId, taskIds) : new Set();
+  repeating(c: Conn, userId: string, taskIds: string[]): Set<string> {
+    return this.impl && taskIds.length ? this.impl.repeating(c, userId, taskIds) : new Set();
   }
 
-  completeOccurrence(tx: Tx, user: AuthUser, taskId: string, at: Date): void {
+  completeOccurrence(c: Conn, user: AuthUser, taskId: string, at: Date): void {
     if (!this.impl) throw new Error("no repeating-task implementation registered");
-    this.impl.completeOccurrence(tx, user, taskId, at);
+    this.impl.completeOccurrence(c, user, taskId, at);
   }
 }

@@ -1,9 +1,9 @@
-import type { Db } from "../../core/db";
+import type { Conn } from "../../core/db";
 import { newId } from "../../core/ids";
 import { taskSearchText } from "./tasks.search";
 
 // Raw prepared statements on the bun:sqlite handle: task pages are the hot path, and
-// `db.sqlite.query()` compiles each distinct SQL string once and caches it. Called inside a
+// `c.sqlite.query()` compiles each distinct SQL string once and caches it. Called inside a
 // writeTx/readTx callback they run in that transaction (same connection).
 //
 // Statements naming tasks (or tags) by id write the ownership check as `+user_id = ?`: the unary
@@ -52,8 +52,8 @@ const COLS =
 const ROW_COLS =
   "t.id, t.list_id, t.parent_id, t.title, t.description, t.completed, t.completed_at, t.due_at, t.priority, t.version, t.created_at, t.updated_at, t.deleted_at";
 
-export function findTaskWithList(db: Db, userId: string, id: string): TaskWithList | null {
-  return db.sqlite
+export function findTaskWithList(c: Conn, userId: string, id: string): TaskWithList | null {
+  return c.sqlite
     .query<TaskWithList, [string, string]>(
       `SELECT ${COLS}, l.deleted_at AS list_deleted_at FROM tasks t JOIN lists l ON l.id = t.list_id WHERE t.id = ? AND +t.user_id = ?`,
     )
@@ -61,8 +61,8 @@ export function findTaskWithList(db: Db, userId: string, id: string): TaskWithLi
 }
 
 /** The user's tasks among `ids`, with their lists' state (missing ids are simply absent). */
-export function findTasksWithList(db: Db, userId: string, ids: string[]): TaskWithList[] {
-  return db.sqlite
+export function findTasksWithList(c: Conn, userId: string, ids: string[]): TaskWithList[] {
+  return c.sqlite
     .query<TaskWithList, [string, string]>(
       `SELECT ${COLS}, l.deleted_at AS list_deleted_at FROM tasks t JOIN lists l ON l.id = t.list_id
        WHERE t.id IN (SELECT value FROM json_each(?)) AND +t.user_id = ?`,
@@ -70,13 +70,27 @@ export function findTasksWithList(db: Db, userId: string, ids: string[]): TaskWi
     .all(JSON.stringify(ids), userId);
 }
 
+/**
+ * The task-visibility rule, written once: a task is visible to a user when it exists, is theirs,
+ * is not in the trash and its list is not archived. Everything else answers like a missing task.
+ */
+export function isVisibleTask(t: TaskWithList | null | undefined): t is TaskWithList {
+  return !!t && t.deleted_at === null && t.list_deleted_at === null;
+}
+
+/** The user's task if it is visible (isVisibleTask), else null: every feature asking about a task asks this. */
+export function findVisibleTask(c: Conn, userId: string, id: string): TaskWithList | null {
+  const t = findTaskWithList(c, userId, id);
+  return isVisibleTask(t) ? t : null;
+}
+
 /** Direct subtasks of the given parents, oldest first; `withDeleted` includes soft-deleted ones. */
-export function findSubtasks(db: Db, parentIds: string[], withDeleted: boolean): TaskRecord[] {
+export function findSubtasks(c: Conn, parentIds: string[], withDeleted: boolean): TaskRecord[] {
   if (parentIds.length === 0) return [];
   const sql = `SELECT ${COLS} FROM tasks t WHERE t.parent_id IN (SELECT value FROM json_each(?))${
     withDeleted ? "" : " AND t.deleted_at IS NULL"
   } ORDER BY t.created_at, t.id`;
-  return db.sqlite.query<TaskRecord, [string]>(sql).all(JSON.stringify(parentIds));
+  return c.sqlite.query<TaskRecord, [string]>(sql).all(JSON.stringify(parentIds));
 }
 
 /**
@@ -85,31 +99,31 @@ export function findSubtasks(db: Db, parentIds: string[], withDeleted: boolean):
  * ephemeral index of the list as `parent_id IN (SELECT value FROM json_each(?))` does (4 µs
  * instead of 10 µs for 50 parents without subtasks). `parentIds` must be distinct.
  */
-export function subtasksOfParents(db: Db, parentIds: string[], withDeleted: boolean): TaskRow[] {
+export function subtasksOfParents(c: Conn, parentIds: string[], withDeleted: boolean): TaskRow[] {
   if (parentIds.length === 0) return [];
   const sql = `SELECT ${ROW_COLS} FROM json_each(?) j CROSS JOIN tasks t ON t.parent_id = j.value${
     withDeleted ? "" : " WHERE t.deleted_at IS NULL"
   } ORDER BY t.created_at, t.id`;
-  return db.sqlite.query<TaskRow, [string]>(sql).all(JSON.stringify(parentIds));
+  return c.sqlite.query<TaskRow, [string]>(sql).all(JSON.stringify(parentIds));
 }
 
 /** Ids of every subtask (deleted or not) of the given parents. */
-export function subtaskIds(db: Db, parentIds: string[]): string[] {
+export function subtaskIds(c: Conn, parentIds: string[]): string[] {
   if (parentIds.length === 0) return [];
-  return db.sqlite
+  return c.sqlite
     .query<{ id: string }, [string]>("SELECT id FROM tasks WHERE parent_id IN (SELECT value FROM json_each(?))")
     .all(JSON.stringify(parentIds))
     .map((r) => r.id);
 }
 
-export function countSubtasks(db: Db, parentId: string): number {
-  return db.sqlite.query<{ n: number }, [string]>("SELECT count(*) AS n FROM tasks WHERE parent_id = ?").get(parentId)!.n;
+export function countSubtasks(c: Conn, parentId: string): number {
+  return c.sqlite.query<{ n: number }, [string]>("SELECT count(*) AS n FROM tasks WHERE parent_id = ?").get(parentId)!.n;
 }
 
 /** Tags of the given tasks, by name. */
-export function findTagsOfTasks(db: Db, taskIds: string[]): TagRecord[] {
+export function findTagsOfTasks(c: Conn, taskIds: string[]): TagRecord[] {
   if (taskIds.length === 0) return [];
-  return db.sqlite
+  return c.sqlite
     .query<TagRecord, [string]>(
       // CROSS JOIN keeps the links outside: with a small tags table SQLite would scan every tag.
       `SELECT x.task_id, g.id, g.name, g.color FROM task_tags x CROSS JOIN tags g ON g.id = x.tag_id
@@ -131,9 +145,9 @@ export interface TagAt {
  * from json_each, not the 36-character id again): one statement for a whole page. Each task's
  * links are read in the task_tags primary key, each tag by its key.
  */
-export function tagsAt(db: Db, taskIds: string[]): TagAt[] {
+export function tagsAt(c: Conn, taskIds: string[]): TagAt[] {
   if (taskIds.length === 0) return [];
-  return db.sqlite
+  return c.sqlite
     .query<TagAt, [string]>(
       `SELECT j.key AS at, g.id, g.name, g.color FROM json_each(?) j CROSS JOIN task_tags x ON x.task_id = j.value CROSS JOIN tags g ON g.id = x.tag_id
        ORDER BY g.name_key, g.id`,
@@ -158,9 +172,9 @@ export interface NewTask {
 }
 
 /** Inserts one task (search text included); returns its id. Every task insert goes through here. */
-export function insertTask(db: Db, t: NewTask): string {
+export function insertTask(c: Conn, t: NewTask): string {
   const id = t.id ?? newId();
-  db.sqlite
+  c.sqlite
     .query(
       `INSERT INTO tasks (id, user_id, list_id, parent_id, title, description, completed, completed_at, due_at, priority, version, position, created_at, updated_at, deleted_at, search_text)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, NULL, ?)`,
@@ -185,11 +199,11 @@ export function insertTask(db: Db, t: NewTask): string {
 }
 
 /** Replaces the tags of the given tasks. */
-export function replaceTags(db: Db, taskIds: string[], tagIds: string[]): void {
+export function replaceTags(c: Conn, taskIds: string[], tagIds: string[]): void {
   const ids = JSON.stringify(taskIds);
-  db.sqlite.query("DELETE FROM task_tags WHERE task_id IN (SELECT value FROM json_each(?))").run(ids);
+  c.sqlite.query("DELETE FROM task_tags WHERE task_id IN (SELECT value FROM json_each(?))").run(ids);
   if (tagIds.length === 0) return;
-  db.sqlite
+  c.sqlite
     .query("INSERT OR IGNORE INTO task_tags (task_id, tag_id) SELECT a.value, b.value FROM json_each(?) a, json_each(?) b")
     .run(ids, JSON.stringify(tagIds));
 }
@@ -234,27 +248,27 @@ function setClause(c: TaskChanges): { sql: string; values: (string | number | nu
  * The compare-and-set of PATCH: one UPDATE that applies only while the stored version is the
  * expected one. Returns false when nothing matched (stale version, or the task went away).
  */
-export function updateTaskIfVersion(db: Db, userId: string, id: string, expectedVersion: number, c: TaskChanges, now: string): boolean {
-  const { sql, values } = setClause(c);
-  const res = db.sqlite
+export function updateTaskIfVersion(c: Conn, userId: string, id: string, expectedVersion: number, ch: TaskChanges, now: string): boolean {
+  const { sql, values } = setClause(ch);
+  const res = c.sqlite
     .query(`UPDATE tasks SET ${sql}version = version + 1, updated_at = ? WHERE id = ? AND +user_id = ? AND version = ? AND deleted_at IS NULL`)
     .run(...values, now, id, userId, expectedVersion);
   return res.changes === 1;
 }
 
 /** The same change on many tasks of one user; each version grows by one. Returns rows changed. */
-export function updateTasks(db: Db, userId: string, ids: string[], c: TaskChanges, now: string): number {
+export function updateTasks(c: Conn, userId: string, ids: string[], ch: TaskChanges, now: string): number {
   if (ids.length === 0) return 0;
-  const { sql, values } = setClause(c);
-  return db.sqlite
+  const { sql, values } = setClause(ch);
+  return c.sqlite
     .query(`UPDATE tasks SET ${sql}version = version + 1, updated_at = ? WHERE id IN (SELECT value FROM json_each(?)) AND +user_id = ?`)
     .run(...values, now, JSON.stringify(ids), userId).changes;
 }
 
 /** Soft-deletes (deletedAt set) or restores (null) the given tasks; versions grow by one. */
-export function setDeleted(db: Db, userId: string, ids: string[], deletedAt: string | null, now: string): number {
+export function setDeleted(c: Conn, userId: string, ids: string[], deletedAt: string | null, now: string): number {
   if (ids.length === 0) return 0;
-  return db.sqlite
+  return c.sqlite
     .query(
       "UPDATE tasks SET deleted_at = ?, version = version + 1, updated_at = ? WHERE id IN (SELECT value FROM json_each(?)) AND +user_id = ?",
     )
@@ -262,25 +276,25 @@ export function setDeleted(db: Db, userId: string, ids: string[], deletedAt: str
 }
 
 /** Removes tasks for good; subtasks, tag links and recurrences go by FK cascade, the index by trigger. */
-export function deleteTasks(db: Db, userId: string, ids: string[]): number {
+export function deleteTasks(c: Conn, userId: string, ids: string[]): number {
   if (ids.length === 0) return 0;
-  return db.sqlite.query("DELETE FROM tasks WHERE id IN (SELECT value FROM json_each(?)) AND +user_id = ?").run(JSON.stringify(ids), userId)
+  return c.sqlite.query("DELETE FROM tasks WHERE id IN (SELECT value FROM json_each(?)) AND +user_id = ?").run(JSON.stringify(ids), userId)
     .changes;
 }
 
 /** Ids of every task of a list (for purge hooks). */
-export function taskIdsOfList(db: Db, listId: string): string[] {
-  return db.sqlite
+export function taskIdsOfList(c: Conn, listId: string): string[] {
+  return c.sqlite
     .query<{ id: string }, [string]>("SELECT id FROM tasks WHERE list_id = ?")
     .all(listId)
     .map((r) => r.id);
 }
 
 /** Tag ids of the user among `ids`. */
-export function ownedTagIds(db: Db, userId: string, ids: string[]): Set<string> {
+export function ownedTagIds(c: Conn, userId: string, ids: string[]): Set<string> {
   if (ids.length === 0) return new Set();
   return new Set(
-    db.sqlite
+    c.sqlite
       // Each named id looked up by key (CROSS JOIN fixes the order), never a scan of the tags.
       .query<{ id: string }, [string, string]>("SELECT g.id FROM json_each(?) j CROSS JOIN tags g ON g.id = j.value WHERE +g.user_id = ?")
       .all(JSON.stringify(ids), userId)
@@ -324,8 +338,8 @@ export interface TaskFilter {
 const ACTIVE_LIST = "EXISTS (SELECT 1 FROM lists l WHERE l.id = t.list_id AND l.deleted_at IS NULL LIMIT 1)";
 
 /** Tasks carrying a tag, counted up to `cap`. */
-export function countTagLinks(db: Db, tagId: string, cap: number): number {
-  return db.sqlite
+export function countTagLinks(c: Conn, tagId: string, cap: number): number {
+  return c.sqlite
     .query<{ n: number }, [string, number]>("SELECT count(*) AS n FROM (SELECT 1 FROM task_tags WHERE tag_id = ? LIMIT ?)")
     .get(tagId, cap)!.n;
 }
@@ -336,20 +350,20 @@ export function countTagLinks(db: Db, tagId: string, cap: number): number {
  * tasks: what reading it costs grows with every match in it, so on a shared server it would tell
  * a user how often other users wrote a word (issue 11).
  */
-export function isSoleUser(db: Db, userId: string): boolean {
-  return db.sqlite.query<{ x: number }, [string]>("SELECT 1 AS x FROM users WHERE id <> ? LIMIT 1").get(userId) === null;
+export function isSoleUser(c: Conn, userId: string): boolean {
+  return c.sqlite.query<{ x: number }, [string]>("SELECT 1 AS x FROM users WHERE id <> ? LIMIT 1").get(userId) === null;
 }
 
 /** Rows of the trigram index matching a phrase, counted up to `cap` (all users': see isSoleUser). */
-export function countFtsMatches(db: Db, phrase: string, cap: number): number {
-  return db.sqlite
+export function countFtsMatches(c: Conn, phrase: string, cap: number): number {
+  return c.sqlite
     .query<{ n: number }, [string, number]>("SELECT count(*) AS n FROM (SELECT rowid FROM tasks_fts WHERE tasks_fts MATCH ? LIMIT ?)")
     .get(phrase, cap)!.n;
 }
 
 /** Whether the list is the user's (a filter naming another user's list matches nothing). */
-export function ownsList(db: Db, userId: string, listId: string): boolean {
-  return db.sqlite.query<{ x: number }, [string, string]>("SELECT 1 AS x FROM lists WHERE id = ? AND user_id = ?").get(listId, userId) !== null;
+export function ownsList(c: Conn, userId: string, listId: string): boolean {
+  return c.sqlite.query<{ x: number }, [string, string]>("SELECT 1 AS x FROM lists WHERE id = ? AND user_id = ?").get(listId, userId) !== null;
 }
 
 /**
@@ -357,7 +371,7 @@ export function ownsList(db: Db, userId: string, listId: string): boolean {
  * Walks tasks_live_top_idx backwards; every filter is a check on the row being walked, so the
  * walk stops after `limit` matches.
  */
-export function pageLiveTasks(db: Db, userId: string, f: TaskFilter, after: [string, string] | null, limit: number): TaskRow[] {
+export function pageLiveTasks(c: Conn, userId: string, f: TaskFilter, after: [string, string] | null, limit: number): TaskRow[] {
   const where: string[] = ["t.user_id = ?", "t.parent_id IS NULL", "t.deleted_at IS NULL"];
   const args: (string | number)[] = [userId];
   if (f.listId !== undefined) {
@@ -430,25 +444,25 @@ export function pageLiveTasks(db: Db, userId: string, f: TaskFilter, after: [str
   }
   const sql = `SELECT ${ROW_COLS} FROM ${from}
     WHERE ${where.join(" AND ")} ORDER BY t.created_at DESC, t.id DESC LIMIT ?`;
-  return db.sqlite.query<TaskRow, (string | number)[]>(sql).all(...args);
+  return c.sqlite.query<TaskRow, (string | number)[]>(sql).all(...args);
 }
 
 /** One page of the trash: deleted top-level tasks of active lists, most recently deleted first. */
-export function pageTrash(db: Db, userId: string, after: [string, string] | null, limit: number): TaskRow[] {
+export function pageTrash(c: Conn, userId: string, after: [string, string] | null, limit: number): TaskRow[] {
   const sql = `SELECT ${ROW_COLS} FROM tasks t INDEXED BY tasks_trash_idx
     WHERE t.user_id = ? AND t.parent_id IS NULL AND t.deleted_at IS NOT NULL AND ${ACTIVE_LIST}${
       after ? " AND (t.deleted_at, t.id) < (?, ?)" : ""
     } ORDER BY t.deleted_at DESC, t.id DESC LIMIT ?`;
   const args: (string | number)[] = after ? [userId, after[0], after[1], limit + 1] : [userId, limit + 1];
-  return db.sqlite.query<TaskRow, (string | number)[]>(sql).all(...args);
+  return c.sqlite.query<TaskRow, (string | number)[]>(sql).all(...args);
 }
 
 /** Ids of the user's lists / tags whose normalised name contains a term (small per-user sets). */
-export function listNames(db: Db, userId: string): { id: string; name: string }[] {
-  return db.sqlite.query<{ id: string; name: string }, [string]>("SELECT id, name FROM lists WHERE user_id = ? AND deleted_at IS NULL").all(userId);
+export function listNames(c: Conn, userId: string): { id: string; name: string }[] {
+  return c.sqlite.query<{ id: string; name: string }, [string]>("SELECT id, name FROM lists WHERE user_id = ? AND deleted_at IS NULL").all(userId);
 }
-export function tagNames(db: Db, userId: string): { id: string; name: string }[] {
-  return db.sqlite.query<{ id: string; name: string }, [string]>("SELECT id, name FROM tags WHERE user_id = ?").all(userId);
+export function tagNames(c: Conn, userId: string): { id: string; name: string }[] {
+  return c.sqlite.query<{ id: string; name: string }, [string]>("SELECT id, name FROM tags WHERE user_id = ?").all(userId);
 }
 
 /**
@@ -456,29 +470,29 @@ export function tagNames(db: Db, userId: string): { id: string; name: string }[]
  * (tags, replaced separately, count as part of it). completed_at is kept on tasks already completed.
  */
 export function batchUpdate(
-  db: Db,
+  c: Conn,
   userId: string,
   ids: string[],
-  c: { listId?: string; dueAt?: string | null; completed?: boolean },
+  ch: { listId?: string; dueAt?: string | null; completed?: boolean },
   now: string,
 ): number {
   const sets: string[] = [];
   const values: (string | number | null)[] = [];
-  if (c.listId !== undefined) {
+  if (ch.listId !== undefined) {
     sets.push("list_id = ?");
-    values.push(c.listId);
+    values.push(ch.listId);
   }
-  if (c.dueAt !== undefined) {
+  if (ch.dueAt !== undefined) {
     sets.push("due_at = ?");
-    values.push(c.dueAt);
+    values.push(ch.dueAt);
   }
-  if (c.completed !== undefined) {
+  if (ch.completed !== undefined) {
     sets.push("completed_at = CASE WHEN ? = 0 THEN NULL WHEN completed = 1 THEN completed_at ELSE ? END", "completed = ?");
-    values.push(c.completed ? 1 : 0, now, c.completed ? 1 : 0);
+    values.push(ch.completed ? 1 : 0, now, ch.completed ? 1 : 0);
   }
   sets.push("version = version + 1", "updated_at = ?");
   values.push(now);
-  return db.sqlite
+  return c.sqlite
     .query(`UPDATE tasks SET ${sets.join(", ")} WHERE id IN (SELECT value FROM json_each(?)) AND +user_id = ?`)
     .run(...values, JSON.stringify(ids), userId).changes;
 }

@@ -1,5 +1,5 @@
 import type { Core } from "../../core/core";
-import { readSnapshot, writeTx, type Tx } from "../../core/db";
+import { readSnapshot, writeTx, type Conn } from "../../core/db";
 import type { AuthUser } from "../../core/auth/principal";
 import type { RequestMeta } from "../../core/http";
 import type { Page } from "../../core/cursor";
@@ -16,6 +16,7 @@ import {
 } from "../../core/errors";
 import { recordAudit } from "../audit/audit.repo";
 import { findInbox, findList } from "../lists/lists.repo";
+import type { ListPurgeHooks } from "../lists/lists.purge-hooks";
 import {
   batchUpdate,
   countFtsMatches,
@@ -25,8 +26,10 @@ import {
   findSubtasks,
   findTaskWithList,
   findTasksWithList,
+  findVisibleTask,
   insertTask,
   isSoleUser,
+  isVisibleTask,
   listNames,
   ownedTagIds,
   ownsList,
@@ -36,11 +39,11 @@ import {
   setDeleted,
   subtaskIds,
   tagNames,
+  taskIdsOfList,
   updateTaskIfVersion,
   updateTasks,
   type TaskChanges,
   type TaskFilter,
-  type TaskRecord,
   type TaskRow,
   type TaskWithList,
 } from "./tasks.repo";
@@ -66,15 +69,26 @@ export class TasksService {
   static readonly TRASH_ENDPOINT = "trash";
 
   /**
+   * @param purgeHooks where features building on tasks register what a purge does to them.
+   * @param listPurgeHooks purging a list purges its tasks: registered here (lists know nothing of tasks).
    * @param repeatHooks where recurrence registers at start-up (it builds on tasks): completing a
    *   recurring task moves it to its next occurrence, and it cannot become a subtask.
    */
   constructor(
     private readonly core: Core,
     private readonly purgeHooks: TaskPurgeHooks,
+    listPurgeHooks: ListPurgeHooks,
     readonly repeatHooks: TaskRepeatHooks = new TaskRepeatHooks(),
-  ) {}
+  ) {
+    // The list's tasks (subtasks included) go with it by FK cascade; the hooks of what builds on
+    // tasks run first, and the audit entry counts them.
+    listPurgeHooks.register((c, userId, listId) => {
+      const taskIds = taskIdsOfList(c, listId);
+      return { detail: { tasks: taskIds.length }, afterCommit: this.purgeHooks.beforePurge(c, userId, taskIds) };
+    });
+  }
 
+  /** The root connection: reads outside a transaction, and where each use case opens its own. */
   private get db() {
     return this.core.db;
   }
@@ -86,35 +100,35 @@ export class TasksService {
   // ---- visibility --------------------------------------------------------------------------
 
   /**
-   * The user's live task in an active list, or 404: a missing task, another user's, one in the
+   * The user's visible task (isVisibleTask), or 404: a missing task, another user's, one in the
    * trash and one of an archived list all answer the same.
    */
-  private visibleTask(userId: string, id: string): TaskWithList {
-    const t = findTaskWithList(this.db, userId, id);
-    if (!t || t.deleted_at !== null || t.list_deleted_at !== null) throw notFound("task");
+  private visibleTask(c: Conn, userId: string, id: string): TaskWithList {
+    const t = findVisibleTask(c, userId, id);
+    if (!t) throw notFound("task");
     return t;
   }
 
   /** An active list of the user named in a body, else invalid_reference. */
-  private requireActiveList(tx: Tx, userId: string, listId: string, path = "list_id"): string {
-    const l = findList(tx, userId, listId);
+  private requireActiveList(c: Conn, userId: string, listId: string, path = "list_id"): string {
+    const l = findList(c, userId, listId);
     if (!l || l.deletedAt !== null) throw invalidReference([{ path, message: `no active list ${listId}` }], `list ${listId} does not exist or is archived`);
     return l.id;
   }
 
   /** A live top-level task of the user named as parent, else invalid_reference / invalid_parent. */
-  private requireParent(userId: string, parentId: string): TaskWithList {
-    const p = findTaskWithList(this.db, userId, parentId);
-    if (!p || p.deleted_at !== null || p.list_deleted_at !== null) {
+  private requireParent(c: Conn, userId: string, parentId: string): TaskWithList {
+    const p = findVisibleTask(c, userId, parentId);
+    if (!p) {
       throw invalidReference([{ path: "parent_id", message: `no task ${parentId}` }], `task ${parentId} does not exist`);
     }
     if (p.parent_id !== null) throw invalidParent("the parent is itself a subtask; nesting is one level deep");
     return p;
   }
 
-  private requireTags(userId: string, tagIds: string[]): string[] {
+  private requireTags(c: Conn, userId: string, tagIds: string[]): string[] {
     const unique = [...new Set(tagIds)];
-    const owned = ownedTagIds(this.db, userId, unique);
+    const owned = ownedTagIds(c, userId, unique);
     const errors: FieldProblem[] = [];
     tagIds.forEach((id, i) => {
       if (!owned.has(id)) errors.push({ path: `tag_ids.${i}`, message: `no tag ${id}` });
@@ -124,24 +138,16 @@ export class TasksService {
   }
 
   /** The presented task (with tags and subtasks), read in the caller's transaction. */
-  private present(userId: string, id: string): Task {
-    const row = findTaskWithList(this.db, userId, id)!;
-    return presentTasks(this.db, [row])[0]!;
+  private present(c: Conn, userId: string, id: string): Task {
+    const row = findTaskWithList(c, userId, id)!;
+    return presentTasks(c, [row])[0]!;
   }
 
   // ---- reads -------------------------------------------------------------------------------
 
   /** The task as GET /tasks/{id} answers it; 404 when not visible. For other features too. */
   getTaskForUser(userId: string, id: string): Task {
-    return readSnapshot(this.db, () => {
-      this.visibleTask(userId, id);
-      return this.present(userId, id);
-    });
-  }
-
-  /** The visible task's row (for features building on tasks, e.g. recurrence); 404 otherwise. */
-  getTaskRecordForUser(userId: string, id: string): TaskRecord {
-    return this.visibleTask(userId, id);
+    return readSnapshot(this.db, (c) => presentTasks(c, [this.visibleTask(c, userId, id)])[0]!);
   }
 
   page(user: AuthUser, q: TaskQuery): Page<Task> {
@@ -153,17 +159,17 @@ export class TasksService {
     if (q.completed !== undefined) f.completed = q.completed === "true";
     if (q.due_before !== undefined) f.dueBefore = { date: q.due_before, instantBefore: localMidnightUtc(q.due_before, user.timezone, 1) };
     if (q.due_after !== undefined) f.dueAfter = { date: q.due_after, instantFrom: localMidnightUtc(q.due_after, user.timezone) };
-    return readSnapshot(this.db, () => {
+    return readSnapshot(this.db, (c) => {
       // Another user's list or tag matches none of this user's tasks: answered without a walk whose
       // length (their tasks, their links) would tell anything about them.
-      if ((f.listId !== undefined && !ownsList(this.db, user.id, f.listId)) || (f.tagId !== undefined && !ownedTagIds(this.db, user.id, [f.tagId]).size)) {
+      if ((f.listId !== undefined && !ownsList(c, user.id, f.listId)) || (f.tagId !== undefined && !ownedTagIds(c, user.id, [f.tagId]).size)) {
         return { items: [], next_cursor: null };
       }
       if (q.q !== undefined) {
         const terms = searchTerms(q.q);
         if (terms.length) {
-          const lists = listNames(this.db, user.id).map((l) => ({ id: l.id, key: normalizeSearch(l.name) }));
-          const tags = tagNames(this.db, user.id).map((t) => ({ id: t.id, key: normalizeSearch(t.name) }));
+          const lists = listNames(c, user.id).map((l) => ({ id: l.id, key: normalizeSearch(l.name) }));
+          const tags = tagNames(c, user.id).map((t) => ({ id: t.id, key: normalizeSearch(t.name) }));
           f.terms = terms.map((term) => ({
             term,
             fts: usesTrigramIndex(term) ? ftsPhrase(term) : null,
@@ -175,26 +181,26 @@ export class TasksService {
           // search time never depends on what another wrote (issue 11). Then a term only the index
           // can satisfy (no list or tag name contains it) and that few tasks contain drives the
           // page from its matches; otherwise the walk goes newest first and stops at `limit`.
-          f.ownIndex = isSoleUser(this.db, user.id);
+          f.ownIndex = isSoleUser(c, user.id);
           for (const t of f.ownIndex ? f.terms : []) {
-            if (t.fts !== null && t.listIds.length === 0 && t.tagIds.length === 0 && countFtsMatches(this.db, t.fts, DRIVE_CAP) < DRIVE_CAP) {
+            if (t.fts !== null && t.listIds.length === 0 && t.tagIds.length === 0 && countFtsMatches(c, t.fts, DRIVE_CAP) < DRIVE_CAP) {
               f.driveBy = t.fts;
               break;
             }
           }
         }
       }
-      if (!f.driveBy && f.tagId !== undefined && countTagLinks(this.db, f.tagId, DRIVE_CAP) < DRIVE_CAP) f.driveByTag = true;
-      const rows = pageLiveTasks(this.db, user.id, f, after, q.limit);
-      return this.toPage(TasksService.PAGE_ENDPOINT, user.id, rows, q.limit, (r) => [r.created_at, r.id], false);
+      if (!f.driveBy && f.tagId !== undefined && countTagLinks(c, f.tagId, DRIVE_CAP) < DRIVE_CAP) f.driveByTag = true;
+      const rows = pageLiveTasks(c, user.id, f, after, q.limit);
+      return this.toPage(c, TasksService.PAGE_ENDPOINT, user.id, rows, q.limit, (r) => [r.created_at, r.id], false);
     });
   }
 
   trashPage(user: AuthUser, limit: number, cursor: string | undefined): Page<Task> {
     const after = cursor ? this.decodePair(TasksService.TRASH_ENDPOINT, user.id, cursor) : null;
-    return readSnapshot(this.db, () => {
-      const rows = pageTrash(this.db, user.id, after, limit);
-      return this.toPage(TasksService.TRASH_ENDPOINT, user.id, rows, limit, (r) => [r.deleted_at!, r.id], true);
+    return readSnapshot(this.db, (c) => {
+      const rows = pageTrash(c, user.id, after, limit);
+      return this.toPage(c, TasksService.TRASH_ENDPOINT, user.id, rows, limit, (r) => [r.deleted_at!, r.id], true);
     });
   }
 
@@ -205,6 +211,7 @@ export class TasksService {
   }
 
   private toPage(
+    c: Conn,
     endpoint: string,
     userId: string,
     rows: TaskRow[],
@@ -216,7 +223,7 @@ export class TasksService {
     const pageRows = more ? rows.slice(0, limit) : rows;
     const last = pageRows[pageRows.length - 1];
     return {
-      items: presentTasks(this.db, pageRows, withDeletedSubtasks),
+      items: presentTasks(c, pageRows, withDeletedSubtasks),
       next_cursor: more && last ? this.core.cursors.encode(endpoint, userId, keyOf(last)) : null,
     };
   }
@@ -229,7 +236,7 @@ export class TasksService {
       let listId: string;
       const parentId = input.parent_id ?? null;
       if (parentId !== null) {
-        const parent = this.requireParent(user.id, parentId);
+        const parent = this.requireParent(tx, user.id, parentId);
         if (input.list_id !== undefined && input.list_id !== parent.list_id) {
           this.requireActiveList(tx, user.id, input.list_id);
           throw invalidParent("a subtask must be in its parent's list");
@@ -242,9 +249,9 @@ export class TasksService {
         if (!inbox) throw notFound("inbox");
         listId = inbox.id;
       }
-      const tagIds = input.tag_ids ? this.requireTags(user.id, input.tag_ids) : [];
+      const tagIds = input.tag_ids ? this.requireTags(tx, user.id, input.tag_ids) : [];
       const completed = input.completed ?? false;
-      const id = insertTask(this.db, {
+      const id = insertTask(tx, {
         userId: user.id,
         listId,
         parentId,
@@ -256,8 +263,8 @@ export class TasksService {
         priority: input.priority ?? 0,
         now,
       });
-      if (tagIds.length) replaceTags(this.db, [id], tagIds);
-      return this.present(user.id, id);
+      if (tagIds.length) replaceTags(tx, [id], tagIds);
+      return this.present(tx, user.id, id);
     });
   }
 
@@ -271,13 +278,13 @@ export class TasksService {
     return writeTx(this.db, (tx) => {
       const at = this.core.clock.now();
       const now = at.toISOString();
-      const cur = this.visibleTask(user.id, id);
+      const cur = this.visibleTask(tx, user.id, id);
       if (cur.version !== p.version) throw versionConflict("task", cur.version, p.version);
       const repeats = this.repeatHooks.repeating(tx, user.id, [id]).has(id);
-      const c: TaskChanges = {};
-      if (p.title !== undefined) c.title = p.title;
-      if (p.description !== undefined) c.description = p.description;
-      if (c.title !== undefined || c.description !== undefined) c.searchText = taskSearchText(c.title ?? cur.title, c.description ?? cur.description);
+      const ch: TaskChanges = {};
+      if (p.title !== undefined) ch.title = p.title;
+      if (p.description !== undefined) ch.description = p.description;
+      if (ch.title !== undefined || ch.description !== undefined) ch.searchText = taskSearchText(ch.title ?? cur.title, ch.description ?? cur.description);
 
       // The tree: one level, a subtask in its parent's list, on every path.
       let newList = cur.list_id;
@@ -285,8 +292,8 @@ export class TasksService {
       const newParent = p.parent_id !== undefined ? p.parent_id : cur.parent_id;
       if (p.parent_id !== undefined && p.parent_id !== null && p.parent_id !== cur.parent_id) {
         if (p.parent_id === id) throw invalidParent("a task cannot be its own parent");
-        const parent = this.requireParent(user.id, p.parent_id);
-        if (countSubtasks(this.db, id) > 0) throw invalidParent("the task has subtasks; nesting is one level deep");
+        const parent = this.requireParent(tx, user.id, p.parent_id);
+        if (countSubtasks(tx, id) > 0) throw invalidParent("the task has subtasks; nesting is one level deep");
         // Only top-level tasks recur (as creating a recurrence on a subtask is refused).
         if (repeats && recurrenceOnSubtaskProblem(p.parent_id) !== null) {
           throw validationFailed(
@@ -298,56 +305,56 @@ export class TasksService {
         else if (parent.list_id !== newList) throw invalidParent("a subtask must be in its parent's list");
       } else if (newParent !== null && newList !== cur.list_id) {
         // A subtask moving on its own would leave its parent's list.
-        const parent = findTaskWithList(this.db, user.id, newParent);
+        const parent = findTaskWithList(tx, user.id, newParent);
         if (!parent || parent.list_id !== newList) throw invalidParent("a subtask must be in its parent's list; move the parent instead");
       }
-      if (newList !== cur.list_id) c.listId = newList;
-      if (p.parent_id !== undefined && p.parent_id !== cur.parent_id) c.parentId = p.parent_id;
+      if (newList !== cur.list_id) ch.listId = newList;
+      if (p.parent_id !== undefined && p.parent_id !== cur.parent_id) ch.parentId = p.parent_id;
 
       const completesOccurrence = p.completed === true && cur.completed === 0 && repeats;
       if (p.completed !== undefined && !completesOccurrence) {
-        c.completed = p.completed;
-        c.completedAt = p.completed ? (cur.completed === 1 ? cur.completed_at : now) : null;
+        ch.completed = p.completed;
+        ch.completedAt = p.completed ? (cur.completed === 1 ? cur.completed_at : now) : null;
       }
-      if (p.due_at !== undefined) c.dueAt = p.due_at;
-      if (p.priority !== undefined) c.priority = p.priority;
-      const tagIds = p.tag_ids !== undefined ? this.requireTags(user.id, p.tag_ids) : undefined;
+      if (p.due_at !== undefined) ch.dueAt = p.due_at;
+      if (p.priority !== undefined) ch.priority = p.priority;
+      const tagIds = p.tag_ids !== undefined ? this.requireTags(tx, user.id, p.tag_ids) : undefined;
 
-      if (!updateTaskIfVersion(this.db, user.id, id, p.version, c, now)) {
-        const stored = findTaskWithList(this.db, user.id, id);
+      if (!updateTaskIfVersion(tx, user.id, id, p.version, ch, now)) {
+        const stored = findTaskWithList(tx, user.id, id);
         throw versionConflict("task", stored?.version ?? 0, p.version);
       }
       // A top-level task's subtasks move with it.
-      if (c.listId !== undefined && newParent === null) updateTasks(this.db, user.id, subtaskIds(this.db, [id]), { listId: c.listId }, now);
-      if (tagIds !== undefined) replaceTags(this.db, [id], tagIds);
+      if (ch.listId !== undefined && newParent === null) updateTasks(tx, user.id, subtaskIds(tx, [id]), { listId: ch.listId }, now);
+      if (tagIds !== undefined) replaceTags(tx, [id], tagIds);
       if (completesOccurrence) this.repeatHooks.completeOccurrence(tx, user, id, at);
-      return this.present(user.id, id);
+      return this.present(tx, user.id, id);
     });
   }
 
   /** Moves the task (and its live subtasks) to the trash. */
   softDelete(user: AuthUser, id: string): void {
-    writeTx(this.db, () => {
-      const cur = this.visibleTask(user.id, id);
-      const subs = cur.parent_id === null ? findSubtasks(this.db, [id], false).map((s) => s.id) : [];
-      setDeleted(this.db, user.id, [id, ...subs], this.now(), this.now());
+    writeTx(this.db, (tx) => {
+      const cur = this.visibleTask(tx, user.id, id);
+      const subs = cur.parent_id === null ? findSubtasks(tx, [id], false).map((s) => s.id) : [];
+      setDeleted(tx, user.id, [id, ...subs], this.now(), this.now());
     });
   }
 
   /** Brings the task and its deleted direct subtasks back. */
   restore(user: AuthUser, id: string): Task {
-    return writeTx(this.db, () => {
-      const cur = findTaskWithList(this.db, user.id, id);
+    return writeTx(this.db, (tx) => {
+      const cur = findTaskWithList(tx, user.id, id);
       if (!cur || cur.list_deleted_at !== null) throw notFound("task");
       if (cur.deleted_at === null) throw stateConflict("the task is not in the trash");
       if (cur.parent_id !== null) {
-        const parent = findTaskWithList(this.db, user.id, cur.parent_id);
+        const parent = findTaskWithList(tx, user.id, cur.parent_id);
         if (!parent || parent.deleted_at !== null) throw stateConflict("the parent task is still deleted; restore the parent first");
       }
-      const subs = cur.parent_id === null ? findSubtasks(this.db, [id], true).filter((s) => s.deleted_at !== null).map((s) => s.id) : [];
+      const subs = cur.parent_id === null ? findSubtasks(tx, [id], true).filter((s) => s.deleted_at !== null).map((s) => s.id) : [];
       const now = this.now();
-      setDeleted(this.db, user.id, [id, ...subs], null, now);
-      return this.present(user.id, id);
+      setDeleted(tx, user.id, [id, ...subs], null, now);
+      return this.present(tx, user.id, id);
     });
   }
 
@@ -362,12 +369,11 @@ export class TasksService {
     return writeTx(this.db, (tx) => {
       const at = this.core.clock.now();
       const now = at.toISOString();
-      const rows = new Map(findTasksWithList(this.db, user.id, ids).map((r) => [r.id, r]));
+      const rows = new Map(findTasksWithList(tx, user.id, ids).map((r) => [r.id, r]));
       const errors: FieldProblem[] = [];
       const missing: string[] = [];
       b.task_ids.forEach((id, i) => {
-        const r = rows.get(id);
-        if (!r || r.deleted_at !== null || r.list_deleted_at !== null) {
+        if (!isVisibleTask(rows.get(id))) {
           errors.push({ path: `task_ids.${i}`, message: `no task ${id}` });
           missing.push(id);
         }
@@ -380,7 +386,7 @@ export class TasksService {
       }
       let tagIds: string[] | undefined;
       if (b.tag_ids !== undefined) {
-        const owned = ownedTagIds(this.db, user.id, b.tag_ids);
+        const owned = ownedTagIds(tx, user.id, b.tag_ids);
         b.tag_ids.forEach((id, i) => {
           if (!owned.has(id)) errors.push({ path: `tag_ids.${i}`, message: `no tag ${id}` });
         });
@@ -393,10 +399,10 @@ export class TasksService {
       const topLevel = ids.filter((id) => rows.get(id)!.parent_id === null);
 
       if (b.soft_delete) {
-        const subs = findSubtasks(this.db, topLevel, false)
+        const subs = findSubtasks(tx, topLevel, false)
           .map((s) => s.id)
           .filter((s) => !named.has(s));
-        setDeleted(this.db, user.id, [...ids, ...subs], now, now);
+        setDeleted(tx, user.id, [...ids, ...subs], now, now);
         return { updated: ids.length };
       }
 
@@ -409,14 +415,14 @@ export class TasksService {
             throw invalidParent(`subtask ${id} must stay in its parent's list; move the parent instead`);
           }
         }
-        followers = subtaskIds(this.db, topLevel).filter((s) => !named.has(s));
+        followers = subtaskIds(tx, topLevel).filter((s) => !named.has(s));
       }
       const occurrences = b.completed === true ? this.repeatHooks.repeating(tx, user.id, ids.filter((id) => rows.get(id)!.completed === 0)) : new Set<string>();
       const plain = occurrences.size ? ids.filter((id) => !occurrences.has(id)) : ids;
-      if (plain.length) batchUpdate(this.db, user.id, plain, { listId, dueAt: b.due_at, completed: b.completed }, now);
-      if (occurrences.size) batchUpdate(this.db, user.id, [...occurrences], { listId, dueAt: b.due_at }, now);
-      if (followers.length && listId !== undefined) updateTasks(this.db, user.id, followers, { listId }, now);
-      if (tagIds !== undefined) replaceTags(this.db, ids, tagIds);
+      if (plain.length) batchUpdate(tx, user.id, plain, { listId, dueAt: b.due_at, completed: b.completed }, now);
+      if (occurrences.size) batchUpdate(tx, user.id, [...occurrences], { listId, dueAt: b.due_at }, now);
+      if (followers.length && listId !== undefined) updateTasks(tx, user.id, followers, { listId }, now);
+      if (tagIds !== undefined) replaceTags(tx, ids, tagIds);
       for (const id of ids) if (occurrences.has(id)) this.repeatHooks.completeOccurrence(tx, user, id, at);
       return { updated: ids.length };
     });
@@ -425,12 +431,12 @@ export class TasksService {
   /** DELETE /trash/{id}: removes a task in the trash for good, with its subtasks. */
   purge(user: AuthUser, id: string, meta: RequestMeta): void {
     const after = writeTx(this.db, (tx) => {
-      const cur = findTaskWithList(this.db, user.id, id);
+      const cur = findTaskWithList(tx, user.id, id);
       if (!cur || cur.list_deleted_at !== null) throw notFound("task");
       if (cur.deleted_at === null) throw notArchived("task");
-      const all = [id, ...subtaskIds(this.db, [id])];
+      const all = [id, ...subtaskIds(tx, [id])];
       const callbacks = this.purgeHooks.beforePurge(tx, user.id, all);
-      deleteTasks(this.db, user.id, all);
+      deleteTasks(tx, user.id, all);
       recordAudit(tx, {
         userId: user.id,
         action: "task_purged",
