@@ -11,6 +11,7 @@ import { Logger } from "./core/log";
 import { createApp } from "./app";
 import { APP_VERSION } from "./version";
 import { AppError } from "./core/errors";
+import { problemBody, problemResponse, titleOf } from "./core/problem";
 
 const USAGE = `app ${APP_VERSION}: self-hosted personal productivity server
 
@@ -303,12 +304,10 @@ async function main(): Promise<number> {
     maxRequestBodySize: 2 * 1024 * 1024 * 1024 + 16 * 1024 * 1024,
     idleTimeout: 60,
     fetch: (req, srv) => handle.fetch(req, srv),
+    // Only what escapes handle.fetch (which answers every error itself) arrives here.
     error(e) {
-      logger.error("server error", { error: e.message });
-      return new Response(JSON.stringify({ type: "about:blank", title: "Internal server error", status: 500, code: "internal_error" }), {
-        status: 500,
-        headers: { "content-type": "application/problem+json" },
-      });
+      logger.error("server error", { error: `${e.name}: ${e.message}`, stack: e.stack?.split("\n").slice(0, 6).join(" | ") });
+      return problemResponse(problemBody("internal_error"));
     },
   });
   // Serving from here on: the executable starts with JavaScriptCore's tier-up thresholds scaled up
@@ -364,7 +363,7 @@ main().then(
       console.error(`app: ${e.message}`);
     } else if (e instanceof AppError) {
       const fields = (e.errors ?? []).map((f) => `${f.path}: ${f.message}`).join("; ");
-      console.error(`app: ${e.detail ?? e.title}${fields ? ` (${fields})` : ""}`);
+      console.error(`app: ${e.detail ?? titleOf(e.code, e.variant)}${fields ? ` (${fields})` : ""}`);
     } else {
       console.error(`app: ${(e as Error)?.message ?? e}`);
     }

@@ -1,6 +1,6 @@
 import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, statSync, unlinkSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { AppError } from "../../core/errors";
+import { isStorageFull, storageFull } from "../../core/errors";
 import { newId } from "../../core/ids";
 
 /**
@@ -141,13 +141,7 @@ export class TempFile {
   }
 }
 
-const NO_SPACE = new Set(["ENOSPC", "EFBIG", "EDQUOT"]);
-
-/** "Disk full" (or a file-size limit) is the operator's problem, said plainly; anything else stays internal. */
+/** "Disk full" (or a file-size limit) is the operator's problem, said plainly (its cause logged); anything else stays internal. */
 export function storageError(e: unknown): unknown {
-  const code = (e as NodeJS.ErrnoException)?.code;
-  if (code && NO_SPACE.has(code)) {
-    return new AppError("storage_full", 507, "Insufficient storage", "the server has no space left for this file; nothing was stored");
-  }
-  return e;
+  return isStorageFull(e) ? storageFull("the server has no space left for this file; nothing was stored", e) : e;
 }

@@ -96,7 +96,7 @@ export class BackupService {
       staged = false;
       return result;
     } catch (e) {
-      if (isStorageFull(e)) throw stagingFull();
+      if (isStorageFull(e)) throw stagingFull(e);
       throw e;
     } finally {
       inFlight.n -= 1;
@@ -164,7 +164,7 @@ export class BackupService {
     if (!pf || pf.user_id !== userId) throw tokenInvalid("unknown preflight token");
     if (pf.mode !== body.mode) throw tokenInvalid(`the token was issued for mode ${pf.mode}`);
     // Before the cleanup retry too: the running restore may be this token's, between its commit and its cleanup.
-    if (this.restoring.has(userId)) throw new AppError("state_conflict", 409, "State conflict", "a restore is already running for this account");
+    if (this.restoring.has(userId)) throw new AppError("state_conflict", "a restore is already running for this account");
     if (pf.consumed_at !== null) return this.cleanupRetry(pf);
     if (pf.expires_at <= this.core.clock.now().toISOString()) throw tokenInvalid("the preflight token has expired; run the preflight again");
     this.restoring.add(userId);
