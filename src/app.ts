@@ -45,9 +45,9 @@ import { RecurrenceService } from "./features/recurrence/recurrence.service";
 import { recurrenceRoutes } from "./features/recurrence/recurrence.routes";
 import { AttachmentsService } from "./features/attachments/attachments.service";
 import { attachmentsRoutes } from "./features/attachments/attachments.routes";
-import { legacyRoutes } from "./features/legacy/legacy.routes";
-import { reconcileAtStartup as reconcileBackups } from "./features/backup/backup.reconcile";
-import { backupRoutes } from "./features/backup/backup.routes";
+import { legacyRoutes } from "./transfer/legacy/legacy.routes";
+import { reconcileAtStartup as reconcileBackups } from "./transfer/backup/backup.reconcile";
+import { backupRoutes } from "./transfer/backup/backup.routes";
 
 export interface AppOptions {
   db: Db;
@@ -105,8 +105,8 @@ export function createApp(opts: AppOptions): AppHandle {
   // import.meta.url is the bundle's, at the root where build.ts puts the worker's entry too.
   const jobs = new JobRunner({ workerUrl: new URL("./jobs.worker.ts", import.meta.url).href, db: opts.db, config: core.config, clock: core.clock, logger, version: APP_VERSION });
   // Rarely used features whose code is loaded on first use (an idle server does not hold it).
-  const legacy = lazy(async () => new (await import("./features/legacy/legacy.service")).LegacyService(jobs));
-  const backup = lazy(async () => new (await import("./features/backup/backup.service")).BackupService(core, jobs));
+  const legacy = lazy(async () => new (await import("./transfer/legacy/legacy.service")).LegacyService(jobs));
+  const backup = lazy(async () => new (await import("./transfer/backup/backup.service")).BackupService(core, jobs));
   const attachments = new AttachmentsService(core, taskPurgeHooks);
 
   const ensureContext = (request: Request): RequestContext => {

@@ -4,10 +4,10 @@
 import { serveJobs } from "./core/jobs/jobs.host";
 
 serveJobs({
-  backup: async () => (await import("./features/backup/backup.jobs")).backupJobs(),
+  backup: async () => (await import("./transfer/backup/backup.jobs")).backupJobs(),
   legacy: async (core) => {
     const [{ legacyJobs }, { TaskPurgeHooks }, { AttachmentsService }] = await Promise.all([
-      import("./features/legacy/legacy.jobs"),
+      import("./transfer/legacy/legacy.jobs"),
       import("./features/tasks/tasks.purge-hooks"),
       import("./features/attachments/attachments.service"),
     ]);

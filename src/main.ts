@@ -8,6 +8,7 @@ import { Config, ConfigError, FLAGS, envName, loadConfig } from "./config";
 import { DEFAULT_BUSY_TIMEOUT_MS, DatabaseError, migrate, openDatabase, type Db } from "./core/db";
 import { ServerSecret } from "./core/secret";
 import { Logger } from "./core/log";
+import { MAINTENANCE_INTERVAL_MS, hourlyMaintenance } from "./core/maintenance";
 import { createApp } from "./app";
 import { APP_VERSION } from "./version";
 import { AppError } from "./core/errors";
@@ -315,14 +316,8 @@ async function main(): Promise<number> {
   // route registration) is not JIT-compiled; requests get the normal policy.
   Bun.unsafe.setJITPolicy(1);
 
-  // Expired and revoked sessions are swept hourly so the table stays small over years.
-  const sweep = setInterval(() => {
-    try {
-      handle.core.sessions.sweep();
-    } catch (e) {
-      logger.warn("session sweep failed", { error: (e as Error).message });
-    }
-  }, 3600_000);
+  // Hourly upkeep: expired sessions, planner statistics (core/maintenance.ts).
+  const sweep = setInterval(() => hourlyMaintenance(handle.core), MAINTENANCE_INTERVAL_MS);
   sweep.unref();
 
   let stopping = false;

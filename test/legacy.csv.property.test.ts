@@ -1,9 +1,9 @@
 // The CSV restore reads its body row by row from the UTF-8 bytes (parseCsvBytes in
-// src/features/legacy/legacy.csv.ts), decoding one row at a time instead of the whole text: it
+// src/transfer/legacy/legacy.csv.ts), decoding one row at a time instead of the whole text: it
 // must give exactly what the whole-text parser (parseCsv) gives, rows, line numbers and errors.
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { CsvSyntaxError, encodeRow, parseCsv, parseCsvBytes, type CsvRow } from "../src/features/legacy/legacy.csv";
+import { CsvSyntaxError, encodeRow, parseCsv, parseCsvBytes, type CsvRow } from "../src/transfer/legacy/legacy.csv";
 
 const enc = new TextEncoder();
 

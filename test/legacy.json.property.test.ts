@@ -1,9 +1,9 @@
-// The legacy restore reads its JSON body record by record (src/features/legacy/legacy.json.ts)
+// The legacy restore reads its JSON body record by record (src/transfer/legacy/legacy.json.ts)
 // instead of JSON.parse of the whole: it must accept exactly the texts JSON.parse accepts, and
 // find the same values.
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { arrayElements, isArrayValue, parseSlice, readTopLevel } from "../src/features/legacy/legacy.json";
+import { arrayElements, isArrayValue, parseSlice, readTopLevel } from "../src/transfer/legacy/legacy.json";
 
 const enc = new TextEncoder();
 

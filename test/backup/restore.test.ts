@@ -2,7 +2,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { dump, FixedClock, makeTestApp, setupAdmin, signedInUser, type TestApp, type TestClient } from "../helpers/app";
-import { reconcileAtStartup } from "../../src/features/backup/backup.reconcile";
+import { reconcileAtStartup } from "../../src/transfer/backup/backup.reconcile";
 import { BACKUP_TABLES, entriesOf, exportBytes, preflight, readJson, rebuild, seed, sha256, userData, withFreshIds } from "./helpers";
 
 let app: TestApp;

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { JsonArraySplitter, jsonNestingOver, ZipError } from "../../src/features/backup/backup.archive";
+import { JsonArraySplitter, jsonNestingOver, ZipError } from "../../src/transfer/backup/backup.archive";
 
 /**
  * The record splitter of the backup reader against an independent oracle, JSON.parse: any JSON

@@ -2,7 +2,7 @@ import { afterEach, expect, test } from "bun:test";
 import { mkdirSync, readdirSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { makeTestApp, setupAdmin, signedInUser, type TestApp } from "../helpers/app";
-import { reconcileAtStartup } from "../../src/features/backup/backup.reconcile";
+import { reconcileAtStartup } from "../../src/transfer/backup/backup.reconcile";
 import { entriesOf, exportBytes, preflight, readJson, rebuild, seed } from "./helpers";
 
 let app: TestApp;

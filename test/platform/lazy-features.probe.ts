@@ -12,11 +12,11 @@ import { ServerSecret } from "../../src/core/secret";
 
 /** Modules that must wait for their first use, by a part of their path. */
 const WATCHED = {
-  backup: "/src/features/backup/backup.service.ts",
-  backupRecords: "/src/features/backup/backup.records.ts",
+  backup: "/src/transfer/backup/backup.service.ts",
+  backupRecords: "/src/transfer/backup/backup.records.ts",
   fflate: "/node_modules/fflate/",
-  legacy: "/src/features/legacy/legacy.service.ts",
-  legacyRecords: "/src/features/legacy/legacy.records.ts",
+  legacy: "/src/transfer/legacy/legacy.service.ts",
+  legacyRecords: "/src/transfer/legacy/legacy.records.ts",
   lunar: "/src/features/countdowns/lunar-calendar.ts",
   lunarTypescript: "/node_modules/lunar-typescript/",
 };

@@ -12,8 +12,8 @@ import type { Habit, HabitCreate, HabitWeek, HabitStatsSchema, HabitLog, HabitPa
 import type { Countdown, CountdownCreate } from "../../../src/features/countdowns/countdowns.schemas";
 import type { Memo } from "../../../src/features/memos/memos.schemas";
 import type { Attachment } from "../../../src/features/attachments/attachments.schemas";
-import type { PreflightResult, RestoreResult as BackupRestoreResult } from "../../../src/features/backup/backup.schemas";
-import type { RestoreResult as LegacyRestoreResult } from "../../../src/features/legacy/legacy.schemas";
+import type { PreflightResult, RestoreResult as BackupRestoreResult } from "../../../src/transfer/backup/backup.schemas";
+import type { RestoreResult as LegacyRestoreResult } from "../../../src/transfer/legacy/legacy.schemas";
 
 export type { User, Folder, List, Tag, Task, Recurrence, Habit, HabitWeek, HabitLog, HabitPause, Countdown, Memo, Attachment, BackupRestoreResult, LegacyRestoreResult };
 export type Preflight = PreflightResult;

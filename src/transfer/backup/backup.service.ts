@@ -5,7 +5,7 @@ import { AppError, malformed, payloadTooLarge, validationFailed } from "../../co
 import type { RequestMeta } from "../../core/http";
 import { newId } from "../../core/ids";
 import type { JobRunner } from "../../core/jobs/jobs.runner";
-import { BodyAborted, boundaryOf, MultipartReader } from "../attachments/attachments.multipart";
+import { BodyAborted, boundaryOf, MultipartReader } from "../../features/attachments/attachments.multipart";
 import { isStorageFull, quotaExceeded, stagingFull, tokenConsumed, tokenInvalid } from "./backup.errors";
 import { BackupFiles, FLUSH_EVERY_BYTES } from "./backup.files";
 import type { ExportHead, ExportJob, PreflightJob, RestoreJob } from "./backup.jobs";

@@ -17,8 +17,8 @@ import {
   recurrenceOfTask,
   tagIdByName,
 } from "./backup.repo";
-import { logBeforeStartProblem, overlapMessage, overlappingPause, type PausePeriod } from "../habits/habits.rules";
-import { recurrenceOnSubtaskProblem } from "../tasks/tasks.rules";
+import { logBeforeStartProblem, overlapMessage, overlappingPause, type PausePeriod } from "../../features/habits/habits.rules";
+import { recurrenceOnSubtaskProblem } from "../../features/tasks/tasks.rules";
 import { storedFields, type Entity } from "./backup.records";
 import type { Mode } from "./backup.schemas";
 import { DATA_ORDER, PROBLEM_LIST_MAX, Problems, readRecords } from "./backup.validate";

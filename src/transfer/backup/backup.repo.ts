@@ -1,8 +1,8 @@
-import { deleteAccountContent, deleteUserRowsInBatches } from "../account/account-content.repo";
+import { deleteAccountContent, deleteUserRowsInBatches } from "../../features/account/account-content.repo";
 import type { Database } from "bun:sqlite";
 import { sqliteOf, type Tx } from "../../core/db";
-import { taskSearchText } from "../tasks/tasks.search";
-import { tagNameKey } from "../tags/tags.repo";
+import { taskSearchText } from "../../features/tasks/tasks.search";
+import { tagNameKey } from "../../features/tags/tags.repo";
 import type { Entity } from "./backup.records";
 import type { Mode } from "./backup.schemas";
 

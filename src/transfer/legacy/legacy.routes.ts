@@ -3,7 +3,7 @@ import { LEGACY_BODY_LIMIT, RawBody, STREAMED_BODY } from "../../core/body";
 import { malformed } from "../../core/errors";
 import { deferredJsonSchema, doc, lazySchema, type DeferredSchema } from "../../core/openapi";
 import { principalOf, requestMeta } from "../../core/http";
-import { MultipartReader, boundaryOf } from "../attachments/attachments.multipart";
+import { MultipartReader, boundaryOf } from "../../features/attachments/attachments.multipart";
 import type { LegacyService } from "./legacy.service";
 import { LegacyCsv, RestoreQuery, RestoreResult } from "./legacy.schemas";
 

@@ -1,16 +1,16 @@
 import { z } from "zod";
 import { parseInstant } from "../../core/time";
-import { cleanFilename } from "../attachments/attachments.names";
-import { Calendar, CountdownDate, CountdownIcon, CountdownName, CountdownType, LunarMonthDay, Repeat } from "../countdowns/countdowns.schemas";
-import { pinnedWhileArchived } from "../countdowns/countdowns.rules";
-import { FolderName } from "../folders/folders.schemas";
-import { DateString, Frequency, Goal, HabitColor, HabitIcon, HabitName, HabitUnit, LogBody } from "../habits/habits.schemas";
-import { ListName } from "../lists/lists.schemas";
-import { MemoContent, MemoVersion } from "../memos/memos.schemas";
-import { isDateOnly, MAX_RRULE_LENGTH, parseRRule } from "../recurrence/recurrence.engine";
-import { CalendarDate, Interval, kindFields, TimeZone, Unit } from "../recurrence/recurrence.schemas";
-import { Color, TagName } from "../tags/tags.schemas";
-import { Description, DueAt, Priority, TAG_IDS_MAX, Title, Version } from "../tasks/tasks.schemas";
+import { cleanFilename } from "../../features/attachments/attachments.names";
+import { Calendar, CountdownDate, CountdownIcon, CountdownName, CountdownType, LunarMonthDay, Repeat } from "../../features/countdowns/countdowns.schemas";
+import { pinnedWhileArchived } from "../../features/countdowns/countdowns.rules";
+import { FolderName } from "../../features/folders/folders.schemas";
+import { DateString, Frequency, Goal, HabitColor, HabitIcon, HabitName, HabitUnit, LogBody } from "../../features/habits/habits.schemas";
+import { ListName } from "../../features/lists/lists.schemas";
+import { MemoContent, MemoVersion } from "../../features/memos/memos.schemas";
+import { isDateOnly, MAX_RRULE_LENGTH, parseRRule } from "../../features/recurrence/recurrence.engine";
+import { CalendarDate, Interval, kindFields, TimeZone, Unit } from "../../features/recurrence/recurrence.schemas";
+import { Color, TagName } from "../../features/tags/tags.schemas";
+import { Description, DueAt, Priority, TAG_IDS_MAX, Title, Version } from "../../features/tasks/tasks.schemas";
 
 /**
  * The app-backup v2 records (contract §9): the API's field names and value shapes, every field

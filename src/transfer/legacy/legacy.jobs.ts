@@ -1,5 +1,5 @@
 import { isUtf8 } from "node:buffer";
-import { deleteAccountContent } from "../account/account-content.repo";
+import { deleteAccountContent } from "../../features/account/account-content.repo";
 import type { Core } from "../../core/core";
 import { readTx, writeTx, type Tx } from "../../core/db";
 import { dayNumber } from "../../core/days";
@@ -7,13 +7,13 @@ import { AppError, clipped, isStorageFull, malformed, quoted, storageFull, type 
 import type { RequestMeta } from "../../core/http";
 import { newId } from "../../core/ids";
 import { Streamed, type Job, type JobHandlers } from "../../core/jobs/jobs.host";
-import { recordAudit } from "../audit/audit.repo";
-import { tagNameKey } from "../tags/tags.repo";
-import { runAfterCommit, type TaskPurgeHooks } from "../tasks/tasks.purge-hooks";
-import { DueAt } from "../tasks/tasks.schemas";
-import { recurrenceOnSubtaskProblem } from "../tasks/tasks.rules";
-import { checkedSeries, isDateOnly, parseRRule } from "../recurrence/recurrence.engine";
-import { loadLunar, needsLunar, type LunarCalendar } from "../countdowns/countdowns.occurrence";
+import { recordAudit } from "../../features/audit/audit.repo";
+import { tagNameKey } from "../../features/tags/tags.repo";
+import { runAfterCommit, type TaskPurgeHooks } from "../../features/tasks/tasks.purge-hooks";
+import { DueAt } from "../../features/tasks/tasks.schemas";
+import { recurrenceOnSubtaskProblem } from "../../features/tasks/tasks.rules";
+import { checkedSeries, isDateOnly, parseRRule } from "../../features/recurrence/recurrence.engine";
+import { loadLunar, needsLunar, type LunarCalendar } from "../../features/countdowns/countdowns.occurrence";
 import { CsvSyntaxError, decodeCell, parseCsvBytes } from "./legacy.csv";
 import { JsonSyntaxError, arrayElements, isArrayValue, parseSlice, readTopLevel, type Extent } from "./legacy.json";
 import {

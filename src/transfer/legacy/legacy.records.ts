@@ -1,15 +1,15 @@
 import { z } from "zod";
 import { parseInstant } from "../../core/time";
-import { FolderName } from "../folders/folders.schemas";
-import { ListName } from "../lists/lists.schemas";
-import { Color, TagName } from "../tags/tags.schemas";
-import { Description, DueAt, Priority, Title } from "../tasks/tasks.schemas";
-import { DateString, Frequency, Goal, HabitColor, HabitIcon, HabitName, HabitUnit } from "../habits/habits.schemas";
-import { Calendar, CountdownDate, CountdownIcon, CountdownName, CountdownType, LunarMonthDay, Repeat } from "../countdowns/countdowns.schemas";
-import { pinnedWhileArchived } from "../countdowns/countdowns.rules";
-import { MemoContent } from "../memos/memos.schemas";
-import { MAX_RRULE_LENGTH, parseRRule } from "../recurrence/recurrence.engine";
-import { Interval, kindFields, TimeZone, Unit } from "../recurrence/recurrence.schemas";
+import { FolderName } from "../../features/folders/folders.schemas";
+import { ListName } from "../../features/lists/lists.schemas";
+import { Color, TagName } from "../../features/tags/tags.schemas";
+import { Description, DueAt, Priority, Title } from "../../features/tasks/tasks.schemas";
+import { DateString, Frequency, Goal, HabitColor, HabitIcon, HabitName, HabitUnit } from "../../features/habits/habits.schemas";
+import { Calendar, CountdownDate, CountdownIcon, CountdownName, CountdownType, LunarMonthDay, Repeat } from "../../features/countdowns/countdowns.schemas";
+import { pinnedWhileArchived } from "../../features/countdowns/countdowns.rules";
+import { MemoContent } from "../../features/memos/memos.schemas";
+import { MAX_RRULE_LENGTH, parseRRule } from "../../features/recurrence/recurrence.engine";
+import { Interval, kindFields, TimeZone, Unit } from "../../features/recurrence/recurrence.schemas";
 import type { Kind } from "./legacy.schemas";
 
 // Legacy v1 records: the API's shapes, flat (subtasks carry parent_id), tasks with their tag

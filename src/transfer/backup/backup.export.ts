@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { AppError, isStorageFull, storageFull } from "../../core/errors";
 import { gcHint } from "./backup.archive";
 import type { BackupFiles } from "./backup.files";
-import { occurrence, type CountdownRule, type LunarCalendar } from "../countdowns/countdowns.occurrence";
+import { occurrence, type CountdownRule, type LunarCalendar } from "../../features/countdowns/countdowns.occurrence";
 import { attachmentBytesOf, exceptionDatesQuery, iterateRecords, usernameOf } from "./backup.repo";
 import { ENTITIES, type Entity } from "./backup.records";
 

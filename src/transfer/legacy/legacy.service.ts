@@ -2,7 +2,7 @@ import { LEGACY_BODY_LIMIT, RawBody, STREAMED_BODY } from "../../core/body";
 import { payloadTooLarge } from "../../core/errors";
 import type { RequestMeta } from "../../core/http";
 import type { JobRunner } from "../../core/jobs/jobs.runner";
-import type { MultipartReader } from "../attachments/attachments.multipart";
+import type { MultipartReader } from "../../features/attachments/attachments.multipart";
 import type { LegacyExportJob, LegacyRestoreJob, LegacySource } from "./legacy.jobs";
 import type { RestoreMode, RestoreResult } from "./legacy.schemas";
 

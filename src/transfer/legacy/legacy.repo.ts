@@ -1,5 +1,5 @@
 import { sqliteOf, type Tx } from "../../core/db";
-import { taskSearchText } from "../tasks/tasks.search";
+import { taskSearchText } from "../../features/tasks/tasks.search";
 
 // Whole-account reads and writes for the legacy export/restore. Raw prepared statements: an
 // account may hold 100,000 tasks, and the query builder's per-call cost would dominate. Rows are
