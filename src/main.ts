@@ -12,7 +12,7 @@ import { MAINTENANCE_INTERVAL_MS, hourlyMaintenance } from "./core/maintenance";
 import { createApp } from "./app";
 import { APP_VERSION } from "./version";
 import { AppError } from "./core/errors";
-import { problemBody, problemResponse, titleOf } from "./core/problem";
+import { lastResortResponse, titleOf } from "./core/problem";
 
 const USAGE = `app ${APP_VERSION}: self-hosted personal productivity server
 
@@ -306,10 +306,7 @@ async function main(): Promise<number> {
     idleTimeout: 60,
     fetch: (req, srv) => handle.fetch(req, srv),
     // Only what escapes handle.fetch (which answers every error itself) arrives here.
-    error(e) {
-      logger.error("server error", { error: `${e.name}: ${e.message}`, stack: e.stack?.split("\n").slice(0, 6).join(" | ") });
-      return problemResponse(problemBody("internal_error"));
-    },
+    error: (e) => lastResortResponse(e, logger),
   });
   // Serving from here on: the executable starts with JavaScriptCore's tier-up thresholds scaled up
   // (build.ts, --compile-jit-policy) so the run-once start-up code (module bodies, schema building,

@@ -20,6 +20,11 @@ interface ProblemType {
   title: string;
   /** Titles a few throw sites have always answered instead of `title` (AppError's `variant`). */
   variants?: Partial<Record<TitleVariant, string>>;
+  /**
+   * How an answer with a 5xx status is logged (errorResponse): "error" unless said otherwise.
+   * "warn": expected under load (a restore holds the database). "none": logged where it arises.
+   */
+  log?: "warn" | "none";
 }
 
 /**
@@ -60,8 +65,9 @@ export const PROBLEMS: Readonly<Record<ErrorCode, ProblemType>> = {
     title: "Internal server error",
     variants: { export_failed: "Export failed", restore_failed: "Restore failed", restore_cleanup_failed: "Restore cleanup failed" },
   },
-  not_ready: { status: 503, title: "Not ready" },
-  busy: { status: 503, title: "Busy" },
+  // A readiness probe may ask every second: the reason is logged once when it changes (health.service.ts).
+  not_ready: { status: 503, title: "Not ready", log: "none" },
+  busy: { status: 503, title: "Busy", log: "warn" },
   storage_full: { status: 507, title: "Insufficient storage" },
 };
 
@@ -77,7 +83,7 @@ export function titleOf(code: ErrorCode, variant?: TitleVariant): string {
 }
 
 /** A problem body from the table: type, title, status, code, and the detail when there is one. */
-export function problemBody(code: ErrorCode, detail?: string, variant?: TitleVariant): ProblemBody {
+function problemBody(code: ErrorCode, detail?: string, variant?: TitleVariant): ProblemBody {
   const body: ProblemBody = { type: "about:blank", title: titleOf(code, variant), status: statusOf(code), code };
   if (detail) body.detail = detail;
   return body;
@@ -163,7 +169,7 @@ function asAppError(err: unknown): AppError | null {
   return null;
 }
 
-export function problemResponse(body: ProblemBody, headers?: Record<string, string>): Response {
+function problemResponse(body: ProblemBody, headers?: Record<string, string>): Response {
   return new Response(JSON.stringify(body), {
     status: body.status,
     headers: { "content-type": "application/problem+json", ...headers },
@@ -183,13 +189,13 @@ export function errorResponse(err: unknown, requestId: string | undefined, logge
 }
 
 /** One log line for a 5xx: what was answered and what caused it (never in the body). */
-export function logServerError(logger: Logger, err: unknown, p: Problem, requestId: string | undefined): void {
+function logServerError(logger: Logger, err: unknown, p: Problem, requestId: string | undefined): void {
   if (p.internal) {
     logger.error("unhandled error", { request_id: requestId ?? null, error: describe(err), stack: stackOf(err) });
     return;
   }
-  // A busy database (a restore holds it) or a probe that is not ready: expected under load, a warning.
-  const level = p.body.status === 503 ? "warn" : "error";
+  const level = PROBLEMS[p.error!.code].log ?? "error";
+  if (level === "none") return;
   const cause = p.error?.cause;
   logger[level]("error answered", {
     request_id: requestId ?? null,
@@ -199,6 +205,15 @@ export function logServerError(logger: Logger, err: unknown, p: Problem, request
     cause: cause === undefined ? null : describe(cause),
     stack: cause === undefined ? stackOf(err) : stackOf(cause),
   });
+}
+
+/**
+ * The answer to what escapes the app's own answering (Bun.serve's `error` callback, main.ts):
+ * logged with its cause, answered with a bare 500.
+ */
+export function lastResortResponse(err: unknown, logger: Logger): Response {
+  logger.error("server error", { error: describe(err), stack: stackOf(err) });
+  return problemResponse(problemBody("internal_error"));
 }
 
 function describe(e: unknown): string {

@@ -1,7 +1,5 @@
 import { AppError, storageFull as storageFullError } from "../../core/errors";
 
-export { isStorageFull } from "../../core/errors";
-
 /** The backup's own refusals, thrown on the main thread (backup.service.ts) and in the job worker (backup.jobs.ts). */
 export const tokenInvalid = (detail: string) => new AppError("token_invalid", detail, { errors: [{ path: "preflight_token", message: detail }] });
 export const tokenConsumed = () => new AppError("token_consumed", "this preflight token has already been used; run a new preflight");

@@ -3,7 +3,7 @@ import { Zip, ZipDeflate, ZipPassThrough } from "fflate";
 import { join } from "node:path";
 import { AppError, isStorageFull, storageFull } from "../../core/errors";
 import { gcHint } from "./backup.archive";
-import type { BackupFiles } from "./backup.files";
+import { AttachmentFileMissing, type BackupFiles } from "./backup.files";
 import { occurrence, type CountdownRule, type LunarCalendar } from "../../features/countdowns/countdowns.occurrence";
 import { attachmentBytesOf, exceptionDatesQuery, iterateRecords, usernameOf } from "./backup.repo";
 import { ENTITIES, type Entity } from "./backup.records";
@@ -92,10 +92,10 @@ export function exportStream(dbPath: string, files: BackupFiles, plan: ExportPla
   } catch (e) {
     release();
     if (e instanceof AppError) throw e;
-    // Say what happened (the cause is logged with the 500): a file gone, a full disk, or something else.
+    // Say what happened (core/problem.ts logs the cause with the 5xx): a file gone, a full disk, or something else.
     if (isStorageFull(e)) throw storageFull("the server has no space left to prepare the export", e);
-    const missing = (e as NodeJS.ErrnoException | null)?.code === "ENOENT";
-    throw new AppError("internal_error", missing ? "an attachment file is missing; try again" : "the export could not be prepared; try again later", { variant: "export_failed", cause: e });
+    const detail = e instanceof AttachmentFileMissing ? "an attachment file is missing; try again" : "the export could not be prepared; try again later";
+    throw new AppError("internal_error", detail, { variant: "export_failed", cause: e });
   }
   const gen = produce(conn, attachmentsDir, plan);
   let finished = false;

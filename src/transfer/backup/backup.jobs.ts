@@ -2,7 +2,7 @@ import { closeSync, existsSync, fdatasyncSync, openSync, rmSync, statSync, write
 import type { Core } from "../../core/core";
 import { dayNumber } from "../../core/days";
 import { sqliteOf, writeTx } from "../../core/db";
-import { AppError } from "../../core/errors";
+import { AppError, isStorageFull } from "../../core/errors";
 import type { RequestMeta } from "../../core/http";
 import { newId, newToken } from "../../core/ids";
 import { Streamed, type Job, type JobHandlers } from "../../core/jobs/jobs.host";
@@ -13,7 +13,7 @@ import { usedBytes } from "../../features/attachments/attachments.repo";
 import { loadLunar } from "../../features/countdowns/countdowns.occurrence";
 import { inflateEntry, readCentralDirectory, ZipFile, type ZipError } from "./backup.archive";
 import { exportStream } from "./backup.export";
-import { isStorageFull, quotaExceeded, stagingFull, storageFull, tokenConsumed, tokenInvalid } from "./backup.errors";
+import { quotaExceeded, stagingFull, storageFull, tokenConsumed, tokenInvalid } from "./backup.errors";
 import { BackupFiles, failpoint, FLUSH_EVERY_BYTES } from "./backup.files";
 import { importArchive } from "./backup.import";
 import { attachmentIdsOf, consumePreflight, deleteBusinessData, insertPreflight, insertRestore, markAnswered, pendingOf, type PreflightRow, type RestoreRow } from "./backup.repo";

@@ -1,12 +1,12 @@
 import { renameSync } from "node:fs";
 import { open } from "node:fs/promises";
 import type { Core } from "../../core/core";
-import { AppError, malformed, payloadTooLarge, validationFailed } from "../../core/errors";
+import { AppError, isStorageFull, malformed, payloadTooLarge, validationFailed } from "../../core/errors";
 import type { RequestMeta } from "../../core/http";
 import { newId } from "../../core/ids";
 import type { JobRunner } from "../../core/jobs/jobs.runner";
 import { BodyAborted, boundaryOf, MultipartReader } from "../../features/attachments/attachments.multipart";
-import { isStorageFull, quotaExceeded, stagingFull, tokenConsumed, tokenInvalid } from "./backup.errors";
+import { quotaExceeded, stagingFull, tokenConsumed, tokenInvalid } from "./backup.errors";
 import { BackupFiles, FLUSH_EVERY_BYTES } from "./backup.files";
 import type { ExportHead, ExportJob, PreflightJob, RestoreJob } from "./backup.jobs";
 import { findPreflightByToken, findRestoreOfPreflight, markAnswered, pendingOf, type PreflightRow } from "./backup.repo";
