@@ -18,7 +18,7 @@ export function clipped(value: string, max = 40): string {
 }
 
 /** What an AppError may carry besides its code and detail. */
-export interface AppErrorOptions {
+interface AppErrorOptions {
   /** Field problems, listed in the answer's `errors`. */
   errors?: FieldProblem[];
   /** Headers of the answer (`Retry-After`, `Content-Range`). */
@@ -143,7 +143,7 @@ export function isStorageFull(e: unknown): boolean {
 export const storageFull = (detail = "the server has no space left; nothing was changed", cause?: unknown) => new AppError("storage_full", detail, { cause });
 
 /** Seconds a client is asked to wait when the database is held by a long job (a restore). */
-export const BUSY_RETRY_AFTER_SECONDS = 2;
+const BUSY_RETRY_AFTER_SECONDS = 2;
 export const busy = (cause?: unknown) =>
   new AppError("busy", "the database is held by a long operation (a restore); try again shortly", {
     headers: { "Retry-After": String(BUSY_RETRY_AFTER_SECONDS) },

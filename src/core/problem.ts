@@ -3,7 +3,7 @@ import { AppError, busy, isSqliteBusy, malformed, unauthenticated, validationFai
 import type { Logger } from "./log";
 import { ProblemList, capErrors, capText } from "./problem-caps";
 
-export interface ProblemBody {
+interface ProblemBody {
   type: string;
   title: string;
   status: number;
