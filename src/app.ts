@@ -6,7 +6,7 @@ import { JobRunner } from "./core/jobs/jobs.runner";
 import { parseBody } from "./core/body";
 import { AuthGuard } from "./core/auth/guard";
 import { Logger } from "./core/log";
-import { problemResponse, toProblem } from "./core/problem";
+import { errorResponse } from "./core/problem";
 import { getContext, setContext, RequestContext } from "./core/request-context";
 import { requestPath, routableRequest } from "./core/request-path";
 import { refuseCrossSiteDownload } from "./core/cross-site";
@@ -147,19 +147,7 @@ export function createApp(opts: AppOptions): AppHandle {
       guard.check(request, path, ctx);
     })
     .onParse(({ request, contentType, path }) => parseBody(request, path, contentType))
-    .onError(({ error, request }) => {
-      const ctx = getContext(request);
-      const { body, headers, internal } = toProblem(error);
-      if (internal) {
-        body.request_id = ctx?.id;
-        logger.error("unhandled error", {
-          request_id: ctx?.id ?? null,
-          error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
-          stack: error instanceof Error ? error.stack?.split("\n").slice(0, 6).join(" | ") : undefined,
-        });
-      }
-      return problemResponse(body, headers);
-    })
+    .onError(({ error, request }) => errorResponse(error, getContext(request)?.id, logger))
     .use(healthRoutes(health))
     .use(accountRoutes(core, account))
     .use(sessionsRoutes(new SessionsService(core)))
@@ -182,11 +170,6 @@ export function createApp(opts: AppOptions): AppHandle {
   // From here on the connection serves requests: it never waits long for a lock (core/db.ts).
   setBusyTimeout(opts.db, opts.busyTimeoutMs ?? SERVING_BUSY_TIMEOUT_MS);
 
-  const failure = (e: unknown, ctx: RequestContext): Response => {
-    const { body } = toProblem(e);
-    body.request_id = ctx.id;
-    return problemResponse(body);
-  };
   const finish = (request: Request, ctx: RequestContext, res: Response): Response => {
     const h = res.headers;
     h.set("x-request-id", ctx.id);
@@ -231,7 +214,7 @@ export function createApp(opts: AppOptions): AppHandle {
       // handle() is async: whatever Elysia throws arrives here as a rejection.
       return root.handle(request).then(
         (res) => finish(request, ctx, res),
-        (e: unknown) => finish(request, ctx, failure(e, ctx)),
+        (e: unknown) => finish(request, ctx, errorResponse(e, ctx.id, logger)),
       );
     },
   };

@@ -12,6 +12,7 @@ import { MAINTENANCE_INTERVAL_MS, hourlyMaintenance } from "./core/maintenance";
 import { createApp } from "./app";
 import { APP_VERSION } from "./version";
 import { AppError } from "./core/errors";
+import { lastResortResponse, titleOf } from "./core/problem";
 
 const USAGE = `app ${APP_VERSION}: self-hosted personal productivity server
 
@@ -304,13 +305,8 @@ async function main(): Promise<number> {
     maxRequestBodySize: 2 * 1024 * 1024 * 1024 + 16 * 1024 * 1024,
     idleTimeout: 60,
     fetch: (req, srv) => handle.fetch(req, srv),
-    error(e) {
-      logger.error("server error", { error: e.message });
-      return new Response(JSON.stringify({ type: "about:blank", title: "Internal server error", status: 500, code: "internal_error" }), {
-        status: 500,
-        headers: { "content-type": "application/problem+json" },
-      });
-    },
+    // Only what escapes handle.fetch (which answers every error itself) arrives here.
+    error: (e) => lastResortResponse(e, logger),
   });
   // Serving from here on: the executable starts with JavaScriptCore's tier-up thresholds scaled up
   // (build.ts, --compile-jit-policy) so the run-once start-up code (module bodies, schema building,
@@ -359,7 +355,7 @@ main().then(
       console.error(`app: ${e.message}`);
     } else if (e instanceof AppError) {
       const fields = (e.errors ?? []).map((f) => `${f.path}: ${f.message}`).join("; ");
-      console.error(`app: ${e.detail ?? e.title}${fields ? ` (${fields})` : ""}`);
+      console.error(`app: ${e.detail ?? titleOf(e.code, e.variant)}${fields ? ` (${fields})` : ""}`);
     } else {
       console.error(`app: ${(e as Error)?.message ?? e}`);
     }

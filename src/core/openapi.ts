@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { ErrorCode } from "./errors";
+import { statusOf } from "./problem";
 import { PROBLEM_LIST_MAX, PROBLEM_MESSAGE_MAX } from "./problem-caps";
 
 /** problem+json, as every 4xx/5xx answers (contract §1). */
@@ -18,40 +19,6 @@ export const Problem = z.object({
     request_id: z.string().optional().describe("present on 500 answers; also in the X-Request-Id header"),
   })
   .meta({ id: "Problem" });
-
-const STATUS_OF: Record<ErrorCode, number> = {
-  malformed_request: 400,
-  unauthenticated: 401,
-  invalid_credentials: 401,
-  csrf_failed: 403,
-  forbidden: 403,
-  not_found: 404,
-  method_not_allowed: 405,
-  version_conflict: 409,
-  inbox_immutable: 409,
-  name_taken: 409,
-  already_initialized: 409,
-  not_archived: 409,
-  merge_conflict: 409,
-  token_consumed: 409,
-  state_conflict: 409,
-  payload_too_large: 413,
-  storage_quota_exceeded: 413,
-  unsupported_media_type: 415,
-  range_not_satisfiable: 416,
-  validation_failed: 422,
-  invalid_cursor: 422,
-  invalid_reference: 422,
-  invalid_parent: 422,
-  backup_invalid: 422,
-  token_invalid: 422,
-  rate_limited: 429,
-  quota_exceeded: 429,
-  internal_error: 500,
-  storage_full: 507,
-  not_ready: 503,
-  busy: 503,
-};
 
 /**
  * A zod schema whose JSON Schema is only worked out when /api/openapi.json is first built: doing it
@@ -196,7 +163,7 @@ export function doc(d: RouteDoc): Record<string, unknown> {
   codes.add("internal_error");
   const byStatus = new Map<number, ErrorCode[]>();
   for (const c of codes) {
-    const s = STATUS_OF[c];
+    const s = statusOf(c);
     byStatus.set(s, [...(byStatus.get(s) ?? []), c]);
   }
   const responses: Record<string, unknown> = {};

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { maxChars } from "./text";
 
 const LIMIT_MESSAGE = "limit must be an integer from 1 to 100";
 
@@ -11,7 +12,7 @@ export const pageQueryShape = {
       (v) => (typeof v === "string" && /^[0-9]{1,4}$/.test(v) ? Number(v) : v),
       z.number({ error: LIMIT_MESSAGE }).int(LIMIT_MESSAGE).min(1, LIMIT_MESSAGE).max(100, LIMIT_MESSAGE).default(50),
     ),
-  cursor: z.string().min(1).max(2048).optional(),
+  cursor: maxChars(z.string().min(1), 2048).optional(),
 };
 export const PageQuery = z.strictObject(pageQueryShape);
 export type PageQuery = z.infer<typeof PageQuery>;

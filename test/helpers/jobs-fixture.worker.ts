@@ -11,7 +11,7 @@ serveJobs({
     echo: (p: unknown) => p,
     now: (_p: unknown, job: Job) => job.core.clock.now().toISOString(),
     refuse: () => {
-      throw new AppError("merge_conflict", 409, "Merge conflict", "1 record(s) conflict with existing data; nothing was changed", [{ path: "tasks/1", message: "differs" }], { "X-Extra": "kept" });
+      throw new AppError("merge_conflict", "1 record(s) conflict with existing data; nothing was changed", { errors: [{ path: "tasks/1", message: "differs" }], headers: { "X-Extra": "kept" } });
     },
     busy: (_p: unknown, job: Job) => {
       // A statement that finds the write lock taken, as SQLite reports it.

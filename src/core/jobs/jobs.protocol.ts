@@ -1,10 +1,11 @@
 import type { Config } from "../../config";
-import { AppError, type ErrorCode, type FieldProblem } from "../errors";
+import { AppError, type ErrorCode, type FieldProblem, type TitleVariant } from "../errors";
 
 /**
  * What crosses between the main thread and the job worker (jobs.runner.ts ⇄ jobs.host.ts). Only
- * plain data crosses (structured clone): an error is sent as its code, status and problems and
- * made an AppError again on the main thread, so core/problem.ts answers it exactly as before.
+ * plain data crosses (structured clone): an error is sent as its code, detail, problems, headers
+ * and cause, and made an AppError again on the main thread, so core/problem.ts answers (and logs)
+ * it exactly as one thrown there.
  */
 
 /**
@@ -79,9 +80,25 @@ export type FromWorker =
   | { type: "error"; id: number; error: SerializedError }
   | { type: "log"; level: "info" | "warn" | "error"; msg: string; fields: Record<string, unknown> };
 
+interface SerializedInternal {
+  name: string;
+  message: string;
+  stack?: string;
+  code?: string;
+}
+
 export type SerializedError =
-  | { app: { code: ErrorCode; status: number; title: string; detail?: string; errors?: FieldProblem[]; headers?: Record<string, string> } }
-  | { internal: { name: string; message: string; stack?: string; code?: string } };
+  | {
+      app: {
+        code: ErrorCode;
+        detail?: string;
+        errors?: FieldProblem[];
+        headers?: Record<string, string>;
+        variant?: TitleVariant;
+        cause?: SerializedInternal;
+      };
+    }
+  | { internal: SerializedInternal };
 
 /** An unexpected error inside a job (or the worker's end): a 500, with the job's name, message, stack and SQLite code kept for the log. */
 export class JobFailed extends Error {
@@ -99,25 +116,33 @@ export class JobFailed extends Error {
 
 export function serializeError(e: unknown): SerializedError {
   if (e instanceof AppError) {
-    return { app: { code: e.code, status: e.status, title: e.title, detail: e.detail, errors: e.errors, headers: e.headers } };
+    const app: Extract<SerializedError, { app: unknown }>["app"] = { code: e.code, detail: e.detail, errors: e.errors, headers: e.headers, variant: e.variant };
+    if (e.cause !== undefined) app.cause = serializeInternal(e.cause);
+    return { app };
   }
+  return { internal: serializeInternal(e) };
+}
+
+function serializeInternal(e: unknown): SerializedInternal {
   const err = e as { name?: unknown; message?: unknown; stack?: unknown; code?: unknown; cause?: { code?: unknown } } | null;
   // A driver error wrapped by drizzle keeps its SQLite code on the cause.
   const code = typeof err?.code === "string" ? err.code : typeof err?.cause?.code === "string" ? err.cause.code : undefined;
   return {
-    internal: {
-      name: typeof err?.name === "string" ? err.name : "Error",
-      message: typeof err?.message === "string" ? err.message : String(e),
-      stack: typeof err?.stack === "string" ? err.stack : undefined,
-      code,
-    },
+    name: typeof err?.name === "string" ? err.name : "Error",
+    message: typeof err?.message === "string" ? err.message : String(e),
+    stack: typeof err?.stack === "string" ? err.stack : undefined,
+    code,
   };
 }
 
 export function deserializeError(s: SerializedError): Error {
   if ("app" in s) {
     const a = s.app;
-    return new AppError(a.code, a.status, a.title, a.detail, a.errors, a.headers);
+    return new AppError(a.code, a.detail, { errors: a.errors, headers: a.headers, variant: a.variant, cause: a.cause && deserializeInternal(a.cause) });
   }
-  return new JobFailed(s.internal.message, s.internal.code, s.internal.stack, s.internal.name);
+  return deserializeInternal(s.internal);
+}
+
+function deserializeInternal(s: SerializedInternal): JobFailed {
+  return new JobFailed(s.message, s.code, s.stack, s.name);
 }

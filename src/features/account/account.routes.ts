@@ -1,5 +1,6 @@
 import { Elysia } from "elysia";
 import { z } from "zod";
+import { maxChars } from "../../core/text";
 import type { Core } from "../../core/core";
 import { doc } from "../../core/openapi";
 import { principalOf, requestMeta } from "../../core/http";
@@ -142,7 +143,7 @@ export function accountRoutes(core: Core, account: AccountService) {
       },
     )
     .get("/users/:user_id", ({ params, request }) => presentUser(account.getUser(principalOf(request), params.user_id)), {
-      params: z.object({ user_id: z.string().max(64) }),
+      params: z.object({ user_id: maxChars(z.string(), 64) }),
       detail: doc({ summary: "One user (admin only)", description: "Administrators only (`403 forbidden` otherwise); an unknown id is `404`.", tags: ["users"], ok: { status: 200, schema: User }, errors: ["forbidden", "not_found"] }),
     })
     .get("/users", ({ request }) => ({ items: account.listUsers(principalOf(request)).map(presentUser) }), {

@@ -1,26 +1,20 @@
 import { z } from "zod";
+import { maxChars } from "../../core/text";
 import { canonicalTimeZone, isTimeZone } from "../../core/time";
 
 // No control characters in names shown to people.
 const noControl = (s: string) => !/[\u0000-\u001f\u007f]/.test(s);
 
-export const Username = z
-  .string()
-  .trim()
-  .min(1, "username is required")
-  .max(64, "at most 64 characters")
+export const Username = maxChars(z.string().trim().min(1, "username is required"), 64, "at most 64 characters")
   .refine(noControl, "no control characters")
   .refine((s) => !/\s/.test(s), "no spaces")
   // Invisible characters (zero-width space, direction marks…) would let "owner\u200b" pose as "owner".
   .refine((s) => !/[\p{C}\p{Z}]/u.test(s), "no invisible or unassigned characters");
-export const Password = z
-  .string()
-  .min(8, "at least 8 characters")
-  .max(1024, "at most 1024 characters")
+export const Password = maxChars(z.string().min(8, "at least 8 characters"), 1024, "at most 1024 characters")
   .describe(
     "8 to 1024 characters, and not too easy to guess: a password that zxcvbn (@zxcvbn-ts with its common dictionaries: leaked passwords, keyboard patterns, repeats, sequences, dates, and the account's username and display name) rates below score 2 (under a million guesses), such as `12345678`, `password` or `P@ssw0rd`, is refused with `422 validation_failed` on this field, its message saying why. Only the first 64 characters are rated.",
   );
-export const DisplayName = z.string().trim().min(1).max(100).refine(noControl, "no control characters");
+export const DisplayName = maxChars(z.string().trim().min(1), 100).refine(noControl, "no control characters");
 // isTimeZone refuses names over 64 characters (the longest IANA name has 32); maxLength documents it.
 export const TimeZone = z.string().refine(isTimeZone, "not a known IANA time zone").meta({ maxLength: 64 }).transform(canonicalTimeZone);
 
@@ -32,10 +26,10 @@ export const NewUser = z.strictObject({
   });
 export type NewUser = z.infer<typeof NewUser>;
 
-export const LoginBody = z.strictObject({ username: z.string().max(256), password: z.string().max(1024) });
+export const LoginBody = z.strictObject({ username: maxChars(z.string(), 256), password: maxChars(z.string(), 1024) });
 export type LoginBody = z.infer<typeof LoginBody>;
 
-export const ChangePasswordBody = z.strictObject({ current_password: z.string().max(1024), new_password: Password });
+export const ChangePasswordBody = z.strictObject({ current_password: maxChars(z.string(), 1024), new_password: Password });
 export type ChangePasswordBody = z.infer<typeof ChangePasswordBody>;
 
 export const MePatch = z.strictObject({ display_name: DisplayName.optional(), timezone: TimeZone.optional() });

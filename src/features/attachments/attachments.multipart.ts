@@ -18,7 +18,7 @@ export interface PartHeaders {
 /** Thrown when the body stream fails (the client went away): nothing is answered to anyone. */
 export class BodyAborted extends AppError {
   constructor() {
-    super("malformed_request", 400, "Malformed request", "the upload was interrupted");
+    super("malformed_request", "the upload was interrupted");
   }
 }
 

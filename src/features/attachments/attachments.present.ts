@@ -53,9 +53,7 @@ function requestedRange(header: string | null, size: number): ByteRange {
 }
 
 function rangeNotSatisfiable(size: number): AppError {
-  return new AppError("range_not_satisfiable", 416, "Range not satisfiable", `the file has ${size} bytes`, undefined, {
-    "Content-Range": `bytes */${size}`,
-  });
+  return new AppError("range_not_satisfiable", `the file has ${size} bytes`, { headers: { "Content-Range": `bytes */${size}` } });
 }
 
 /**

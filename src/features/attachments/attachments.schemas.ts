@@ -1,7 +1,8 @@
 import { z } from "zod";
+import { maxChars } from "../../core/text";
 
-export const TaskAttachmentsParams = z.object({ task_id: z.string().max(64) });
-export const AttachmentParams = z.object({ attachment_id: z.string().max(64) });
+export const TaskAttachmentsParams = z.object({ task_id: maxChars(z.string(), 64) });
+export const AttachmentParams = z.object({ attachment_id: maxChars(z.string(), 64) });
 
 export const Attachment = z.object({
     id: z.string(),

@@ -36,7 +36,7 @@ export interface SweepResult {
   rowsWithoutFile: string[];
 }
 
-const unsupported = (detail: string) => new AppError("unsupported_media_type", 415, "Unsupported media type", detail, [{ path: "file", message: detail }]);
+const unsupported = (detail: string) => new AppError("unsupported_media_type", detail, { errors: [{ path: "file", message: detail }] });
 
 /** Attachments: upload (streamed), list, download, delete; files follow their rows. No HTTP here. */
 export class AttachmentsService {

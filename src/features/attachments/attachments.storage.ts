@@ -1,6 +1,6 @@
 import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, statSync, unlinkSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { AppError } from "../../core/errors";
+import { isStorageFull, storageFull } from "../../core/errors";
 import { newId } from "../../core/ids";
 
 /**
@@ -89,7 +89,10 @@ export class AttachmentStorage {
   }
 }
 
-/** A file being written. Write errors that mean "no space" become 507 storage_full. */
+/** "Disk full" (or a file-size limit) is the operator's problem, said plainly (its cause logged); anything else stays internal. */
+const NO_SPACE = "the server has no space left for this file; nothing was stored";
+
+/** A file being written. Write errors that mean "no space" (core/errors.ts isStorageFull) become 507 storage_full. */
 export class TempFile {
   renamed = false;
   private open = true;
@@ -104,7 +107,8 @@ export class TempFile {
     try {
       while (off < chunk.byteLength) off += writeSync(this.fd, chunk, off, chunk.byteLength - off);
     } catch (e) {
-      throw storageError(e);
+      if (isStorageFull(e)) throw storageFull(NO_SPACE, e);
+      throw e;
     }
   }
 
@@ -113,7 +117,8 @@ export class TempFile {
     try {
       fsyncSync(this.fd);
     } catch (e) {
-      throw storageError(e);
+      if (isStorageFull(e)) throw storageFull(NO_SPACE, e);
+      throw e;
     } finally {
       this.close();
     }
@@ -139,15 +144,4 @@ export class TempFile {
       /* already gone */
     }
   }
-}
-
-const NO_SPACE = new Set(["ENOSPC", "EFBIG", "EDQUOT"]);
-
-/** "Disk full" (or a file-size limit) is the operator's problem, said plainly; anything else stays internal. */
-export function storageError(e: unknown): unknown {
-  const code = (e as NodeJS.ErrnoException)?.code;
-  if (code && NO_SPACE.has(code)) {
-    return new AppError("storage_full", 507, "Insufficient storage", "the server has no space left for this file; nothing was stored");
-  }
-  return e;
 }

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { maxChars } from "../../core/text";
 import { isCalendarDate } from "../../core/time";
 
 const noControl = (s: string) => !/[\u0000-\u001f\u007f]/.test(s);
@@ -10,8 +11,8 @@ export const CountdownDate = z
   // A calendar date is exactly 10 characters (the refinement checks it).
   .meta({ format: "date", maxLength: 10 })
   .describe("Gregorian date of the original event");
-export const CountdownName = z.string().trim().min(1, "name is required").max(200, "at most 200 characters").refine(noControl, "no control characters");
-export const CountdownIcon = z.string().min(1).max(64, "at most 64 characters").nullable();
+export const CountdownName = maxChars(z.string().trim().min(1, "name is required"), 200, "at most 200 characters").refine(noControl, "no control characters");
+export const CountdownIcon = maxChars(z.string().min(1), 64, "at most 64 characters").nullable();
 export const CountdownType = z.enum(["countdown", "anniversary", "birthday"]);
 export const Repeat = z.enum(["none", "weekly", "monthly", "yearly"]);
 export const Calendar = z.enum(["gregorian", "lunar"]);
@@ -43,7 +44,7 @@ export const CountdownListQuery = z.strictObject({
       .transform((v) => v === "true"),
   });
 
-export const CountdownParams = z.object({ countdown_id: z.string().max(64) });
+export const CountdownParams = z.object({ countdown_id: maxChars(z.string(), 64) });
 
 export const LunarMonthDay = z.object({
     month: z.number().int().min(1).max(12),

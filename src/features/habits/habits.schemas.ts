@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { maxChars } from "../../core/text";
 import { isCalendarDate } from "../../core/time";
 
 const noControl = (s: string) => !/[\u0000-\u001f\u007f]/.test(s);
@@ -11,15 +12,15 @@ export const DateString = z
   // A calendar date is exactly 10 characters (the refinement checks it).
   .meta({ format: "date", maxLength: 10 });
 
-export const HabitName = z.string().trim().min(1, "name is required").max(200, "at most 200 characters").refine(noControl, "no control characters");
-export const HabitIcon = z.string().min(1).max(64, "at most 64 characters").nullable();
+export const HabitName = maxChars(z.string().trim().min(1, "name is required"), 200, "at most 200 characters").refine(noControl, "no control characters");
+export const HabitIcon = maxChars(z.string().min(1), 64, "at most 64 characters").nullable();
 export const HabitColor = z
   .string()
   .regex(/^#[0-9A-Fa-f]{6}$/, "must be #RRGGBB")
   .meta({ maxLength: 7 })
   .transform((s) => s.toUpperCase())
   .nullable();
-export const HabitUnit = z.string().trim().min(1).max(32, "at most 32 characters").refine(noControl, "no control characters").nullable();
+export const HabitUnit = maxChars(z.string().trim().min(1), 32, "at most 32 characters").refine(noControl, "no control characters").nullable();
 export const Goal = z
   .number({ error: "goal must be a number" })
   .gt(0, "goal must be greater than 0")
@@ -92,16 +93,16 @@ export const HabitListQuery = z.strictObject({
       .transform((v) => v === "true"),
   });
 
-export const ReorderBody = z.strictObject({ ids: z.array(z.string().max(64)).max(10_000).describe("exactly the ids of the active habits, in the new order") });
+export const ReorderBody = z.strictObject({ ids: z.array(maxChars(z.string(), 64)).max(10_000).describe("exactly the ids of the active habits, in the new order") });
 export type ReorderBody = z.infer<typeof ReorderBody>;
 
-export const HabitParams = z.object({ habit_id: z.string().max(64) });
-export const LogParams = z.object({ habit_id: z.string().max(64), date: DateString });
-export const PauseParams = z.object({ habit_id: z.string().max(64), pause_id: z.string().max(64) });
+export const HabitParams = z.object({ habit_id: maxChars(z.string(), 64) });
+export const LogParams = z.object({ habit_id: maxChars(z.string(), 64), date: DateString });
+export const PauseParams = z.object({ habit_id: maxChars(z.string(), 64), pause_id: maxChars(z.string(), 64) });
 
 export const LogBody = z.strictObject({
     value: z.number({ error: "value must be a number" }).min(0, "value must be 0 or more").max(1_000_000_000),
-    note: z.string().max(2000, "at most 2000 characters").nullable().optional(),
+    note: maxChars(z.string(), 2000, "at most 2000 characters").nullable().optional(),
   });
 export type LogBody = z.infer<typeof LogBody>;
 

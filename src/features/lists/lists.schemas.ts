@@ -1,18 +1,15 @@
 import { z } from "zod";
+import { maxChars } from "../../core/text";
 import { UrlId } from "../../core/ids";
 import { Color } from "../tags/tags.schemas";
 
 const noControl = (s: string) => !/[\u0000-\u001f\u007f]/.test(s);
 
 export const LIST_NAME_MAX = 200;
-export const ListName = z
-  .string()
-  .trim()
-  .min(1, "name is required")
-  .refine((s) => [...s].length <= LIST_NAME_MAX, `at most ${LIST_NAME_MAX} characters`)
-  .refine(noControl, "no control characters")
-  // Characters are code points, as JSON Schema's maxLength counts them (after trimming).
-  .meta({ maxLength: LIST_NAME_MAX });
+export const ListName = maxChars(z.string().trim().min(1, "name is required"), LIST_NAME_MAX, `at most ${LIST_NAME_MAX} characters`).refine(
+  noControl,
+  "no control characters",
+);
 
 export const List = z.object({
     id: z.string(),
@@ -28,13 +25,13 @@ export const List = z.object({
   .meta({ id: "List" });
 export type List = z.infer<typeof List>;
 
-export const ListCreate = z.strictObject({ name: ListName, folder_id: z.string().max(64).nullable().optional(), color: Color.nullable().optional() });
+export const ListCreate = z.strictObject({ name: ListName, folder_id: maxChars(z.string(), 64).nullable().optional(), color: Color.nullable().optional() });
 export type ListCreate = z.infer<typeof ListCreate>;
 
 export const ListPatch = z.strictObject({ name: ListName.optional(), color: Color.nullable().optional() });
 export type ListPatch = z.infer<typeof ListPatch>;
 
-export const ListMove = z.strictObject({ folder_id: z.string().max(64).nullable() });
+export const ListMove = z.strictObject({ folder_id: maxChars(z.string(), 64).nullable() });
 export type ListMove = z.infer<typeof ListMove>;
 
 export const ListsQuery = z.strictObject({

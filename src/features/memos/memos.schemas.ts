@@ -1,12 +1,10 @@
 import { z } from "zod";
+import { maxChars } from "../../core/text";
 import { pageQueryShape } from "../../core/pagination";
 
 /** Markdown text; the limit keeps one memo well under the 1 MiB body limit even in UTF-8. */
 export const MEMO_CONTENT_MAX = 100_000;
-export const MemoContent = z
-  .string()
-  .min(1, "content must not be empty")
-  .max(MEMO_CONTENT_MAX, `at most ${MEMO_CONTENT_MAX} characters`)
+export const MemoContent = maxChars(z.string().min(1, "content must not be empty"), MEMO_CONTENT_MAX, `at most ${MEMO_CONTENT_MAX} characters`)
   .describe("Markdown text, 1 to 100,000 characters");
 
 /** As a task's version (tasks.schemas.ts): bounded so that the next change still has an exact version. */
@@ -37,7 +35,7 @@ export const MemoListQuery = z.strictObject({
   });
 export type MemoListQuery = z.infer<typeof MemoListQuery>;
 
-export const MemoParams = z.object({ memo_id: z.string().max(64) });
+export const MemoParams = z.object({ memo_id: maxChars(z.string(), 64) });
 
 export const Memo = z.object({
     id: z.string(),

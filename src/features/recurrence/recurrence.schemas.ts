@@ -1,23 +1,22 @@
 import { z } from "zod";
+import { maxChars } from "../../core/text";
 import { isCalendarDate, isTimeZone } from "../../core/time";
 import { Task } from "../tasks/tasks.schemas";
 import { MAX_INTERVAL, MAX_RRULE_LENGTH, parseRRule, UNITS } from "./recurrence.engine";
 
-const Id = z.string().max(64);
+const Id = maxChars(z.string(), 64);
 const Kind = z.enum(["rrule", "after_completion"]);
 export const Unit = z.enum(UNITS as [string, ...string[]]).describe("day | week | month | year");
 export const Interval = z.number().int("interval must be a positive integer").min(1, "interval must be a positive integer").max(MAX_INTERVAL, `at most ${MAX_INTERVAL}`);
 /** Syntax is checked here; rules that depend on the task (a time of day, UNTIL vs DTSTART) in the service. */
-const RRuleText = z
-  .string()
-  .max(MAX_RRULE_LENGTH, `at most ${MAX_RRULE_LENGTH} characters`)
+const RRuleText = maxChars(z.string(), MAX_RRULE_LENGTH, `at most ${MAX_RRULE_LENGTH} characters`)
   .superRefine((s, ctx) => {
     const p = parseRRule(s, false);
     if (!p.ok) ctx.addIssue({ code: "custom", message: p.message });
   })
   .describe("RFC 5545 RRULE body, e.g. FREQ=WEEKLY;BYDAY=MO,WE (DAILY, WEEKLY, MONTHLY, YEARLY)");
-export const TimeZone = z.string().max(64).refine(isTimeZone, "not a known IANA time zone");
-export const CalendarDate = z.string().max(10).refine(isCalendarDate, "a real date YYYY-MM-DD");
+export const TimeZone = maxChars(z.string(), 64).refine(isTimeZone, "not a known IANA time zone");
+export const CalendarDate = maxChars(z.string(), 10).refine(isCalendarDate, "a real date YYYY-MM-DD");
 
 /** Fields of the other kind may be omitted or null; anything else is a mistake worth a 422. */
 export function kindFields(

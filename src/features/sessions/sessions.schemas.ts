@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { maxChars } from "../../core/text";
 
 export const Session = z.object({
   id: z.string(),
@@ -10,4 +11,4 @@ export const Session = z.object({
   current: z.boolean(),
 });
 export const SessionList = z.object({ items: z.array(Session) });
-export const SessionParams = z.strictObject({ session_id: z.string().max(64) });
+export const SessionParams = z.strictObject({ session_id: maxChars(z.string(), 64) });

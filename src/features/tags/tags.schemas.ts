@@ -1,17 +1,14 @@
 import { z } from "zod";
+import { maxChars } from "../../core/text";
 import { UrlId } from "../../core/ids";
 
 const noControl = (s: string) => !/[\u0000-\u001f\u007f]/.test(s);
 
 export const TAG_NAME_MAX = 64;
-export const TagName = z
-  .string()
-  .trim()
-  .min(1, "name is required")
-  .refine((s) => [...s].length <= TAG_NAME_MAX, `at most ${TAG_NAME_MAX} characters`)
-  .refine(noControl, "no control characters")
-  // Characters are code points, as JSON Schema's maxLength counts them (after trimming).
-  .meta({ maxLength: TAG_NAME_MAX });
+export const TagName = maxChars(z.string().trim().min(1, "name is required"), TAG_NAME_MAX, `at most ${TAG_NAME_MAX} characters`).refine(
+  noControl,
+  "no control characters",
+);
 // The pattern allows exactly 7 characters; maxLength says so to tools that do not read patterns.
 export const Color = z.string().regex(/^#[0-9A-Fa-f]{6}$/, "a colour #RRGGBB").meta({ maxLength: 7 });
 

@@ -1,36 +1,28 @@
 import { z } from "zod";
+import { maxChars } from "../../core/text";
 import { isCalendarDate, parseInstant } from "../../core/time";
 import { UrlId } from "../../core/ids";
 import { pageQueryShape } from "../../core/pagination";
 import { Tag } from "../tags/tags.schemas";
 import { MAX_TERMS, searchTerms } from "./tasks.search";
 
-const Id = z.string().max(64);
-
-/** Characters (code points) at most `max`: a string no longer in UTF-16 units needs no count (the common case). */
-const atMostChars = (s: string, max: number) => s.length <= max || [...s].length <= max;
+const Id = maxChars(z.string(), 64);
 
 export const TITLE_MAX = 500;
 export const DESCRIPTION_MAX = 20_000;
-// maxLength documents the refinement: JSON Schema counts code points too.
-export const Title = z
-  .string()
-  .refine((s) => s.trim().length > 0, "title must not be blank")
-  .refine((s) => atMostChars(s, TITLE_MAX), `at most ${TITLE_MAX} characters`)
-  .meta({ maxLength: TITLE_MAX });
-export const Description = z
-  .string()
-  .refine((s) => atMostChars(s, DESCRIPTION_MAX), `at most ${DESCRIPTION_MAX} characters`)
-  .meta({ maxLength: DESCRIPTION_MAX });
+export const Title = maxChars(
+  z.string().refine((s) => s.trim().length > 0, "title must not be blank"),
+  TITLE_MAX,
+  `at most ${TITLE_MAX} characters`,
+);
+export const Description = maxChars(z.string(), DESCRIPTION_MAX, `at most ${DESCRIPTION_MAX} characters`);
 export const Priority = z.number().int().min(0).max(3).describe("0 none … 3 high");
 
 /**
  * `YYYY-MM-DD` (due that local day) or an RFC 3339 instant with Z or an offset, returned as UTC
  * with milliseconds. The string's form is the flag.
  */
-export const DueAt = z
-  .string()
-  .max(40)
+export const DueAt = maxChars(z.string(), 40)
   .transform((s, ctx) => {
     if (isCalendarDate(s)) return s;
     const d = parseInstant(s);
@@ -107,9 +99,7 @@ const DateParam = z.string().refine(isCalendarDate, "a date YYYY-MM-DD").meta({ 
 
 export const TaskQuery = z.strictObject({
     ...pageQueryShape,
-    q: z
-      .string()
-      .max(500)
+    q: maxChars(z.string(), 500)
       .refine((q) => searchTerms(q).length <= MAX_TERMS, `at most ${MAX_TERMS} distinct terms`)
       .optional()
       .describe("whitespace-separated terms, all of which must occur"),

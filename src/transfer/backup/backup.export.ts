@@ -1,9 +1,9 @@
 import { Database } from "bun:sqlite";
 import { Zip, ZipDeflate, ZipPassThrough } from "fflate";
 import { join } from "node:path";
-import { AppError } from "../../core/errors";
+import { AppError, isStorageFull, storageFull } from "../../core/errors";
 import { gcHint } from "./backup.archive";
-import type { BackupFiles } from "./backup.files";
+import { AttachmentFileMissing, type BackupFiles } from "./backup.files";
 import { occurrence, type CountdownRule, type LunarCalendar } from "../../features/countdowns/countdowns.occurrence";
 import { attachmentBytesOf, exceptionDatesQuery, iterateRecords, usernameOf } from "./backup.repo";
 import { ENTITIES, type Entity } from "./backup.records";
@@ -82,9 +82,8 @@ export function exportStream(dbPath: string, files: BackupFiles, plan: ExportPla
     if (attachmentBytesOf(conn, plan.userId) > ZIP32_LIMIT - HEADROOM) {
       throw new AppError(
         "state_conflict",
-        409,
-        "Archive too large",
         "the account's attachments pass the 4 GiB a ZIP archive without ZIP64 can hold; remove some attachments or use the legacy export for the data alone",
+        { variant: "archive_too_large" },
       );
     }
     const ids = [...iterateRecords(conn, "attachments", plan.userId)].map((r) => r.id as string);
@@ -93,7 +92,10 @@ export function exportStream(dbPath: string, files: BackupFiles, plan: ExportPla
   } catch (e) {
     release();
     if (e instanceof AppError) throw e;
-    throw new AppError("internal_error", 500, "Export failed", "an attachment file is missing; try again");
+    // Say what happened (core/problem.ts logs the cause with the 5xx): a file gone, a full disk, or something else.
+    if (isStorageFull(e)) throw storageFull("the server has no space left to prepare the export", e);
+    const detail = e instanceof AttachmentFileMissing ? "an attachment file is missing; try again" : "the export could not be prepared; try again later";
+    throw new AppError("internal_error", detail, { variant: "export_failed", cause: e });
   }
   const gen = produce(conn, attachmentsDir, plan);
   let finished = false;

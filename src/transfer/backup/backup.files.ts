@@ -29,6 +29,17 @@ export interface RestoreJournal {
   quarantined: string[];
 }
 
+/** An attachment's row is in the snapshot but its file is not in the attachment directory. */
+export class AttachmentFileMissing extends Error {
+  constructor(
+    readonly attachmentId: string,
+    cause: unknown,
+  ) {
+    super(`the file of attachment ${attachmentId} is missing`, { cause });
+    this.name = "AttachmentFileMissing";
+  }
+}
+
 export class BackupFiles {
   readonly root: string;
   readonly stagingDir: string;
@@ -170,11 +181,24 @@ export class BackupFiles {
 
   // ---- exports ----
 
-  /** Hard-links the attachment files of an export into its own directory: a snapshot that a purge cannot remove. */
+  /**
+   * Hard-links the attachment files of an export into its own directory: a snapshot that a purge
+   * cannot remove. An attachment whose file is not there is AttachmentFileMissing; any other
+   * failure (a full disk, a permission) is thrown as it came.
+   */
   linkForExport(exportId: string, ids: string[]): string {
     const dir = join(this.exportsDir, exportId);
     mkdirSync(dir, { recursive: true, mode: 0o700 });
-    for (const id of ids) linkSync(this.attachment(id), join(dir, id));
+    for (const id of ids) {
+      const source = this.attachment(id);
+      try {
+        linkSync(source, join(dir, id));
+      } catch (e) {
+        // ENOENT names the source even when the target's directory is what is missing: look.
+        if ((e as NodeJS.ErrnoException).code === "ENOENT" && !existsSync(source)) throw new AttachmentFileMissing(id, e);
+        throw e;
+      }
+    }
     return dir;
   }
 

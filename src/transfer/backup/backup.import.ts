@@ -136,10 +136,10 @@ export function importArchive(s: Database, zip: ZipFile, entries: Map<string, Zi
   }
   if (problems.list.length > 0) {
     // The file was validated at preflight and its digest checked since: this is not expected.
-    throw new AppError("internal_error", 500, "Restore failed", "the staged archive could not be read again; nothing was changed");
+    throw new AppError("internal_error", "the staged archive could not be read again; nothing was changed", { variant: "restore_failed" });
   }
   if (conflicts.length > 0) {
-    throw new AppError("merge_conflict", 409, "Merge conflict", `${conflicts.length} record(s) conflict with existing data; nothing was changed`, conflicts);
+    throw new AppError("merge_conflict", `${conflicts.length} record(s) conflict with existing data; nothing was changed`, { errors: conflicts });
   }
 
   /**

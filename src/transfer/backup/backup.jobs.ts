@@ -2,7 +2,7 @@ import { closeSync, existsSync, fdatasyncSync, openSync, rmSync, statSync, write
 import type { Core } from "../../core/core";
 import { dayNumber } from "../../core/days";
 import { sqliteOf, writeTx } from "../../core/db";
-import { AppError } from "../../core/errors";
+import { AppError, isStorageFull } from "../../core/errors";
 import type { RequestMeta } from "../../core/http";
 import { newId, newToken } from "../../core/ids";
 import { Streamed, type Job, type JobHandlers } from "../../core/jobs/jobs.host";
@@ -13,7 +13,7 @@ import { usedBytes } from "../../features/attachments/attachments.repo";
 import { loadLunar } from "../../features/countdowns/countdowns.occurrence";
 import { inflateEntry, readCentralDirectory, ZipFile, type ZipError } from "./backup.archive";
 import { exportStream } from "./backup.export";
-import { isStorageFull, quotaExceeded, stagingFull, storageFull, tokenConsumed, tokenInvalid } from "./backup.errors";
+import { quotaExceeded, stagingFull, storageFull, tokenConsumed, tokenInvalid } from "./backup.errors";
 import { BackupFiles, failpoint, FLUSH_EVERY_BYTES } from "./backup.files";
 import { importArchive } from "./backup.import";
 import { attachmentIdsOf, consumePreflight, deleteBusinessData, insertPreflight, insertRestore, markAnswered, pendingOf, type PreflightRow, type RestoreRow } from "./backup.repo";
@@ -113,7 +113,7 @@ async function validateStaged(core: Core, p: PreflightJob): Promise<PreflightRes
       writeTx(core.db, (tx) =>
         recordAudit(tx, { userId, action: "backup_preflight", at: core.clock.now(), ip: meta.ip, userAgent: meta.userAgent, detail: { mode, valid: false, problems: result.problems.length } }),
       );
-      throw new AppError("backup_invalid", 422, "Backup invalid", `the archive was rejected: ${result.problems.length} problem(s)`, result.problems);
+      throw new AppError("backup_invalid", `the archive was rejected: ${result.problems.length} problem(s)`, { errors: result.problems });
     }
     const { manifest, counts } = result.archive;
     const token = newToken();
@@ -151,7 +151,7 @@ async function validateStaged(core: Core, p: PreflightJob): Promise<PreflightRes
     });
     return { valid: true, preflight_token: token, backup_id: manifest.backup_id, expires_at: expiresAt, summary, counts };
   } catch (e) {
-    if (isStorageFull(e)) throw stagingFull();
+    if (isStorageFull(e)) throw stagingFull(e);
     throw e;
   }
 }
@@ -269,9 +269,8 @@ function importStaged(core: Core, files: BackupFiles, pf: PreflightRow, userId: 
       core.logger.error("backup restore cleanup failed", { restore_id: restoreId, error: e instanceof Error ? e.message : String(e) });
       throw new AppError(
         "internal_error",
-        500,
-        "Restore cleanup failed",
         "the restore was committed but cleaning up the previous attachment files failed; repeat the request with the same token to finish it",
+        { variant: "restore_cleanup_failed", cause: e },
       );
     }
     // A file left here is an orphan the start-up sweep removes; not a reason to answer an error.
@@ -295,7 +294,7 @@ function importStaged(core: Core, files: BackupFiles, pf: PreflightRow, userId: 
         core.logger.error("backup restore rollback failed", { restore_id: restoreId, error: re instanceof Error ? re.message : String(re) });
       }
     }
-    if (isStorageFull(e)) throw storageFull();
+    if (isStorageFull(e)) throw storageFull(e);
     throw e;
   } finally {
     zip.close();

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { maxChars } from "../../core/text";
 import { parseInstant } from "../../core/time";
 import { cleanFilename } from "../../features/attachments/attachments.names";
 import { Calendar, CountdownDate, CountdownIcon, CountdownName, CountdownType, LunarMonthDay, Repeat } from "../../features/countdowns/countdowns.schemas";
@@ -56,9 +57,7 @@ const Id = z.string().regex(/^[0-9a-z][0-9a-z-]{0,63}$/, "an identifier (lowerca
  * An RFC 3339 instant, stored as the API writes every instant: UTC with milliseconds
  * (`2026-11-25T22:08:03.123Z`). One whose UTC form leaves years 0000..9999 is refused.
  */
-const Instant = z
-  .string()
-  .max(40)
+const Instant = maxChars(z.string(), 40)
   .transform((s, ctx) => {
     const d = parseInstant(s);
     // Already the API's form (every instant an export writes): kept as it is.
@@ -109,7 +108,7 @@ export const RecurrenceRecord = z.strictObject({
     id: Id,
     task_id: Id,
     kind: z.enum(["rrule", "after_completion"]),
-    rrule: z.string().max(MAX_RRULE_LENGTH).nullable(),
+    rrule: maxChars(z.string(), MAX_RRULE_LENGTH).nullable(),
     interval: Interval.nullable(),
     unit: Unit.nullable(),
     timezone: TimeZone,
@@ -202,13 +201,10 @@ export const AttachmentRecord = z.strictObject({
     id: z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/, "a UUID"),
     task_id: Id,
     // Exactly as the upload stores names: no path, controls or bidirectional marks.
-    filename: z
-      .string()
-      .min(1)
-      .max(1024)
+    filename: maxChars(z.string().min(1), 1024)
       .refine((f) => cleanFilename(f) === f, "not a clean file name (path, control or bidirectional characters)"),
     // Checked against the bytes at preflight: the type the upload's allow-list decides for them.
-    content_type: z.string().min(1).max(255),
+    content_type: maxChars(z.string().min(1), 255),
     // An upload is never empty (422); its limit (APP_ATTACHMENT_MAX_BYTES) is checked at preflight.
     size: z.number().int().min(1),
     sha256: z.string().regex(/^[0-9a-f]{64}$/, "lowercase hex SHA-256"),
@@ -286,10 +282,10 @@ export const Manifest = z.strictObject({
     version: z.literal(2),
     backup_id: Id,
     created_at: Instant,
-    app_version: z.string().max(64),
-    source_user: z.strictObject({ id: Id, username: z.string().max(200) }),
+    app_version: maxChars(z.string(), 64),
+    source_user: z.strictObject({ id: Id, username: maxChars(z.string(), 200) }),
     counts: z.record(z.enum(ENTITIES), z.number().int().min(0)),
     // Read as own keys by backup.validate.ts (a `__proto__` key is an entry name like any other).
-    entries: z.record(z.string().max(300), ManifestEntry),
+    entries: z.record(maxChars(z.string(), 300), ManifestEntry),
   });
 export type Manifest = z.infer<typeof Manifest>;

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { maxChars } from "../../core/text";
 
 /**
  * The backup API's own shapes (query, bodies, answers): what the routes validate and document at
@@ -19,7 +20,7 @@ export const PreflightResult = z.object({
   })
   .meta({ id: "BackupPreflight" });
 export type PreflightResult = z.infer<typeof PreflightResult>;
-export const RestoreBody = z.strictObject({ preflight_token: z.string().min(1).max(200), mode: Mode });
+export const RestoreBody = z.strictObject({ preflight_token: maxChars(z.string().min(1), 200), mode: Mode });
 export type RestoreBody = z.infer<typeof RestoreBody>;
 export const RestoreResult = z.object({
     backup_id: z.string(),

@@ -1,12 +1,12 @@
 import { renameSync } from "node:fs";
 import { open } from "node:fs/promises";
 import type { Core } from "../../core/core";
-import { AppError, malformed, payloadTooLarge, validationFailed } from "../../core/errors";
+import { AppError, isStorageFull, malformed, payloadTooLarge, validationFailed } from "../../core/errors";
 import type { RequestMeta } from "../../core/http";
 import { newId } from "../../core/ids";
 import type { JobRunner } from "../../core/jobs/jobs.runner";
 import { BodyAborted, boundaryOf, MultipartReader } from "../../features/attachments/attachments.multipart";
-import { isStorageFull, quotaExceeded, stagingFull, tokenConsumed, tokenInvalid } from "./backup.errors";
+import { quotaExceeded, stagingFull, tokenConsumed, tokenInvalid } from "./backup.errors";
 import { BackupFiles, FLUSH_EVERY_BYTES } from "./backup.files";
 import type { ExportHead, ExportJob, PreflightJob, RestoreJob } from "./backup.jobs";
 import { findPreflightByToken, findRestoreOfPreflight, markAnswered, pendingOf, type PreflightRow } from "./backup.repo";
@@ -96,7 +96,7 @@ export class BackupService {
       staged = false;
       return result;
     } catch (e) {
-      if (isStorageFull(e)) throw stagingFull();
+      if (isStorageFull(e)) throw stagingFull(e);
       throw e;
     } finally {
       inFlight.n -= 1;
@@ -164,7 +164,7 @@ export class BackupService {
     if (!pf || pf.user_id !== userId) throw tokenInvalid("unknown preflight token");
     if (pf.mode !== body.mode) throw tokenInvalid(`the token was issued for mode ${pf.mode}`);
     // Before the cleanup retry too: the running restore may be this token's, between its commit and its cleanup.
-    if (this.restoring.has(userId)) throw new AppError("state_conflict", 409, "State conflict", "a restore is already running for this account");
+    if (this.restoring.has(userId)) throw new AppError("state_conflict", "a restore is already running for this account");
     if (pf.consumed_at !== null) return this.cleanupRetry(pf);
     if (pf.expires_at <= this.core.clock.now().toISOString()) throw tokenInvalid("the preflight token has expired; run the preflight again");
     this.restoring.add(userId);

@@ -58,10 +58,9 @@ function rejectWith(problems: Problem[]): never {
     : problems.some((p) => p.code === "invalid_parent")
       ? "invalid_parent"
       : "invalid_reference";
-  const title = { validation_failed: "Validation failed", invalid_parent: "Invalid parent", invalid_reference: "Invalid reference" }[code];
   const listed = problems.slice(0, MAX_PROBLEMS).map(({ path, message }) => ({ path, message }));
   const more = problems.length > MAX_PROBLEMS ? ` (first ${MAX_PROBLEMS} of ${problems.length} listed)` : "";
-  throw new AppError(code, 422, title, `the file was not restored: ${problems.length} problem(s)${more}; first: ${listed[0]!.path}: ${listed[0]!.message}`, listed);
+  throw new AppError(code, `the file was not restored: ${problems.length} problem(s)${more}; first: ${listed[0]!.path}: ${listed[0]!.message}`, { errors: listed });
 }
 
 /**
@@ -272,7 +271,7 @@ class LegacyTransfer {
       return this.restoreChecked(userId, file, locate, mode, meta, format, lunar);
     } catch (e) {
       // Disk full while writing: the transaction rolled back, as the backup restore says it.
-      if (isStorageFull(e)) throw storageFull("the server ran out of space during the restore; nothing was changed");
+      if (isStorageFull(e)) throw storageFull("the server ran out of space during the restore; nothing was changed", e);
       throw e;
     } finally {
       // What the restore held (the stored file, the id maps) is garbage now: give it back at once.

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { maxChars } from "../../core/text";
 import { parseInstant } from "../../core/time";
 import { FolderName } from "../../features/folders/folders.schemas";
 import { ListName } from "../../features/lists/lists.schemas";
@@ -19,10 +20,8 @@ import type { Kind } from "./legacy.schemas";
 // text). Loaded with the service on first use (the routes document LegacyExport through a lazy
 // schema); the routes' own shapes are in legacy.schemas.ts.
 
-const Id = z.string().min(1, "id is required").max(64, "at most 64 characters");
-const Instant = z
-  .string()
-  .max(40)
+const Id = maxChars(z.string().min(1, "id is required"), 64, "at most 64 characters");
+const Instant = maxChars(z.string(), 40)
   .transform((s, ctx) => {
     const d = parseInstant(s);
     if (!d) {
@@ -70,11 +69,11 @@ export const LegacyRecurrence = z.strictObject({
     id: Id,
     task_id: Id,
     kind: z.enum(["rrule", "after_completion"]),
-    rrule: z.string().max(MAX_RRULE_LENGTH).nullable(),
+    rrule: maxChars(z.string(), MAX_RRULE_LENGTH).nullable(),
     interval: Interval.nullable(),
     unit: Unit.nullable(),
     timezone: TimeZone,
-    dtstart: z.string().max(40).nullable().describe("kind rrule: the series' first occurrence (defaults to the task's due_at)"),
+    dtstart: maxChars(z.string(), 40).nullable().describe("kind rrule: the series' first occurrence (defaults to the task's due_at)"),
     created_at: Instant,
     updated_at: Instant,
   })
@@ -164,7 +163,7 @@ const records = <T extends z.ZodType>(record: T) => z.array(record).max(LEGACY_R
 export const LegacyExport = z.object({
     format: z.literal("app-legacy"),
     version: z.literal(1),
-    exported_at: z.string().max(40).describe("RFC 3339 instant of the export; informative (a restore does not read it)"),
+    exported_at: maxChars(z.string(), 40).describe("RFC 3339 instant of the export; informative (a restore does not read it)"),
     folders: records(LegacyFolder),
     lists: records(LegacyList),
     tasks: records(LegacyTask),
