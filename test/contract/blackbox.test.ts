@@ -8,8 +8,9 @@ import { join, resolve } from "node:path";
 
 // Outside-in conformance check: the program (APP_EXE, else dist/app unless older than the sources,
 // else `bun src/main.ts`) is started on a fresh data directory and driven over plain HTTP against
-// contract.md and service-api.md alone. Nothing from src/ is imported. Every 4xx/5xx answer seen is checked for
-// the problem+json shape, and every operation hit must be described by /api/openapi.json.
+// docs/spec/contract.md and docs/spec/service-api.md alone. Nothing from src/ is imported. Every 4xx/5xx answer seen is checked for
+// the problem+json shape, and every operation hit must be described by /api/openapi.json. A bare
+// "§N" below (describe names, comments) is section N of docs/spec/contract.md.
 
 const ROOT = resolve(import.meta.dir, "../..");
 const EXE = resolve(ROOT, process.env.APP_EXE ?? "dist/app");
@@ -814,7 +815,7 @@ describe("§4 tasks, trash, recurrence", () => {
     expect(ex.body.exceptions).toEqual(["2026-12-08"]);
     expect(sc(await admin.post(`/recurrences/${r.body.id}/exceptions`, { date: "08/12/2026" }))).toEqual(err(422, "validation_failed"));
     const un = await admin.del(`/recurrences/${r.body.id}/exceptions/2026-12-08`);
-    expect({ status: un.status, text: un.text }).toEqual({ status: 204, text: "" }); // contract §12: a delete answers 204
+    expect({ status: un.status, text: un.text }).toEqual({ status: 204, text: "" }); // docs/spec/contract.md §12: a delete answers 204
     expect((await admin.get(`/recurrences/${r.body.id}`)).body.exceptions).toEqual([]);
     await admin.post(`/recurrences/${r.body.id}/exceptions`, { date: "2026-12-08" });
 
@@ -1789,7 +1790,7 @@ describe("OpenAPI as a client generator reads it", () => {
         else seen.add(op.operationId);
         if (!op.responses || !Object.keys(op.responses).some((s) => /^2\d\d$/.test(s))) problems.push(`${m} ${path}: no success response`);
         if (!/^[A-Za-z][A-Za-z0-9_]*$/.test(op.operationId ?? "")) problems.push(`${m} ${path}: operationId not an identifier`);
-        // Contract §1: create answers 201 with a Location header; §1 errors: 429 sets Retry-After.
+        // docs/spec/contract.md §1: create answers 201 with a Location header; §1 errors: 429 sets Retry-After.
         const resp = (op.responses ?? {}) as Record<string, { headers?: Record<string, unknown> }>;
         if (resp["201"] && !Object.keys(resp["201"].headers ?? {}).some((h) => h.toLowerCase() === "location")) problems.push(`${m} ${path}: 201 without a Location header`);
         if (resp["429"] && !Object.keys(resp["429"].headers ?? {}).some((h) => h.toLowerCase() === "retry-after")) problems.push(`${m} ${path}: 429 without Retry-After`);

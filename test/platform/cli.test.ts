@@ -6,7 +6,7 @@ import { join, resolve } from "node:path";
 import pkg from "../../package.json" with { type: "json" };
 import { Config, envName } from "../../src/config";
 
-// Contract §11: the program. Each test runs `bun src/main.ts` as a subprocess on a temporary data
+// docs/spec/contract.md §11: the program. Each test runs `bun src/main.ts` as a subprocess on a temporary data
 // directory and a port the system picks (--port 0; the port is read from the "listening" line).
 
 const MAIN = resolve(import.meta.dir, "../../src/main.ts");
