@@ -50,15 +50,11 @@ if (baseline) {
 }
 
 const started = performance.now();
-// The web app's hashed assets go into a generated module that the server imports, so they are
-// embedded in the executable; the module's stub is restored afterwards.
-const restoreWebStub = await embedWebAssets();
-try {
-  // Two entry points: the server, and the job worker it starts for heavy work (src/jobs.worker.ts,
-  // found beside the bundle's root at run time: src/app.ts).
-  await $`bun build ./src/main.ts ./src/jobs.worker.ts ${flags} --outfile ${outfile}`;
-} finally {
-  restoreWebStub();
-}
+// The web app's hashed assets go into a generated module (dist/web-assets.generated.ts, not tracked)
+// that the `app-embed` condition makes `#web-assets` resolve to, so they are embedded in the executable.
+await embedWebAssets();
+// Two entry points: the server, and the job worker it starts for heavy work (src/jobs.worker.ts,
+// found beside the bundle's root at run time: src/app.ts).
+await $`bun build ./src/main.ts ./src/jobs.worker.ts ${flags} --conditions=app-embed --outfile ${outfile}`;
 const size = Bun.file(outfile).size;
 console.log(`${outfile}: ${(size / 1024 / 1024).toFixed(1)} MiB in ${((performance.now() - started) / 1000).toFixed(1)} s`);

@@ -1,6 +1,6 @@
 // Writes migrations/index.ts: one text import per drizzle-kit SQL migration plus the journal,
 // so the migrations are embedded in `bun build --compile` output and work under `bun test` alike.
-import { readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 const dir = join(import.meta.dir, "..", "migrations");
@@ -15,5 +15,9 @@ journal.entries.forEach((e, i) =>
   lines.push(`  { tag: ${JSON.stringify(e.tag)}, when: ${e.when}, breakpoints: ${e.breakpoints}, sql: m${i} },`),
 );
 lines.push("];", "");
-writeFileSync(join(dir, "index.ts"), lines.join("\n"));
-console.log(`migrations/index.ts: ${journal.entries.length} migration(s)`);
+// Written only when it changes: `bun run build` runs this too, and must not touch a tracked file that is already in step.
+const out = join(dir, "index.ts");
+const text = lines.join("\n");
+const changed = !existsSync(out) || readFileSync(out, "utf8") !== text;
+if (changed) writeFileSync(out, text);
+console.log(`migrations/index.ts: ${journal.entries.length} migration(s)${changed ? ", rewritten" : ", already in step"}`);

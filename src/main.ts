@@ -5,6 +5,7 @@ import { isProduction } from "elysia/error";
 import { chmodSync, existsSync, mkdirSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { Config, ConfigError, FLAGS, envName, loadConfig } from "./config";
+import { parseCommandLine } from "./cli";
 import { DEFAULT_BUSY_TIMEOUT_MS, DatabaseError, migrate, openDatabase, type Db } from "./core/db";
 import { ServerSecret } from "./core/secret";
 import { Logger } from "./core/log";
@@ -85,48 +86,6 @@ ${flagged.join("\n")}
 Other settings (environment only):
 ${envOnly.join("\n")}
 `;
-}
-
-interface Parsed {
-  command: "serve" | "reset-password" | "version" | "help";
-  args: string[];
-  flags: Partial<Record<keyof Config, string | boolean>>;
-}
-
-function parseArgs(argv: string[]): Parsed {
-  const out: Parsed = { command: "serve", args: [], flags: {} };
-  let commandSeen = false;
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    if (a === "--version" || a === "-v") return { ...out, command: "version" };
-    if (a === "--help" || a === "-h") return { ...out, command: "help" };
-    if (a.startsWith("--")) {
-      const [name, inline] = a.includes("=") ? [a.slice(0, a.indexOf("=")), a.slice(a.indexOf("=") + 1)] : [a, undefined];
-      const key = FLAGS[name];
-      if (!key) throw new ConfigError(`unknown option ${name} (see app --help)`);
-      if (key === "trustProxy") {
-        out.flags.trustProxy = inline ?? true;
-        continue;
-      }
-      const value = inline ?? argv[++i];
-      if (value === undefined) throw new ConfigError(`${name} needs a value`);
-      out.flags[key] = value;
-      continue;
-    }
-    if (!commandSeen && (a === "serve" || a === "reset-password")) {
-      out.command = a;
-      commandSeen = true;
-      continue;
-    }
-    out.args.push(a);
-  }
-  // `serve` takes no arguments and `reset-password` exactly one: anything else is a typo.
-  const allowed = out.command === "reset-password" ? 1 : 0;
-  if (out.args.length > allowed) {
-    const extra = out.args[allowed]!;
-    throw new ConfigError(commandSeen || allowed ? `unexpected argument ${extra} (see app --help)` : `unknown command ${extra} (see app --help)`);
-  }
-  return out;
 }
 
 /** Creates the data directory (0700) and checks it is a writable directory. */
@@ -257,7 +216,7 @@ async function promptPassword(): Promise<string> {
 }
 
 async function main(): Promise<number> {
-  const parsed = parseArgs(process.argv.slice(2));
+  const parsed = parseCommandLine(process.argv.slice(2));
   if (parsed.command === "version") {
     console.log(APP_VERSION);
     return 0;

@@ -5,58 +5,39 @@ import net from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { PNG, multipart } from "./helpers/multipart";
+import { AppProcess, FROM_SOURCE, programUnderTest, serverEnv } from "./helpers/spawn";
 
 // Faults of a real server process (`bun src/main.ts`): kill -9 during an upload, a full disk
 // (a file-size limit on the process), a client that goes away, a lying Content-Length. After
 // each: no row without its file, no file without its row, no temporary file, and the server
 // (or its successor) keeps serving.
 
-const MAIN = resolve(import.meta.dir, "../src/main.ts");
 // APP_TEST_EXE=dist/app runs the same faults against the compiled executable.
-const PROGRAM = process.env.APP_TEST_EXE ? [resolve(process.env.APP_TEST_EXE)] : ["bun", MAIN];
+const PROGRAM = process.env.APP_TEST_EXE ? programUnderTest(process.env.APP_TEST_EXE) : FROM_SOURCE;
 const roots: string[] = [];
-const procs: ReturnType<typeof Bun.spawn>[] = [];
+const procs: AppProcess["proc"][] = [];
 afterAll(() => {
   for (const p of procs) if (p.exitCode === null) p.kill(9);
   for (const r of roots) rmSync(r, { recursive: true, force: true });
 });
 
-function cleanEnv(extra: Record<string, string>): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith("APP_")) env[k] = v;
-  return { ...env, APP_ARGON2_MEMORY_KIB: "1024", APP_ARGON2_TIME_COST: "1", APP_LOG_FORMAT: "json", ...extra };
-}
 
 interface Server {
-  proc: ReturnType<typeof Bun.spawn>;
+  proc: AppProcess["proc"];
   port: number;
   base: string;
 }
 
 /** Starts the server; `fileBlocks` puts a file-size limit (`ulimit -f`, 512-byte blocks) on it. */
 async function start(dataDir: string, env: Record<string, string> = {}, fileBlocks?: number): Promise<Server> {
-  const args = ["serve", "--data-dir", dataDir, "--port", "0"];
-  const cmd = fileBlocks ? ["sh", "-c", `ulimit -f ${fileBlocks}; exec ${[...PROGRAM, ...args].join(" ")}`] : [...PROGRAM, ...args];
-  const proc = Bun.spawn(cmd, { env: cleanEnv(env), stdin: "ignore", stdout: "pipe", stderr: "inherit" });
-  procs.push(proc);
-  const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader();
-  let text = "";
-  const deadline = Date.now() + 20_000;
-  while (Date.now() < deadline) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`server exited: ${text}`);
-    text += new TextDecoder().decode(value);
-    const m = /"url":"http:\/\/[^:]+:(\d+)"/.exec(text);
-    if (m) {
-      // Keep draining stdout so the server never blocks on a full pipe.
-      void (async () => {
-        for (;;) if ((await reader.read().catch(() => ({ done: true }))).done) break;
-      })();
-      const port = Number(m[1]);
-      return { proc, port, base: `http://127.0.0.1:${port}` };
-    }
-  }
-  throw new Error("server did not start");
+  const s = await AppProcess.start(["serve", "--data-dir", dataDir, "--port", "0"], {
+    program: PROGRAM,
+    env: serverEnv({ APP_LOG_FORMAT: "json", ...env }),
+    stderr: "inherit",
+    fileBlocks,
+  });
+  procs.push(s.proc);
+  return { proc: s.proc, port: s.port, base: `http://127.0.0.1:${s.port}` };
 }
 
 interface Session {

@@ -120,7 +120,7 @@ describe("countdown CRUD", () => {
     expect((await c.delete(`/api/v1/countdowns/${b.id}/pin`)).body.pinned).toBe(false);
     await c.post(`/api/v1/countdowns/${a.id}/pin`);
     await rejected(() => c.delete(`/api/v1/countdowns/${a.id}/purge`), 409, "not_archived");
-    // Restore is for an archived countdown only (contract §12).
+    // Restore is for an archived countdown only (docs/spec/contract.md §12).
     expect((await rejected(() => c.post(`/api/v1/countdowns/${a.id}/restore`), 409, "state_conflict")).body.detail).toContain("not archived");
     expect((await c.delete(`/api/v1/countdowns/${a.id}`)).status).toBe(204);
     const archived = await c.get(`/api/v1/countdowns/${a.id}`);

@@ -180,7 +180,7 @@ describe("habit statistics against a day-by-day reference", () => {
         const status = dayStatus(facts(x), dayNumber(day), dayNumber(x.today));
         const paused = x.pauses.some((p) => p.start <= day && (p.end === null || day <= p.end));
         const v = x.logs[day] ?? 0;
-        // One precedence (contract §12): future, then not scheduled (even paused), then paused.
+        // One precedence (docs/spec/contract.md §12): future, then not scheduled (even paused), then paused.
         if (day > x.today) expect(status).toBe("future");
         else if (day < x.start) expect(status).toBe("not_scheduled");
         else if (x.frequency.type === "weekdays" && !x.frequency.days.includes(weekdayOf(day))) expect(status).toBe("not_scheduled");

@@ -115,7 +115,7 @@ describe("habit CRUD", () => {
     const a = await habit(c, { name: "A" });
     const b = await habit(c, { name: "B" });
     await rejected(() => c.delete(`/api/v1/habits/${a.id}/purge`), 409, "not_archived");
-    // Restore is for an archived habit only (contract §12).
+    // Restore is for an archived habit only (docs/spec/contract.md §12).
     expect((await rejected(() => c.post(`/api/v1/habits/${a.id}/restore`), 409, "state_conflict")).body.detail).toContain("not archived");
     expect((await c.delete(`/api/v1/habits/${a.id}`)).status).toBe(204);
     const before = dump(app.db);
@@ -490,7 +490,7 @@ describe("weekly grid and stats", () => {
     expect(p["/api/v1/habits/{habit_id}/purge"].delete.responses["409"]).toBeDefined();
     expect(p["/api/v1/habits/{habit_id}/stats"].get.description).toContain("times_per_week");
     expect(p["/api/v1/habits/week"].get.responses["200"]).toBeDefined();
-    // The grid's whole precedence, and what the current week's future days do (contract §12).
+    // The grid's whole precedence, and what the current week's future days do (docs/spec/contract.md §12).
     const grid = p["/api/v1/habits/week"].get.description;
     expect(grid).toContain("first of these that applies");
     expect(grid).toContain("inside a pause too");

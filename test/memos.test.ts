@@ -98,7 +98,7 @@ describe("memos", () => {
   test("soft delete, read with state, list deleted, restore, purge only soft-deleted", async () => {
     const m = await newMemo(alice, "to delete");
     await rejected(() => alice.delete(`/api/v1/memos/${m.id}/purge`), 409, "not_archived");
-    // Restore is for a deleted memo only (contract §12).
+    // Restore is for a deleted memo only (docs/spec/contract.md §12).
     const live = await rejected(() => alice.post(`/api/v1/memos/${m.id}/restore`), 409, "state_conflict");
     expect(live.body.detail).toContain("not deleted");
     const d = await alice.delete(`/api/v1/memos/${m.id}`);

@@ -1,4 +1,4 @@
-// Completing a recurring task through PATCH /tasks/{id} and POST /tasks/batch (contract §12): the
+// Completing a recurring task through PATCH /tasks/{id} and POST /tasks/batch (docs/spec/contract.md §12): the
 // same completion as POST /recurrences/{id}/complete, in the PATCH's or batch's transaction; and
 // a recurring task cannot become a subtask. The clock is fixed and zones are named, so this file
 // gives the same results under TZ=America/New_York (`bun run test`).

@@ -1,4 +1,4 @@
-// Recurrence through HTTP: every rule and error case of contract §4 "Recurrence".
+// Recurrence through HTTP: every rule and error case of docs/spec/contract.md §4 "Recurrence".
 // The clock is fixed and every zone is named, so `bun run test:recurrence-tz` (TZ=UTC and
 // TZ=America/New_York) gives the same results.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -460,7 +460,7 @@ describe("exceptions", () => {
     clock.set("2026-11-27T08:00:00.000Z");
     const u = await owner.delete(`${V}/recurrences/${rec.id}/exceptions/2026-11-30`);
     clock.set("2026-11-25T12:00:00.000Z");
-    // A delete: 204, no body, no content type (contract §12).
+    // A delete: 204, no body, no content type (docs/spec/contract.md §12).
     expect(u.status).toBe(204);
     expect(u.text).toBe("");
     expect(u.headers.get("content-type")).toBeNull();
@@ -614,7 +614,7 @@ test("OpenAPI documents every recurrence operation with its errors", async () =>
     expect(op).toBeDefined();
     for (const s of statuses) expect(Object.keys(op.responses)).toContain(s);
   }
-  // A delete answers 204 only (contract §12): no 200 documented for undoing a skip.
+  // A delete answers 204 only (docs/spec/contract.md §12): no 200 documented for undoing a skip.
   expect(Object.keys(d.paths["/api/v1/recurrences/{id}/exceptions/{date}"].delete.responses)).not.toContain("200");
   // "No repeat" is a 200 null, documented as such.
   const ofTask = d.paths["/api/v1/tasks/{task_id}/recurrence"].get;

@@ -1,3 +1,8 @@
+// Dates and time zones, on the runtime's native Temporal: the recurrence engine
+// (src/features/recurrence/recurrence.engine.ts) and the tasks' due-date filters
+// (src/features/tasks/tasks.service.ts) both take their zone arithmetic from here. Every function
+// names its time zone explicitly, so the process TZ never matters.
+
 /** Source of "now". Rules never call `new Date()` themselves, so tests can pin the date. */
 export interface Clock {
   now(): Date;
@@ -16,11 +21,6 @@ export class FixedClock implements Clock {
   advance(ms: number): void {
     this.current = new Date(this.current.getTime() + ms);
   }
-}
-
-/** RFC 3339 UTC with milliseconds: 2026-11-25T22:08:03.123Z. */
-export function isoInstant(d: Date): string {
-  return d.toISOString();
 }
 
 const DATE_RE = /^(\d{4})-(\d{2})-(\d{2})$/;
@@ -94,4 +94,57 @@ export function localDate(instant: Date, tz: string): string {
 /** The user's today. */
 export function today(clock: Clock, tz: string): string {
   return localDate(clock.now(), tz);
+}
+
+const DATE_ONLY_RE = /^\d{4}-\d{2}-\d{2}$/;
+
+/** True for a date-only deadline (`YYYY-MM-DD`); false for an instant. */
+export function isDateOnly(due: string): boolean {
+  return DATE_ONLY_RE.test(due);
+}
+
+/** RFC 3339 UTC with milliseconds, the one form instants are stored and returned in. */
+export function isoOf(zdt: Temporal.ZonedDateTime): string {
+  return new Date(zdt.epochMilliseconds).toISOString();
+}
+
+/** The calendar date of a deadline in a zone (a date-only deadline is its own date). */
+export function dateOfDue(due: string, tz: string): string {
+  if (isDateOnly(due)) return due;
+  return Temporal.Instant.from(due).toZonedDateTimeISO(tz).toPlainDate().toString();
+}
+
+/** Offset of `tz` from UTC at an instant (epoch milliseconds), in milliseconds; positive east of Greenwich. */
+export function zoneOffsetMs(epochMs: number, tz: string): number {
+  return Temporal.Instant.fromEpochMilliseconds(epochMs).toZonedDateTimeISO(tz).offsetNanoseconds / 1e6;
+}
+
+/** Midnight UTC of a calendar date `days` after `date` (YYYY-MM-DD), in epoch milliseconds. */
+function utcMidnightMs(date: string, days: number): number {
+  return Temporal.PlainDate.from(date).add({ days }).toZonedDateTime("UTC").epochMilliseconds;
+}
+
+// Stored instants are RFC 3339 strings of years 0000-9999, always 24 characters, compared as
+// text. A bound outside those years (due_before=9999-12-31 ends in year 10000; a zone east of UTC
+// starts 0000-01-01 in year -1) is written as a string before the first or after the last of
+// them: "+010000-…" would sort before "9999-…", and the filter was a RangeError (500) until issue 11.
+const FIRST_MS = utcMidnightMs("0000-01-01", 0);
+const END_MS = utcMidnightMs("9999-12-31", 1);
+const BEFORE_EVERY_INSTANT = "0000-01-01T00:00:00.000Z";
+const AFTER_EVERY_INSTANT = "9999-12-31T24:00:00.000Z";
+
+/**
+ * The first instant of a local date in `tz` (or of the date `days` later), as RFC 3339 UTC,
+ * clamped to the years instants are stored in: the local midnight read as UTC, moved by the zone's
+ * offset there and once more by the offset at that first guess. Where the offset changes at
+ * midnight this keeps the answer the due-date filters always gave (it can differ from Temporal's
+ * startOfDay(), which the filters never used).
+ */
+export function localMidnightUtc(date: string, tz: string, days = 0): string {
+  const wall = utcMidnightMs(date, days);
+  let t = wall - zoneOffsetMs(wall, tz);
+  t = wall - zoneOffsetMs(t, tz);
+  if (t < FIRST_MS) return BEFORE_EVERY_INSTANT;
+  if (t >= END_MS) return AFTER_EVERY_INSTANT;
+  return new Date(t).toISOString();
 }

@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { AppHandle } from "../../src/app";
 import { TestClient } from "../helpers/app";
+import { AppProcess, serverEnv } from "../helpers/spawn";
 import { exportBytes, preflight, seed, sha256, userData, type UserData } from "./helpers";
 
 /**
@@ -15,34 +16,13 @@ import { exportBytes, preflight, seed, sha256, userData, type UserData } from ".
  */
 
 interface Server {
-  proc: ReturnType<typeof Bun.spawn>;
+  proc: AppProcess["proc"];
   base: string;
 }
 
+/** The server (APP_EXE=/path/to/app runs the compiled executable instead of the sources), with an optional failpoint. */
 async function start(dir: string, failpoint?: string): Promise<Server> {
-  for (let attempt = 0; attempt < 5; attempt++) {
-    const port = 20000 + Math.floor(Math.random() * 30000);
-    // APP_EXE=/path/to/app runs the compiled executable instead of the sources.
-    const cmd = process.env.APP_EXE ? [process.env.APP_EXE] : ["bun", "src/main.ts"];
-    const proc = Bun.spawn([...cmd, "--data-dir", dir, "--port", String(port), "--log-format", "off"], {
-      env: { ...process.env, APP_ARGON2_MEMORY_KIB: "1024", APP_ARGON2_TIME_COST: "1", APP_FAILPOINT: failpoint ?? "" },
-      stdout: "ignore",
-      stderr: "ignore",
-    });
-    const base = `http://127.0.0.1:${port}`;
-    for (let i = 0; i < 100; i++) {
-      if (proc.exitCode !== null) break;
-      try {
-        if ((await fetch(`${base}/api/v1/health/live`)).ok) return { proc, base };
-      } catch {
-        /* not listening yet */
-      }
-      await Bun.sleep(50);
-    }
-    proc.kill("SIGKILL");
-    await proc.exited;
-  }
-  throw new Error("server did not start");
+  return await AppProcess.start(["--data-dir", dir, "--port", "0", "--log-format", "json"], { env: serverEnv({ APP_FAILPOINT: failpoint ?? "" }) });
 }
 
 async function stop(s: Server): Promise<void> {

@@ -93,7 +93,7 @@ export async function seed(c: TestClient, label = "a"): Promise<Seeded> {
   const inboxTask = ok(await c.post("/api/v1/tasks", { title: `Inbox ${label}` })).body;
   const rec = ok(await c.post(`/api/v1/recurrences`, { task_id: task.id, kind: "rrule", rrule: "FREQ=WEEKLY" }));
   ok(await c.post(`/api/v1/recurrences/${rec.body.id}/exceptions`, { date: "2026-12-15" }), 200);
-  // Started before its log: a log before start_date is refused (contract §12).
+  // Started before its log: a log before start_date is refused (docs/spec/contract.md §12).
   const habit = ok(await c.post("/api/v1/habits", { name: `Habit ${label}`, frequency: { type: "daily" }, start_date: "2025-01-01" })).body;
   ok(await c.put(`/api/v1/habits/${habit.id}/logs/2025-01-01`, { value: 1 }), 200);
   const pause = ok(await c.post(`/api/v1/habits/${habit.id}/pauses`, { start_date: "2025-02-01" }));

@@ -13,7 +13,7 @@ import { FixedClock, makeTestApp, setupAdmin, type TestApp, type TestClient } fr
 import { entriesOf, exportBytes, preflight, readJson, rebuild, seed, userData, writeJson, type Seeded } from "./helpers";
 
 /**
- * Contract §9: records in data/*.json use the API's field names (tasks: `tag_ids` for `tags`, no
+ * docs/spec/contract.md §9: records in data/*.json use the API's field names (tasks: `tag_ids` for `tags`, no
  * `subtasks`), every field present, no user id. The API field sets come from the features' own
  * response schemas, so a field added to the API and forgotten by the backup fails here.
  */

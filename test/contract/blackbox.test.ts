@@ -5,11 +5,13 @@ import { fromJSONSchema } from "zod";
 import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { AppProcess, serverEnv } from "../helpers/spawn";
 
 // Outside-in conformance check: the program (APP_EXE, else dist/app unless older than the sources,
 // else `bun src/main.ts`) is started on a fresh data directory and driven over plain HTTP against
-// contract.md and service-api.md alone. Nothing from src/ is imported. Every 4xx/5xx answer seen is checked for
-// the problem+json shape, and every operation hit must be described by /api/openapi.json.
+// docs/spec/contract.md and docs/spec/service-api.md alone. Nothing from src/ is imported. Every 4xx/5xx answer seen is checked for
+// the problem+json shape, and every operation hit must be described by /api/openapi.json. A bare
+// "§N" below (describe names, comments) is section N of docs/spec/contract.md.
 
 const ROOT = resolve(import.meta.dir, "../..");
 const EXE = resolve(ROOT, process.env.APP_EXE ?? "dist/app");
@@ -44,7 +46,7 @@ const PNG = Uint8Array.from(
 );
 
 let dataDir = "";
-let proc: ReturnType<typeof Bun.spawn> | undefined;
+let proc: AppProcess | undefined;
 let base = "";
 
 /** Every answer seen: method, path, status; and every problem-shape violation. */
@@ -249,35 +251,17 @@ const BOB_CRED = { username: "bob", password: "bob's password 1" };
 
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), "app-contract-"));
-  proc = Bun.spawn([...CMD, "serve", "--data-dir", dataDir, "--port", "0", "--host", "127.0.0.1"], {
+  proc = await AppProcess.start(["serve", "--data-dir", dataDir, "--port", "0", "--host", "127.0.0.1"], {
+    program: CMD,
     cwd: ROOT,
-    env: { ...process.env, APP_ARGON2_MEMORY_KIB: "1024", APP_ARGON2_TIME_COST: "1", APP_LOG_FORMAT: "text" },
-    stdin: "ignore",
-    stdout: "pipe",
-    stderr: "pipe",
+    env: serverEnv({ APP_LOG_FORMAT: "text" }),
   });
-  const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader();
-  const dec = new TextDecoder();
-  let buf = "";
-  while (!/http:\/\/[^\s"]+/.test(buf)) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`server exited before listening: ${buf}`);
-    buf += dec.decode(value, { stream: true });
-  }
-  base = /http:\/\/[^\s"]+/.exec(buf)![0];
-  // Keep draining stdout so the server never blocks on a full pipe.
-  void (async () => {
-    for (;;) if ((await reader.read()).done) break;
-  })();
-  void new Response(proc.stderr as ReadableStream<Uint8Array>).text();
+  base = proc.base;
 }, 30_000);
 
 afterAll(async () => {
   if (extras.size) console.log(`fields beyond the contract's: ${[...extras].sort().join(", ")}`);
-  if (proc) {
-    proc.kill("SIGTERM");
-    await proc.exited;
-  }
+  if (proc) await proc.stop();
   rmSync(dataDir, { recursive: true, force: true });
 });
 
@@ -814,7 +798,7 @@ describe("§4 tasks, trash, recurrence", () => {
     expect(ex.body.exceptions).toEqual(["2026-12-08"]);
     expect(sc(await admin.post(`/recurrences/${r.body.id}/exceptions`, { date: "08/12/2026" }))).toEqual(err(422, "validation_failed"));
     const un = await admin.del(`/recurrences/${r.body.id}/exceptions/2026-12-08`);
-    expect({ status: un.status, text: un.text }).toEqual({ status: 204, text: "" }); // contract §12: a delete answers 204
+    expect({ status: un.status, text: un.text }).toEqual({ status: 204, text: "" }); // docs/spec/contract.md §12: a delete answers 204
     expect((await admin.get(`/recurrences/${r.body.id}`)).body.exceptions).toEqual([]);
     await admin.post(`/recurrences/${r.body.id}/exceptions`, { date: "2026-12-08" });
 
@@ -1728,25 +1712,13 @@ describe("finer points", () => {
 describe("a second server: trusted proxy and session lifetime", () => {
   test("behind a declared proxy, an HTTPS request gets a Secure session cookie; an idle session expires", async () => {
     const dir = mkdtempSync(join(tmpdir(), "app-contract2-"));
-    const p = Bun.spawn([...CMD, "serve", "--data-dir", dir, "--port", "0", "--trust-proxy"], {
+    const p = await AppProcess.start(["serve", "--data-dir", dir, "--port", "0", "--trust-proxy"], {
+      program: CMD,
       cwd: ROOT,
-      env: { ...process.env, APP_ARGON2_MEMORY_KIB: "1024", APP_ARGON2_TIME_COST: "1", APP_SESSION_IDLE_SECONDS: "1" },
-      stdin: "ignore",
-      stdout: "pipe",
-      stderr: "ignore",
+      env: serverEnv({ APP_SESSION_IDLE_SECONDS: "1" }),
     });
     try {
-      const reader = (p.stdout as ReadableStream<Uint8Array>).getReader();
-      let buf = "";
-      while (!/http:\/\/[^\s"]+/.test(buf)) {
-        const { value, done } = await reader.read();
-        if (done) throw new Error("second server exited");
-        buf += new TextDecoder().decode(value);
-      }
-      void (async () => {
-        for (;;) if ((await reader.read()).done) break;
-      })();
-      const url = /http:\/\/[^\s"]+/.exec(buf)![0];
+      const url = p.base;
       const r = await fetch(`${url}/api/v1/setup/initialize`, {
         method: "POST",
         headers: { "content-type": "application/json", "x-forwarded-proto": "https", "x-forwarded-host": "app.example" },
@@ -1762,8 +1734,8 @@ describe("a second server: trusted proxy and session lifetime", () => {
       const late = await fetch(`${url}/api/v1/me`, { headers: { cookie } });
       expect({ s: late.status, code: ((await late.json()) as { code: string }).code }).toEqual({ s: 401, code: "unauthenticated" });
     } finally {
-      p.kill("SIGTERM");
-      await p.exited;
+      p.proc.kill("SIGTERM");
+      await p.proc.exited;
       rmSync(dir, { recursive: true, force: true });
     }
   }, 20_000);
@@ -1789,7 +1761,7 @@ describe("OpenAPI as a client generator reads it", () => {
         else seen.add(op.operationId);
         if (!op.responses || !Object.keys(op.responses).some((s) => /^2\d\d$/.test(s))) problems.push(`${m} ${path}: no success response`);
         if (!/^[A-Za-z][A-Za-z0-9_]*$/.test(op.operationId ?? "")) problems.push(`${m} ${path}: operationId not an identifier`);
-        // Contract §1: create answers 201 with a Location header; §1 errors: 429 sets Retry-After.
+        // docs/spec/contract.md §1: create answers 201 with a Location header; §1 errors: 429 sets Retry-After.
         const resp = (op.responses ?? {}) as Record<string, { headers?: Record<string, unknown> }>;
         if (resp["201"] && !Object.keys(resp["201"].headers ?? {}).some((h) => h.toLowerCase() === "location")) problems.push(`${m} ${path}: 201 without a Location header`);
         if (resp["429"] && !Object.keys(resp["429"].headers ?? {}).some((h) => h.toLowerCase() === "retry-after")) problems.push(`${m} ${path}: 429 without Retry-After`);

@@ -4,6 +4,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } fro
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium, type BrowserContext, type Page } from "playwright-core";
+import { AppProcess, cleanEnv, FROM_SOURCE } from "../helpers/spawn";
 
 export const CHROMIUM = "/usr/bin/chromium";
 export const ROOT = join(import.meta.dir, "..", "..");
@@ -37,30 +38,20 @@ export interface Server {
 
 export async function startServer(): Promise<Server> {
   const dir = mkdtempSync(join(tmpdir(), "app-e2e-"));
-  const port = 21000 + Math.floor(Math.random() * 20000);
   const exe = freshExecutable();
-  const cmd = exe ? [exe] : [process.execPath, join(ROOT, "src", "main.ts")];
-  const proc = Bun.spawn([...cmd, "serve", "--data-dir", dir, "--port", String(port), "--log-format", "off"], { cwd: ROOT, stdout: "ignore", stderr: "inherit" });
-  const base = `http://127.0.0.1:${port}`;
-  for (let i = 0; ; i++) {
-    try {
-      if ((await fetch(`${base}/api/v1/health/ready`)).status === 200) break;
-    } catch {
-      // not listening yet
-    }
-    if (i > 600) {
-      proc.kill();
-      throw new Error("the server did not become ready within 30 s");
-    }
-    await Bun.sleep(50);
-  }
+  const proc = await AppProcess.start(["serve", "--data-dir", dir, "--port", "0", "--log-format", "json"], {
+    program: exe ? [exe] : FROM_SOURCE,
+    cwd: ROOT,
+    env: cleanEnv(),
+    stderr: "inherit",
+  });
+  const base = proc.base;
   return {
     base,
     dir,
     via: exe ? "dist/app" : "bun src/main.ts",
     async stop() {
-      proc.kill("SIGTERM");
-      await proc.exited;
+      await proc.stop();
       rmSync(dir, { recursive: true, force: true });
     },
   };

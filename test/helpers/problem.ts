@@ -1,7 +1,7 @@
 import { expect } from "bun:test";
 import type { TestResponse } from "./app";
 
-/** Asserts the RFC 9457 shape the contract pins (§1 Errors), and that nothing internal leaks. */
+/** Asserts the RFC 9457 shape docs/spec/contract.md pins (§1 Errors), and that nothing internal leaks. */
 export function expectProblem(r: TestResponse, status: number, code: string): void {
   expect({ status: r.status, code: r.body?.code }).toEqual({ status, code });
   expect(r.headers.get("content-type")).toStartWith("application/problem+json");

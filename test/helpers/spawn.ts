@@ -2,13 +2,132 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import type { Subprocess } from "bun";
 
 /**
- * The server as users run it: `bun src/main.ts serve` (or the executable named by APP_EXE, e.g.
- * dist/app) on a fresh data directory and a port the system picks, driven over a real socket.
+ * The program as users run it, as a child process: `bun src/main.ts` (or the executable named by
+ * APP_EXE, e.g. dist/app), with the test's own APP_* variables never inherited. The one way tests
+ * start the program: AppProcess for any command line (it collects stdout lines and waits for one),
+ * spawnServer for a server on a fresh data directory and a port the system picks.
  */
 
 const ROOT = resolve(import.meta.dir, "../..");
+
+/** `bun src/main.ts`: the sources, whatever APP_EXE says (tests of the source tree itself). */
+export const FROM_SOURCE: readonly string[] = [process.execPath, join(ROOT, "src/main.ts")];
+
+/** The program under test: the executable APP_EXE names, else the sources. */
+export function programUnderTest(exe = process.env.APP_EXE): string[] {
+  return exe ? [resolve(ROOT, exe)] : [...FROM_SOURCE];
+}
+
+/** The environment of the test process without APP_* settings, plus `extra`. */
+export function cleanEnv(extra: Record<string, string> = {}): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith("APP_")) env[k] = v;
+  return { ...env, ...extra };
+}
+
+/** Cheap argon2 parameters: a password hash in milliseconds instead of a quarter second. */
+export const FAST_ARGON2 = { APP_ARGON2_MEMORY_KIB: "1024", APP_ARGON2_TIME_COST: "1" } as const;
+
+/** cleanEnv with cheap argon2 parameters (what a test server usually wants). */
+export function serverEnv(extra: Record<string, string> = {}): Record<string, string> {
+  return cleanEnv({ ...FAST_ARGON2, ...extra });
+}
+
+export interface StartOptions {
+  /** The whole environment of the child (default: cleanEnv()). */
+  env?: Record<string, string>;
+  /** The program (default: programUnderTest()). */
+  program?: readonly string[];
+  cwd?: string;
+  /** Where the child's stderr goes: collected (`stderr` getter) or the test's own. */
+  stderr?: "pipe" | "inherit";
+  /** A file-size limit on the process (`ulimit -f`, 512-byte blocks). */
+  fileBlocks?: number;
+  /** The line that says the program is up (default: the "listening" log line); null: do not wait. */
+  ready?: RegExp | null;
+}
+
+/** A running program: every stdout line (read to its end: a closed pipe would end the server at its next log line). */
+export class AppProcess {
+  readonly lines: string[] = [];
+  private waiters: { re: RegExp; resolve: (l: string) => void }[] = [];
+  private stderrText = "";
+  /** The URL of the "listening" line (http://host:port), once started as a server. */
+  base = "";
+  private constructor(readonly proc: Subprocess<"ignore", "pipe", "pipe" | "inherit">) {}
+
+  /** Starts the program with `args` and, unless `ready` is null, waits for its ready line. */
+  static async start(args: string[], o: StartOptions = {}): Promise<AppProcess> {
+    const cmd = [...(o.program ?? programUnderTest()), ...args];
+    const argv = o.fileBlocks ? ["sh", "-c", `ulimit -f ${o.fileBlocks}; exec "$@"`, "sh", ...cmd] : cmd;
+    const proc = Bun.spawn(argv, { env: o.env ?? cleanEnv(), cwd: o.cwd, stdin: "ignore", stdout: "pipe", stderr: o.stderr ?? "pipe" });
+    const s = new AppProcess(proc);
+    void s.pump(proc.stdout);
+    if (proc.stderr instanceof ReadableStream) void new Response(proc.stderr).text().then((t) => (s.stderrText = t));
+    const ready = o.ready === undefined ? /listening/ : o.ready;
+    if (ready) {
+      const line = await Promise.race([
+        s.waitFor(ready),
+        proc.exited.then((c) => {
+          throw new Error(`the program exited with ${c} before it was ready: ${s.stderrText} ${s.lines.join("\n")}`);
+        }),
+      ]);
+      const m = /(http:\/\/[^\s"]+)/.exec(line);
+      if (m) s.base = m[1]!;
+    }
+    return s;
+  }
+
+  private async pump(stream: ReadableStream<Uint8Array>): Promise<void> {
+    const dec = new TextDecoder();
+    let buf = "";
+    for await (const chunk of stream) {
+      buf += dec.decode(chunk, { stream: true });
+      let i: number;
+      while ((i = buf.indexOf("\n")) !== -1) {
+        const line = buf.slice(0, i);
+        buf = buf.slice(i + 1);
+        this.lines.push(line);
+        this.waiters = this.waiters.filter((w) => {
+          if (w.re.test(line)) {
+            w.resolve(line);
+            return false;
+          }
+          return true;
+        });
+      }
+    }
+  }
+
+  /** The first stdout line matching `re`, already printed or still to come. */
+  waitFor(re: RegExp): Promise<string> {
+    const found = this.lines.find((l) => re.test(l));
+    if (found) return Promise.resolve(found);
+    return new Promise((resolve) => this.waiters.push({ re, resolve }));
+  }
+
+  /** What the program wrote on stderr (complete once it has exited; with stderr: "pipe"). */
+  get stderr(): string {
+    return this.stderrText;
+  }
+
+  get port(): number {
+    return Number(new URL(this.base).port);
+  }
+
+  fetch(path: string, init: RequestInit = {}): Promise<Response> {
+    return fetch(this.base + path, init);
+  }
+
+  /** SIGTERM, then its exit code. */
+  async stop(): Promise<number> {
+    this.proc.kill("SIGTERM");
+    return await this.proc.exited;
+  }
+}
 
 export interface SpawnedServer {
   base: string;
@@ -17,52 +136,25 @@ export interface SpawnedServer {
   dir: string;
   /** Every line the server printed on stdout so far (JSON log lines). */
   lines: string[];
+  proc: AppProcess["proc"];
   stop(): Promise<void>;
 }
 
-/** The environment of the test process without APP_* settings, plus cheap argon2 parameters. */
-export function serverEnv(extra: Record<string, string> = {}): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith("APP_")) env[k] = v;
-  return { ...env, APP_ARGON2_MEMORY_KIB: "1024", APP_ARGON2_TIME_COST: "1", ...extra };
-}
-
-export async function spawnServer(opts: { env?: Record<string, string> } = {}): Promise<SpawnedServer> {
+/** `serve` on a fresh data directory, port 0, JSON log lines, cheap argon2 (plus `env`). */
+export async function spawnServer(opts: { env?: Record<string, string>; args?: string[]; stderr?: "pipe" | "inherit" } = {}): Promise<SpawnedServer> {
   const dir = mkdtempSync(join(tmpdir(), "app-server-"));
-  const cmd = process.env.APP_EXE ? [resolve(ROOT, process.env.APP_EXE)] : [process.execPath, join(ROOT, "src/main.ts")];
-  const proc = Bun.spawn([...cmd, "serve", "--data-dir", dir, "--port", "0", "--log-format", "json"], {
+  const p = await AppProcess.start(["serve", "--data-dir", dir, "--port", "0", "--log-format", "json", ...(opts.args ?? [])], {
     env: serverEnv(opts.env),
-    stdin: "ignore",
-    stdout: "pipe",
-    stderr: "inherit",
-  });
-  const lines: string[] = [];
-  // stdout is read to its end (a closed pipe would end the server at its next log line).
-  const base = await new Promise<string>((found, failed) => {
-    let buf = "";
-    const dec = new TextDecoder();
-    void (async () => {
-      for await (const chunk of proc.stdout as ReadableStream<Uint8Array>) {
-        buf += dec.decode(chunk, { stream: true });
-        let nl: number;
-        while ((nl = buf.indexOf("\n")) >= 0) {
-          const line = buf.slice(0, nl);
-          buf = buf.slice(nl + 1);
-          lines.push(line);
-          if (line.includes('"listening"')) found((JSON.parse(line) as { url: string }).url);
-        }
-      }
-      failed(new Error(`the server ended before listening: ${lines.join("\n")}${buf}`));
-    })();
+    stderr: opts.stderr ?? "inherit",
   });
   return {
-    base,
-    port: Number(new URL(base).port),
+    base: p.base,
+    port: p.port,
     dir,
-    lines,
+    lines: p.lines,
+    proc: p.proc,
     async stop() {
-      proc.kill("SIGTERM");
-      await proc.exited;
+      await p.stop();
       rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { dump, makeTestApp, setupAdmin, signedInUser, type TestApp, type TestClient } from "../helpers/app";
 import { expectProblem } from "../helpers/problem";
 
-// Contract §2: /me, /users (admin only), per-user inbox, isolation.
+// docs/spec/contract.md §2: /me, /users (admin only), per-user inbox, isolation.
 
 let app: TestApp;
 let admin: TestClient;

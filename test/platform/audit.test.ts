@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { ADMIN, makeTestApp, setupAdmin, signedInUser, type TestApp, type TestClient } from "../helpers/app";
 import { expectProblem } from "../helpers/problem";
 
-// Contract §2: GET /audit-logs, a cursor page (newest first) of the user's own entries.
+// docs/spec/contract.md §2: GET /audit-logs, a cursor page (newest first) of the user's own entries.
 
 async function withApp(fn: (app: TestApp) => Promise<void>): Promise<void> {
   const app = makeTestApp();

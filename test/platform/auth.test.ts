@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { ADMIN, FixedClock, makeTestApp, setupAdmin, type TestApp } from "../helpers/app";
 import { expectProblem } from "../helpers/problem";
 
-// Contract §2: login, cookies, throttling.
+// docs/spec/contract.md §2: login, cookies, throttling.
 
 interface ParsedCookie {
   name: string;

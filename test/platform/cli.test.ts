@@ -5,8 +5,9 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import pkg from "../../package.json" with { type: "json" };
 import { Config, envName } from "../../src/config";
+import { AppProcess, cleanEnv, FROM_SOURCE } from "../helpers/spawn";
 
-// Contract §11: the program. Each test runs `bun src/main.ts` as a subprocess on a temporary data
+// docs/spec/contract.md §11: the program. Each test runs `bun src/main.ts` as a subprocess on a temporary data
 // directory and a port the system picks (--port 0; the port is read from the "listening" line).
 
 const MAIN = resolve(import.meta.dir, "../../src/main.ts");
@@ -24,12 +25,6 @@ function tempRoot(): string {
 /** Lower argon2 costs for speed, unless a test wants the defaults (slow enough to be in flight). */
 const FAST_ENV = { APP_ARGON2_MEMORY_KIB: "1024", APP_ARGON2_TIME_COST: "1" };
 
-function cleanEnv(extra: Record<string, string> = {}): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith("APP_")) env[k] = v;
-  return { ...env, ...extra };
-}
-
 /** Runs the program to completion. */
 async function run(args: string[], o: { env?: Record<string, string>; stdin?: string; cwd?: string } = {}) {
   const p = Bun.spawn([process.execPath, MAIN, ...args], {
@@ -43,71 +38,11 @@ async function run(args: string[], o: { env?: Record<string, string>; stdin?: st
   return { code, stdout, stderr };
 }
 
-/** A running server; lines of stdout are collected as they come. */
-class Server {
-  readonly lines: string[] = [];
-  private waiters: { re: RegExp; resolve: (l: string) => void }[] = [];
-  private stderrText = "";
-  base = "";
-  private constructor(readonly proc: ReturnType<typeof Bun.spawn>) {}
-
-  static async start(args: string[], env: Record<string, string> = {}): Promise<Server> {
-    const proc = Bun.spawn([process.execPath, MAIN, ...args], { env: cleanEnv(env), stdin: "ignore", stdout: "pipe", stderr: "pipe" });
-    const s = new Server(proc);
-    void s.pump(proc.stdout as ReadableStream<Uint8Array>);
-    void new Response(proc.stderr as ReadableStream<Uint8Array>).text().then((t) => (s.stderrText = t));
-    const line = await Promise.race([
-      s.waitFor(/listening/),
-      proc.exited.then((c) => {
-        throw new Error(`server exited with ${c} before listening: ${s.stderrText} ${s.lines.join("\n")}`);
-      }),
-    ]);
-    const m = /(http:\/\/[^\s"]+)/.exec(line);
-    if (!m) throw new Error(`no URL in ${line}`);
-    s.base = m[1]!;
-    return s;
-  }
-
-  private async pump(stream: ReadableStream<Uint8Array>): Promise<void> {
-    const dec = new TextDecoder();
-    let buf = "";
-    for await (const chunk of stream) {
-      buf += dec.decode(chunk, { stream: true });
-      let i: number;
-      while ((i = buf.indexOf("\n")) !== -1) {
-        const line = buf.slice(0, i);
-        buf = buf.slice(i + 1);
-        this.lines.push(line);
-        this.waiters = this.waiters.filter((w) => {
-          if (w.re.test(line)) {
-            w.resolve(line);
-            return false;
-          }
-          return true;
-        });
-      }
-    }
-  }
-
-  waitFor(re: RegExp): Promise<string> {
-    const found = this.lines.find((l) => re.test(l));
-    if (found) return Promise.resolve(found);
-    return new Promise((resolve) => this.waiters.push({ re, resolve }));
-  }
-
-  get stderr(): string {
-    return this.stderrText;
-  }
-
-  fetch(path: string, init: RequestInit = {}): Promise<Response> {
-    return fetch(this.base + path, init);
-  }
-
-  async stop(): Promise<number> {
-    this.proc.kill("SIGTERM");
-    return await this.proc.exited;
-  }
-}
+/** A running server from the sources (the one spawn helper, test/helpers/spawn.ts). */
+const Server = {
+  start: (args: string[], env: Record<string, string> = {}): Promise<AppProcess> => AppProcess.start(args, { env: cleanEnv(env), program: FROM_SOURCE }),
+};
+type Server = AppProcess;
 
 function cookiesFrom(res: Response): { cookie: string; csrf: string; session: string } {
   const jar = new Map<string, string>();
@@ -328,20 +263,12 @@ describe("the data directory is the only place written", () => {
     const tmp = join(root, "tmp");
     const dataDir = join(root, "data");
     for (const d of [cwd, home, tmp]) mkdirSync(d);
-    const proc = Bun.spawn([process.execPath, MAIN, "--data-dir", dataDir, "--port", "0", "--log-format", "json"], {
+    const server = await AppProcess.start(["--data-dir", dataDir, "--port", "0", "--log-format", "json"], {
       cwd,
       env: cleanEnv({ ...FAST_ENV, HOME: home, TMPDIR: tmp, BUN_RUNTIME_TRANSPILER_CACHE_PATH: "0" }),
-      stdout: "pipe",
-      stderr: "pipe",
+      program: FROM_SOURCE,
     });
-    const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader();
-    let out = "";
-    while (!/listening/.test(out)) {
-      const { value, done } = await reader.read();
-      if (done) throw new Error(`exited early: ${out}`);
-      out += new TextDecoder().decode(value);
-    }
-    const base = /(http:\/\/[^\s"]+)/.exec(out.split("\n").find((l) => l.includes("listening"))!)![1]!;
+    const { base, proc } = server;
     const init = await fetch(base + "/api/v1/setup/initialize", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(OWNER) });
     expect(init.status).toBe(201);
     const { cookie, csrf } = cookiesFrom(init);

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ADMIN, dump, makeTestApp, setupAdmin, signedInUser, type TestApp, type TestClient } from "../helpers/app";
 import { expectProblem } from "../helpers/problem";
 
-// Contract §2: every POST/PUT/PATCH/DELETE carrying a session cookie needs X-CSRF-Token equal to
+// docs/spec/contract.md §2: every POST/PUT/PATCH/DELETE carrying a session cookie needs X-CSRF-Token equal to
 // the app_csrf cookie, bound to the session (HMAC); otherwise 403 csrf_failed and nothing is done.
 // Checked before validation, so a forged write with an invalid body is 403, not 422.
 

@@ -4,7 +4,7 @@ import { Cursors, toPage } from "../../src/core/cursor";
 import { AppError } from "../../src/core/errors";
 import { ServerSecret } from "../../src/core/secret";
 
-// Contract §1 cursor pagination: signed, bound to endpoint and user; toPage fetches limit + 1.
+// docs/spec/contract.md §1 cursor pagination: signed, bound to endpoint and user; toPage fetches limit + 1.
 
 const cursors = new Cursors(ServerSecret.fromBytes(randomBytes(32)));
 

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { dump, makeTestApp, setupAdmin, type TestApp, type TestClient } from "../helpers/app";
 import { expectProblem } from "../helpers/problem";
 
-// Contract §1 "Errors": every 4xx/5xx is application/problem+json with type/title/status/code,
+// docs/spec/contract.md §1 "Errors": every 4xx/5xx is application/problem+json with type/title/status/code,
 // no internals in bodies, X-Request-Id on every answer; body parsing rules and limits.
 
 let app: TestApp;

@@ -3,7 +3,7 @@ import { existsSync, readdirSync, renameSync, rmSync, writeFileSync } from "node
 import { FixedClock, makeTestApp } from "../helpers/app";
 import { expectProblem } from "../helpers/problem";
 
-// Contract §2 Health: live 200 while the process runs; ready 200 once the database is open,
+// docs/spec/contract.md §2 Health: live 200 while the process runs; ready 200 once the database is open,
 // migrated and the data directory writable, else 503 not_ready (and it is logged).
 
 describe("health", () => {

@@ -3,6 +3,7 @@ import { Database } from "bun:sqlite";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { AppProcess, serverEnv } from "../helpers/spawn";
 import { SERVING_BUSY_TIMEOUT_MS } from "../../src/core/db";
 import { dump, makeTestApp, setupAdmin, signedInUser, type TestApp } from "../helpers/app";
 
@@ -21,29 +22,9 @@ afterAll(() => {
   for (const r of roots) rmSync(r, { recursive: true, force: true });
 });
 
-function cleanEnv(): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith("APP_")) env[k] = v;
-  return { ...env, APP_ARGON2_MEMORY_KIB: "1024", APP_ARGON2_TIME_COST: "1", APP_LOG_FORMAT: "json" };
-}
 
-async function startServer(dir: string): Promise<{ proc: ReturnType<typeof Bun.spawn>; base: string }> {
-  const cmd = process.env.APP_EXE ? [process.env.APP_EXE] : [process.execPath, join(ROOT, "src/main.ts")];
-  const proc = Bun.spawn([...cmd, "serve", "--data-dir", dir, "--port", "0"], { env: cleanEnv(), stdin: "ignore", stdout: "pipe", stderr: "inherit" });
-  const base = await new Promise<string>((found, failed) => {
-    let buf = "";
-    const dec = new TextDecoder();
-    void (async () => {
-      // Read stdout to its end: a closed pipe would end the server at its next log line.
-      for await (const chunk of proc.stdout as ReadableStream<Uint8Array>) {
-        buf += dec.decode(chunk, { stream: true });
-        const line = buf.split("\n").find((l) => l.includes('"listening"'));
-        if (line) found((JSON.parse(line) as { url: string }).url);
-      }
-      failed(new Error(`the server ended before listening: ${buf}`));
-    })();
-  });
-  return { proc, base };
+async function startServer(dir: string): Promise<{ proc: AppProcess["proc"]; base: string }> {
+  return await AppProcess.start(["serve", "--data-dir", dir, "--port", "0"], { env: serverEnv({ APP_LOG_FORMAT: "json" }), stderr: "inherit" });
 }
 
 interface Session {

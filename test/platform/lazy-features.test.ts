@@ -2,6 +2,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { AppProcess, serverEnv } from "../helpers/spawn";
 
 /**
  * Rarely used features are loaded on their first use (src/core/lazy.ts): the backup service, the
@@ -18,11 +19,7 @@ afterAll(() => {
   for (const r of roots) rmSync(r, { recursive: true, force: true });
 });
 
-function cleanEnv(): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith("APP_")) env[k] = v;
-  return { ...env, APP_ARGON2_MEMORY_KIB: "1024", APP_ARGON2_TIME_COST: "1" };
-}
+const cleanEnv = () => serverEnv();
 
 describe("features loaded on first use", () => {
   test("a fresh app holds none of them; each loads when first needed, and only then", async () => {
@@ -48,23 +45,9 @@ describe("features loaded on first use", () => {
   test("the first lunar countdown, legacy export and restore, backup export and API document of a started server work", async () => {
     const dir = mkdtempSync(join(tmpdir(), "app-lazy-"));
     roots.push(dir);
-    const cmd = process.env.APP_EXE ? [process.env.APP_EXE] : [process.execPath, join(ROOT, "src/main.ts")];
-    const proc = Bun.spawn([...cmd, "serve", "--data-dir", dir, "--port", "0", "--log-format", "json"], { env: cleanEnv(), stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+    const server = await AppProcess.start(["serve", "--data-dir", dir, "--port", "0", "--log-format", "json"], { env: cleanEnv() });
+    const { proc, base } = server;
     try {
-      // The URL (the port the system picked) from the "listening" line; stdout is read to its end
-      // (a closed pipe would end the server at its next log line).
-      const base = await new Promise<string>((found, failed) => {
-        let buf = "";
-        const dec = new TextDecoder();
-        void (async () => {
-          for await (const chunk of proc.stdout as ReadableStream<Uint8Array>) {
-            buf += dec.decode(chunk, { stream: true });
-            const line = buf.split("\n").find((l) => l.includes("listening"));
-            if (line) found((JSON.parse(line) as { url: string }).url);
-          }
-          failed(new Error(`the server ended before listening: ${buf}`));
-        })();
-      });
       expect(base).toMatch(/^http:\/\//);
 
       const jar = new Map<string, string>();

@@ -3,7 +3,7 @@ import SwaggerParser from "@apidevtools/swagger-parser";
 import { ADMIN, makeTestApp, rejected, setupAdmin, type TestApp, type TestClient } from "../helpers/app";
 import { expectNoInternals, expectProblem } from "../helpers/problem";
 
-// Contract §2: /api/docs and /api/openapi.json answer 401 without a session. The document must
+// docs/spec/contract.md §2: /api/docs and /api/openapi.json answer 401 without a session. The document must
 // describe every operation the app serves under /api/v1, with its problem+json error answers.
 
 let app: TestApp;

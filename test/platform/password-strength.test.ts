@@ -6,7 +6,7 @@ import { ADMIN, dump, makeTestApp, setupAdmin, type TestApp } from "../helpers/a
 import { serve, SocketClient, type ServedApp } from "../helpers/server";
 import { expectNoInternals } from "../helpers/problem";
 
-// Contract §12 (last amendment), ASVS 6.2.4: setup, user creation, password change and the
+// docs/spec/contract.md §12 (last amendment), ASVS 6.2.4: setup, user creation, password change and the
 // reset-password command refuse passwords that are common or easy to guess, with 422
 // validation_failed on the password's field saying why. The rule (core/auth/password-strength.ts):
 // zxcvbn score ≥ 2 with the username and display name as known words.

@@ -4,7 +4,7 @@ import { ADMIN, dump, FixedClock, makeTestApp, setupAdmin, signedInUser, type Te
 import { expectProblem } from "../helpers/problem";
 import { Config, SESSION_SECONDS_MAX } from "../../src/config";
 
-// Contract §2: sessions, logout, change-password.
+// docs/spec/contract.md §2: sessions, logout, change-password.
 
 async function withApp(fn: (app: TestApp) => Promise<void>, opts: Parameters<typeof makeTestApp>[0] = {}): Promise<void> {
   const app = makeTestApp(opts);

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { ADMIN, dump, makeTestApp } from "../helpers/app";
 import { expectProblem } from "../helpers/problem";
 
-// Contract §2: first-run setup.
+// docs/spec/contract.md §2: first-run setup.
 
 describe("setup", () => {
   test("status false → initialize 201 with user, cookies, Location → status true", async () => {

@@ -16,6 +16,7 @@
  * unknown parts, accepts COUNT with UNTIL, …) and a typo must never pass silently.
  */
 import { RRuleTemporal } from "rrule-temporal";
+import { dateOfDue, isDateOnly, isoOf } from "../../core/time";
 
 export type Unit = "day" | "week" | "month" | "year";
 export const UNITS: readonly Unit[] = ["day", "week", "month", "year"];
@@ -25,23 +26,9 @@ export const MAX_COUNT = 1000;
 export const MAX_INTERVAL = 1000;
 export const MAX_RRULE_LENGTH = 500;
 
-const DATE_ONLY_RE = /^\d{4}-\d{2}-\d{2}$/;
-
-/** True for a date-only deadline (`YYYY-MM-DD`); false for an instant. */
-export function isDateOnly(due: string): boolean {
-  return DATE_ONLY_RE.test(due);
-}
-
-/** RFC 3339 UTC with milliseconds, the one form instants are stored and returned in. */
-function isoOf(zdt: Temporal.ZonedDateTime): string {
-  return new Date(zdt.epochMilliseconds).toISOString();
-}
-
-/** The calendar date of a deadline in a zone (a date-only deadline is its own date). */
-export function dateOfDue(due: string, tz: string): string {
-  if (isDateOnly(due)) return due;
-  return Temporal.Instant.from(due).toZonedDateTimeISO(tz).toPlainDate().toString();
-}
+// The deadline forms and their zone arithmetic live in core/time.ts (one time module); re-exported
+// for the engine's callers.
+export { dateOfDue, isDateOnly };
 
 // ---------------------------------------------------------------------------------------------
 // RRULE validation

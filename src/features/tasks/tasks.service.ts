@@ -52,7 +52,7 @@ import { runAfterCommit, type TaskPurgeHooks } from "./tasks.purge-hooks";
 import { TaskRepeatHooks } from "./tasks.repeat-hooks";
 import type { Task, TaskBatch, TaskCreate, TaskPatch, TaskQuery } from "./tasks.schemas";
 import { ftsPhrase, normalizeSearch, searchTerms, taskSearchText, usesTrigramIndex } from "./tasks.search";
-import { localMidnightUtc } from "./tasks.dates";
+import { localMidnightUtc } from "../../core/time";
 import { recurrenceOnSubtaskProblem } from "./tasks.rules";
 
 /**

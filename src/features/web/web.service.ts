@@ -1,5 +1,5 @@
 import type { WebAsset, WebBundle } from "../../../web/build-web";
-import { embeddedWeb } from "./web-assets.generated";
+import { embeddedWeb } from "#web-assets";
 
 export interface ServedAsset {
   type: string;

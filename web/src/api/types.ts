@@ -1,13 +1,13 @@
 // The API's shapes, taken from the server's own zod schemas (type-only imports: nothing of the server
 // is bundled), so the client cannot drift from what the server validates and answers.
 import type { z } from "zod";
-import type { User, MePatch, ChangePasswordBody } from "../../../src/features/account/account.schemas";
+import type { User } from "../../../src/features/account/account.schemas";
 import type { Session } from "../../../src/features/sessions/sessions.schemas";
 import type { Folder } from "../../../src/features/folders/folders.schemas";
 import type { List } from "../../../src/features/lists/lists.schemas";
 import type { Tag } from "../../../src/features/tags/tags.schemas";
-import type { Task, TaskCreate, TaskPatch, TaskBatch } from "../../../src/features/tasks/tasks.schemas";
-import type { Recurrence, RecurrenceCreate, CompleteResult } from "../../../src/features/recurrence/recurrence.schemas";
+import type { Task } from "../../../src/features/tasks/tasks.schemas";
+import type { Recurrence, CompleteResult } from "../../../src/features/recurrence/recurrence.schemas";
 import type { Habit, HabitCreate, HabitWeek, HabitStatsSchema, HabitLog, HabitPause } from "../../../src/features/habits/habits.schemas";
 import type { Countdown, CountdownCreate } from "../../../src/features/countdowns/countdowns.schemas";
 import type { Memo } from "../../../src/features/memos/memos.schemas";
@@ -18,12 +18,6 @@ import type { RestoreResult as LegacyRestoreResult } from "../../../src/transfer
 export type { User, Folder, List, Tag, Task, Recurrence, Habit, HabitWeek, HabitLog, HabitPause, Countdown, Memo, Attachment, BackupRestoreResult, LegacyRestoreResult };
 export type Preflight = PreflightResult;
 export type SessionInfo = z.output<typeof Session>;
-export type MeUpdate = z.input<typeof MePatch>;
-export type PasswordChange = z.input<typeof ChangePasswordBody>;
-export type NewTask = z.input<typeof TaskCreate>;
-export type TaskUpdate = z.input<typeof TaskPatch>;
-export type BatchUpdate = z.input<typeof TaskBatch>;
-export type NewRecurrence = z.input<typeof RecurrenceCreate>;
 export type RecurrenceCompletion = CompleteResult;
 export type NewHabit = z.input<typeof HabitCreate>;
 export type HabitStats = z.output<typeof HabitStatsSchema>;

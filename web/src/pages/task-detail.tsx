@@ -3,7 +3,7 @@ import { api, ApiError, upload } from "../api/client";
 import type { Attachment, Recurrence, Tag, Task } from "../api/types";
 import { t } from "../i18n";
 import { ConfirmDialog, dueFromParts, dueParts, ErrorBox, errorText, formatDue, formatSize, Modal, NotAvailable, toast, toastError, useLoad } from "../ui";
-import type { TaskContext } from "./tasks";
+import type { TaskContext } from "./task-context";
 import { completeTask } from "./task-completion";
 
 interface Draft {

@@ -6,15 +6,10 @@ import { navigate } from "../router";
 import { ErrorBox, formatDue, isDateOnly, toast, toastError, todayLocal, useLoad, useLongPress, useTitle } from "../ui";
 import { DRAG_TASKS, Sidebar } from "./sidebar";
 import { TaskDetail } from "./task-detail";
+import type { TaskContext } from "./task-context";
 import { completeTask, completeTasks, deleteTasks } from "./task-completion";
 
 type Show = "open" | "done" | "all";
-
-export interface TaskContext {
-  lists: List[];
-  tags: Tag[];
-  reloadTags: () => void;
-}
 
 /** The API's limits on a task's text, counted in characters (code points) as the server counts them. */
 const TITLE_MAX = 500;
