@@ -1,33 +1,25 @@
-import { sqliteOf, type Tx } from "../../core/db";
-
-/**
- * Deletes one table's rows of a user in batches of 2,000: one DELETE of 100,000 tasks keeps a
- * statement journal of every page it touches, in memory (temp_store = MEMORY), ~30 MiB.
- */
-export function deleteUserRowsInBatches(tx: Tx, table: string, userId: string, extraCondition = ""): void {
-  const stmt = sqliteOf(tx).query(
-    `DELETE FROM ${table} WHERE rowid IN (SELECT rowid FROM ${table} WHERE user_id = ?${extraCondition} LIMIT 2000)`,
-  );
-  while (stmt.run(userId).changes > 0) {
-    /* next batch */
-  }
-}
+import type { Conn } from "../../core/db";
+import { deleteCountdownsOfUser } from "../countdowns/countdowns.repo";
+import { deleteFoldersOfUser } from "../folders/folders.repo";
+import { deleteHabitsOfUser } from "../habits/habits.repo";
+import { deleteListsOfUser } from "../lists/lists.repo";
+import { deleteMemosOfUser } from "../memos/memos.repo";
+import { deleteTagsOfUser } from "../tags/tags.repo";
+import { deleteTasksOfUser } from "../tasks/tasks.repo";
 
 /**
  * Removes a user's business content before a replace restore (backup and legacy alike): folders,
  * lists except the inbox (the inbox row stays; its tasks go), tasks (with their tags, recurrences
  * and attachment rows by cascade), tags, habits with their logs (pauses by cascade), countdowns and
- * memos. Attachment files are the caller's to remove after the commit.
+ * memos. Each owning repo removes its own rows; attachment files are the caller's to remove after
+ * the commit.
  */
-export function deleteAccountContent(tx: Tx, userId: string): void {
-  // Subtasks first, so the parent cascade does not walk row by row.
-  deleteUserRowsInBatches(tx, "tasks", userId, " AND parent_id IS NOT NULL");
-  deleteUserRowsInBatches(tx, "tasks", userId);
-  deleteUserRowsInBatches(tx, "lists", userId, " AND is_inbox = 0");
-  deleteUserRowsInBatches(tx, "folders", userId);
-  deleteUserRowsInBatches(tx, "tags", userId);
-  deleteUserRowsInBatches(tx, "habit_logs", userId);
-  deleteUserRowsInBatches(tx, "habits", userId);
-  deleteUserRowsInBatches(tx, "countdowns", userId);
-  deleteUserRowsInBatches(tx, "memos", userId);
+export function deleteAccountContent(c: Conn, userId: string): void {
+  deleteTasksOfUser(c, userId);
+  deleteListsOfUser(c, userId);
+  deleteFoldersOfUser(c, userId);
+  deleteTagsOfUser(c, userId);
+  deleteHabitsOfUser(c, userId);
+  deleteCountdownsOfUser(c, userId);
+  deleteMemosOfUser(c, userId);
 }

@@ -61,3 +61,11 @@ export function updateUser(tx: Tx, id: string, set: Partial<typeof users.$inferI
 export function listUsers(tx: Tx): UserRow[] {
   return tx.select().from(users).orderBy(asc(users.createdAt), asc(users.id)).all();
 }
+
+// ---- Export and restore (used by src/transfer/) ----
+
+import type { Conn } from "../../core/db";
+
+export function usernameOf(c: Conn, userId: string): string {
+  return c.sqlite.query<{ username: string }, [string]>("SELECT username FROM users WHERE id = ?").get(userId)!.username;
+}

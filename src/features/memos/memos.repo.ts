@@ -78,3 +78,41 @@ export class MemoPages {
     return (rows as (Omit<MemoRow, "pinned"> & { pinned: number })[]).map((r) => ({ ...r, pinned: r.pinned === 1 }));
   }
 }
+
+// ---- Export and restore (used by src/transfer/) ----
+// Prepared statements: an account may hold many rows, and a restore inserts them one by one.
+
+import type { Conn, SqlRow } from "../../core/db";
+import { deleteInBatches } from "../../core/db";
+import { iterateRows, ownerOfRow, ownersOfRows } from "../../core/table-rows";
+
+/** A memo as backup and legacy read and write it: every stored column but the owner. */
+export type MemoExportRow = Omit<SqlRow<typeof memos>, "user_id">;
+const MEMO_COLUMNS = "id, content, pinned, version, created_at, updated_at, deleted_at";
+
+/** The user's memos in id order (the trash too). */
+export function exportMemoRows(c: Conn, userId: string): Generator<MemoExportRow> {
+  return iterateRows(c, `SELECT ${MEMO_COLUMNS} FROM memos WHERE user_id = ? ORDER BY id`, userId);
+}
+
+/** The user's memos in creation order. */
+export function memoRowsInOrder(c: Conn, userId: string): Generator<MemoExportRow> {
+  return iterateRows(c, `SELECT ${MEMO_COLUMNS} FROM memos WHERE user_id = ? ORDER BY created_at, rowid`, userId);
+}
+
+export function exportMemoRow(c: Conn, id: string): MemoExportRow | null {
+  return c.sqlite.query<MemoExportRow, [string]>(`SELECT ${MEMO_COLUMNS} FROM memos WHERE id = ?`).get(id);
+}
+
+export function insertRestoredMemo(c: Conn, userId: string, r: MemoExportRow): void {
+  c.sqlite
+    .query("INSERT INTO memos (id, user_id, content, pinned, version, created_at, updated_at, deleted_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
+    .run(r.id, userId, r.content, r.pinned, r.version, r.created_at, r.updated_at, r.deleted_at);
+}
+
+export const memoOwner = (c: Conn, id: string) => ownerOfRow(c, memos, id);
+export const memoOwners = (c: Conn, ids: string[]) => ownersOfRows(c, memos, ids);
+
+export function deleteMemosOfUser(c: Conn, userId: string): void {
+  deleteInBatches(c, "memos", "user_id = ?", userId);
+}

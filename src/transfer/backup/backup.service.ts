@@ -64,7 +64,7 @@ export class BackupService {
     const cfg = this.core.config;
     sweepExpiredPreflights(this.core, this.files);
     const nowIso = this.core.clock.now().toISOString();
-    const pending = pendingOf(this.core.db.sqlite, userId, nowIso);
+    const pending = pendingOf(this.core.db, userId, nowIso);
     const inFlight = this.uploading.get(userId) ?? { n: 0, bytes: 0 };
     const declared = Number(request.headers.get("content-length") ?? "0") || 0;
     if (declared > cfg.backupArchiveMaxBytes + MULTIPART_OVERHEAD) throw payloadTooLarge(cfg.backupArchiveMaxBytes);
@@ -159,7 +159,7 @@ export class BackupService {
   // ---- restore ----
 
   async restore(userId: string, body: RestoreBody, meta: RequestMeta): Promise<RestoreResult> {
-    const s = this.core.db.sqlite;
+    const s = this.core.db;
     const pf = findPreflightByToken(s, sha256Hex(body.preflight_token));
     if (!pf || pf.user_id !== userId) throw tokenInvalid("unknown preflight token");
     if (pf.mode !== body.mode) throw tokenInvalid(`the token was issued for mode ${pf.mode}`);
@@ -184,7 +184,7 @@ export class BackupService {
    * importing again. Once a success has been answered, the token is consumed (409).
    */
   private cleanupRetry(pf: PreflightRow): RestoreResult {
-    const s = this.core.db.sqlite;
+    const s = this.core.db;
     const r = findRestoreOfPreflight(s, pf.id);
     if (!r || r.answered_at !== null) throw tokenConsumed();
     finishRestoreFiles(this.core, this.files, r.id);
