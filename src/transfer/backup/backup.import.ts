@@ -1,4 +1,5 @@
 import type { Conn } from "../../core/db";
+import { collectGarbage } from "../../core/streams/memory-pacing";
 import { AppError, stateConflict, type FieldProblem } from "../../core/errors";
 import type { ZipEntry, ZipFile } from "./backup.archive";
 import { exportHabitLogRow, habitOwner, habitStartOf, pausePeriodsOf } from "../../features/habits/habits.repo";
@@ -49,7 +50,7 @@ export function importArchive(s: Conn, zip: ZipFile, entries: Map<string, ZipEnt
   const archiveTasks = new Set<string>();
   const tasksEntry = entries.get("data/tasks.json");
   if (merge && tasksEntry) readRecords(zip, tasksEntry, "tasks", problems, (r) => archiveTasks.add(r.id as string));
-  Bun.gc(true);
+  collectGarbage(true);
 
   // Maps hold only targets that differ from the source (inbox, tags merged by name, ledger) and
   // conflicts; a record kept under its own id is found as the user's own row (it was inserted or

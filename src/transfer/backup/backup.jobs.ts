@@ -2,6 +2,7 @@ import { closeSync, existsSync, fdatasyncSync, openSync, rmSync, statSync, write
 import type { Core } from "../../core/core";
 import { dayNumber } from "../../core/days";
 import { writeTx } from "../../core/db";
+import { collectGarbage } from "../../core/streams/memory-pacing";
 import { AppError } from "../../core/errors";
 import type { RequestMeta } from "../../core/http";
 import { newId, newToken } from "../../core/ids";
@@ -164,7 +165,7 @@ async function restoreStaged(core: Core, { pf, userId, meta }: RestoreJob): Prom
   if (!existsSync(path) || statSync(path).size !== pf.size || (await fileSha256(path)) !== pf.file_sha256) {
     throw tokenInvalid("the staged archive no longer matches the token; run the preflight again");
   }
-  Bun.gc(true);
+  collectGarbage(true);
   return importStaged(core, files, pf, userId, meta);
 }
 
@@ -205,7 +206,7 @@ function importStaged(core: Core, files: BackupFiles, pf: PreflightRow, userId: 
       }
     }
     failpoint("restore.after_staging");
-    Bun.gc(true);
+    collectGarbage(true);
     // 2. Replace: the current files step aside into quarantine (same file system: renames).
     files.quarantine(restoreId, oldIds);
     failpoint("restore.after_quarantine");

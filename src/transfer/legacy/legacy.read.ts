@@ -1,7 +1,7 @@
 import { isUtf8 } from "node:buffer";
 import { malformed, quoted } from "../../core/errors";
 import { CsvSyntaxError, decodeCell, parseCsvBytes } from "./legacy.csv";
-import { JsonSyntaxError, arrayElements, isArrayValue, parseSlice, readTopLevel, type Extent } from "./legacy.json";
+import { JsonSyntaxError, eachArrayElement, isArrayValue, parseSlice, readTopLevel, type Extent } from "./legacy.json";
 import { CSV_COLUMNS, CSV_FIELDS, CSV_KIND, cellValue, columnOf } from "./legacy.present";
 import { MAX_PROBLEMS, rejectWith, type Locate, type Problem } from "./legacy.problems";
 import { Collector, type StoredFile } from "./legacy.stored";
@@ -71,7 +71,7 @@ function readJsonBytes(bytes: Uint8Array, locate: Locate): StoredFile {
   });
   /** Parses every record without validating it: a syntax error anywhere is 400 before any 422. */
   const checkSyntax = (arrays: Extent[]) => {
-    for (const a of arrays) for (const e of arrayElements(bytes, a)) parseSlice(bytes, e.start, e.end);
+    for (const a of arrays) eachArrayElement(bytes, a, (e) => parseSlice(bytes, e.start, e.end));
   };
   checkSyntax(laterArrays);
   const envelope = (problems: Problem[]): never => {
@@ -93,7 +93,7 @@ function readJsonBytes(bytes: Uint8Array, locate: Locate): StoredFile {
   for (const kind of KINDS) {
     const a = last.get(kind);
     if (a === undefined || !kindArrays.includes(a)) continue;
-    for (const e of arrayElements(bytes, a)) c.add(kind, parseSlice(bytes, e.start, e.end), locate, e.end - e.start);
+    eachArrayElement(bytes, a, (e) => c.add(kind, parseSlice(bytes, e.start, e.end), locate, e.end - e.start));
   }
   return c.finish();
 }
