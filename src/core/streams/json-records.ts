@@ -229,7 +229,10 @@ export class JsonRecordSplitter {
           }
           const from = this.carriedBytes === 0 ? this.elementStart - this.offset : 0;
           if (end < 0) {
-            this.carried.push(chunk.slice(from));
+            // A copy (a Buffer's slice() would be a view of a chunk the caller may reuse).
+            const part = new Uint8Array(n - from);
+            part.set(chunk.subarray(from));
+            this.carried.push(part);
             this.carriedBytes += n - from;
             // No text of maxRecordChars characters takes more than 3 bytes per character.
             if (this.carriedBytes > 3 * this.options.maxRecordChars) throw new JsonRecordError("too_large", "record too large", this.index);
