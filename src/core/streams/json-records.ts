@@ -21,7 +21,7 @@ const CLOSE_OBJECT = 0x7d;
 const CLOSE_ARRAY = 0x5d;
 const COMMA = 0x2c;
 
-export const isJsonWhitespace = (c: number | undefined) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+const isJsonWhitespace = (c: number | undefined) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 
 /** Why an array was refused; `index` is the element's (null: the array's own syntax). */
 export class JsonRecordError extends Error {
@@ -35,7 +35,7 @@ export class JsonRecordError extends Error {
 }
 
 /** Progress through one value (an element, or a value a caller skips over), kept across chunks. */
-export class ValueScan {
+class ValueScan {
   private depth = 0;
   private inString = false;
   /** Inside a string: the bytes before the current chunk ended in an odd run of backslashes. */

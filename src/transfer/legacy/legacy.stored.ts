@@ -18,7 +18,7 @@ export interface StoredFile {
   needsLunar: boolean;
 }
 
-export const perKind = <T>(make: () => T) => Object.fromEntries(KINDS.map((k) => [k, make()])) as Record<Kind, T>;
+const perKind = <T>(make: () => T) => Object.fromEntries(KINDS.map((k) => [k, make()])) as Record<Kind, T>;
 
 export function recordAt<K extends Kind>(f: StoredFile, kind: K, i: number): LegacyRecords[K][number] {
   return JSON.parse(f.json[kind][i]!) as LegacyRecords[K][number];
@@ -45,12 +45,12 @@ export const recordPacer = (writing = false) => new MemoryPacer(WRITE_GC_RECORDS
  * row's text, and an id kept for the whole restore would keep that text alive (100,000 rows: ~100,000
  * row texts, 36 MiB more RSS after the read; bench/README.md, "Legacy export").
  */
-export function ownString(s: string): string {
+function ownString(s: string): string {
   return JSON.parse(JSON.stringify(s)) as string;
 }
 
 /** Records between two collections while checking and writing. */
-export const WRITE_GC_RECORDS = 2000;
+const WRITE_GC_RECORDS = 2000;
 /** Bytes of input between two collections while reading a file (measured: 8 MiB → peak +80 MiB). */
 const READ_GC_BYTES = 512 * 1024;
 
