@@ -146,7 +146,7 @@ export function insertRestoredList(c: Conn, userId: string, r: Omit<ListExportRo
 
 /** The id of the user's inbox (every user has exactly one). */
 export function inboxIdOf(c: Conn, userId: string): string {
-  return c.sqlite.query<{ id: string }, [string]>("SELECT id FROM lists WHERE user_id = ? AND is_inbox = 1").get(userId)!.id;
+  return findInbox(c, userId)!.id;
 }
 
 /** A replace restore gives the user's inbox the file's colour and place. */
