@@ -15,7 +15,8 @@ const STANDALONE = "(tags|memos|habits|countdowns|account)";
  * Never a service, a route or any other module: those hold use cases of their own (transactions,
  * audit, hooks) that an adapter must not re-enter.
  */
-const TRANSFER_MAY_USE = "\\.(repo|schemas|rules|types|present)\\.ts$";
+// Hooks (purge-hooks) are how a feature lets others act inside its transactions; a restore that replaces tasks runs them.
+const TRANSFER_MAY_USE = "\\.(repo|schemas|rules|types|present|purge-hooks)\\.ts$";
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {

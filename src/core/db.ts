@@ -262,3 +262,15 @@ export function deleteInBatches(c: Conn, table: string, where: string, param: st
 export function sqliteOf(c: Conn): Database {
   return c.sqlite;
 }
+
+/**
+ * A read-only connection of its own, as a Conn: a read transaction that must outlive awaits (the
+ * backup export's snapshot, held while the client downloads) cannot be one of the shared
+ * connection's. The caller closes it.
+ */
+export function openReadOnly(path: string): Conn & { close(): void } {
+  const sqlite = new Database(path, { readonly: true });
+  sqlite.run(`PRAGMA busy_timeout = ${DEFAULT_BUSY_TIMEOUT_MS}`);
+  const orm = drizzle({ client: sqlite, schema });
+  return Object.assign(orm, { sqlite, close: () => sqlite.close(false) }) as unknown as Conn & { close(): void };
+}

@@ -81,3 +81,10 @@ export function updateUser(c: Conn, id: string, set: Partial<typeof users.$infer
 export function listUsers(c: Conn): UserRow[] {
   return c.select().from(users).orderBy(asc(users.createdAt), asc(users.id)).all();
 }
+
+// ---- Export and restore (used by src/transfer/) ----
+
+
+export function usernameOf(c: Conn, userId: string): string {
+  return c.sqlite.query<{ username: string }, [string]>("SELECT username FROM users WHERE id = ?").get(userId)!.username;
+}

@@ -1,4 +1,7 @@
 import type { Conn } from "../../core/db";
+import type { SqlRow } from "../../core/db";
+import { attachments } from "../../core/schema";
+import { isOwnRow, iterateRows, ownerOfRow } from "../../core/table-rows";
 
 // Prepared statements on `c.sqlite` (cached by bun:sqlite per SQL string); inside a transaction
 // they see its writes.
@@ -72,3 +75,38 @@ export function deleteByIds(c: Conn, ids: string[]): number {
 export function usedBytes(c: Conn, userId: string): number {
   return c.sqlite.query<{ bytes: number }, [string]>("SELECT bytes FROM attachment_usage WHERE user_id = ?").get(userId)?.bytes ?? 0;
 }
+
+// ---- Export and restore (used by src/transfer/) ----
+
+
+/** An attachment row as backup reads and writes it: every stored column but the owner. */
+export type AttachmentExportRow = Omit<SqlRow<typeof attachments>, "user_id">;
+const ATTACHMENT_COLUMNS = "id, task_id, filename, content_type, size, sha256, created_at";
+
+/** The user's attachment rows in id order. */
+export function exportAttachmentRows(c: Conn, userId: string): Generator<AttachmentExportRow> {
+  return iterateRows(c, `SELECT ${ATTACHMENT_COLUMNS} FROM attachments WHERE user_id = ? ORDER BY id`, userId);
+}
+
+export function exportAttachmentRow(c: Conn, id: string): AttachmentExportRow | null {
+  return c.sqlite.query<AttachmentExportRow, [string]>(`SELECT ${ATTACHMENT_COLUMNS} FROM attachments WHERE id = ?`).get(id);
+}
+
+export function insertRestoredAttachment(c: Conn, userId: string, r: AttachmentExportRow): void {
+  insertAttachment(c, { ...r, user_id: userId });
+}
+
+/** The bytes the user's attachments take, summed from the rows (in the caller's snapshot). */
+export function attachmentBytesOfUser(c: Conn, userId: string): number {
+  return c.sqlite.query<{ n: number }, [string]>("SELECT coalesce(sum(size), 0) AS n FROM attachments WHERE user_id = ?").get(userId)!.n;
+}
+
+export function attachmentIdsOfUser(c: Conn, userId: string): string[] {
+  return c.sqlite
+    .query<{ id: string }, [string]>("SELECT id FROM attachments WHERE user_id = ?")
+    .all(userId)
+    .map((r) => r.id);
+}
+
+export const attachmentOwner = (c: Conn, id: string) => ownerOfRow(c, attachments, id);
+export const isOwnAttachment = (c: Conn, id: string, userId: string) => isOwnRow(c, attachments, id, userId);

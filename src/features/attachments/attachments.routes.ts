@@ -1,10 +1,10 @@
 import { Elysia } from "elysia";
 import { doc, headersWithSchemas, type HeaderDoc } from "../../core/openapi";
 import { principalOf } from "../../core/http";
-import { MULTIPART_OVERHEAD, type AttachmentsService } from "./attachments.service";
+import type { AttachmentsService } from "./attachments.service";
 import { Attachment, AttachmentBytes, AttachmentList, AttachmentParams, TaskAttachmentsParams } from "./attachments.schemas";
 import { presentAttachment, presentDownload } from "./attachments.present";
-import { MultipartReader, boundaryOf } from "./attachments.multipart";
+import { multipartOf } from "../../core/streams/multipart";
 
 const downloadHeaders: Record<string, HeaderDoc> = {
   ETag: { description: 'strong entity tag: `"<sha256 hex>"`', schema: { type: "string", pattern: '^"[0-9a-f]{64}"$' } },
@@ -54,13 +54,7 @@ export function attachmentsRoutes(service: AttachmentsService) {
     .post(
       "/tasks/:task_id/attachments",
       async ({ params, request, set }) => {
-        const body = new MultipartReader(
-          request.body ?? new ReadableStream(),
-          boundaryOf(request.headers.get("content-type")),
-          service.maxBytes + MULTIPART_OVERHEAD,
-          service.maxBytes,
-          request.headers.has("content-length") ? Number(request.headers.get("content-length")) : null,
-        );
+        const body = multipartOf(request, service.maxBytes);
         const a = presentAttachment(await service.upload(principalOf(request).user.id, params.task_id, body));
         set.status = 201;
         set.headers["location"] = `/api/v1/attachments/${a.id}`;

@@ -15,14 +15,11 @@ import {
   usedBytes,
   type AttachmentRecord,
 } from "./attachments.repo";
-import type { MultipartReader } from "./attachments.multipart";
+import type { MultipartReader } from "../../core/streams/multipart";
 import { cleanFilename } from "./attachments.names";
 import { AttachmentStorage, type TempFile } from "./attachments.storage";
 import { ContentTypeCheck } from "./attachments.types";
 import { assertWithinQuota, attachmentQuota } from "./attachments.quota";
-
-/** Bytes of multipart framing (boundaries, part headers, small extra fields) allowed beyond the file limit. */
-export const MULTIPART_OVERHEAD = 64 * 1024;
 
 /** What a download needs: the row and where its bytes are. */
 export interface StoredAttachment {

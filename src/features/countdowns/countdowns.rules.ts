@@ -43,3 +43,7 @@ export function lunarFieldsProblem(date: string, calendar: "gregorian" | "lunar"
 export function pinnedWhileArchived(pinned: boolean, archived: boolean): string | null {
   return pinned && archived ? "an archived countdown cannot be pinned (archiving unpins)" : null;
 }
+
+// What a restore or an export (src/transfer/) reads of the occurrence rules: the next date, and the lunar calendar it may need (loaded on first use).
+export { loadLunar, needsLunar, occurrence, type CountdownRule } from "./countdowns.occurrence";
+export type { LunarCalendar } from "./countdowns.occurrence";

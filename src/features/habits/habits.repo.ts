@@ -1,6 +1,9 @@
 import { and, asc, eq, gte, isNotNull, isNull, lte, max } from "drizzle-orm";
 import { changes, perConnection, type Conn } from "../../core/db";
 import { habitLogs, habitPauses, habits } from "../../core/schema";
+import type { SqlRow } from "../../core/db";
+import { deleteInBatches } from "../../core/db";
+import { isOwnRow, iterateRows, ownerOfRow, ownersOfRows } from "../../core/table-rows";
 
 export type HabitRow = typeof habits.$inferSelect;
 export type HabitLogRow = typeof habitLogs.$inferSelect;
@@ -130,4 +133,99 @@ export function logValuesUpTo(c: Conn, habitId: string, to: string) {
 /** A habit's pause spans. */
 export function pauseSpans(c: Conn, habitId: string) {
   return reads(c).habitPauseSpans.all({ habit: habitId });
+}
+
+// ---- Export and restore (used by src/transfer/) ----
+// Prepared statements: an account may hold many rows, and a restore inserts them one by one.
+
+
+/** A habit as backup and legacy read and write it: every stored column but the owner (frequency is JSON text). */
+export type HabitExportRow = Omit<SqlRow<typeof habits>, "user_id">;
+const HABIT_COLUMNS = "id, name, icon, color, frequency, goal, unit, start_date, position, archived_at, created_at, updated_at";
+
+/** The user's habits in id order. */
+export function exportHabitRows(c: Conn, userId: string): Generator<HabitExportRow> {
+  return iterateRows(c, `SELECT ${HABIT_COLUMNS} FROM habits WHERE user_id = ? ORDER BY id`, userId);
+}
+
+/** The user's habits in the order the app lists them. */
+export function habitRowsInOrder(c: Conn, userId: string): Generator<HabitExportRow> {
+  return iterateRows(c, `SELECT ${HABIT_COLUMNS} FROM habits WHERE user_id = ? ORDER BY position, created_at, rowid`, userId);
+}
+
+export function exportHabitRow(c: Conn, id: string): HabitExportRow | null {
+  return c.sqlite.query<HabitExportRow, [string]>(`SELECT ${HABIT_COLUMNS} FROM habits WHERE id = ?`).get(id);
+}
+
+export function insertRestoredHabit(c: Conn, userId: string, r: HabitExportRow): void {
+  c.sqlite
+    .query("INSERT INTO habits (id, user_id, name, icon, color, frequency, goal, unit, start_date, position, archived_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+    .run(r.id, userId, r.name, r.icon, r.color, r.frequency, r.goal, r.unit, r.start_date, r.position, r.archived_at, r.created_at, r.updated_at);
+}
+
+/** A habit's start_date, or null when there is no such habit. */
+export function habitStartOf(c: Conn, habitId: string): string | null {
+  return c.sqlite.query<{ start_date: string }, [string]>("SELECT start_date FROM habits WHERE id = ?").get(habitId)?.start_date ?? null;
+}
+
+/** The start_date of the user's habit with this id, or null. */
+export function ownHabitStart(c: Conn, habitId: string, userId: string): string | null {
+  return c.sqlite.query<{ start_date: string }, [string, string]>("SELECT start_date FROM habits WHERE id = ? AND user_id = ?").get(habitId, userId)?.start_date ?? null;
+}
+
+export const habitOwner = (c: Conn, id: string) => ownerOfRow(c, habits, id);
+export const habitOwners = (c: Conn, ids: string[]) => ownersOfRows(c, habits, ids);
+export const isOwnHabit = (c: Conn, id: string, userId: string) => isOwnRow(c, habits, id, userId);
+
+/** A log as backup reads and writes it. */
+export type HabitLogExportRow = Omit<SqlRow<typeof habitLogs>, "user_id">;
+const LOG_COLUMNS = "habit_id, date, value, note, created_at, updated_at";
+
+/** The user's habit logs, by habit then date. */
+export function exportHabitLogRows(c: Conn, userId: string): Generator<HabitLogExportRow> {
+  return iterateRows(c, `SELECT ${LOG_COLUMNS} FROM habit_logs WHERE user_id = ? ORDER BY habit_id, date`, userId);
+}
+
+export function exportHabitLogRow(c: Conn, habitId: string, date: string): HabitLogExportRow | null {
+  return c.sqlite.query<HabitLogExportRow, [string, string]>(`SELECT ${LOG_COLUMNS} FROM habit_logs WHERE habit_id = ? AND date = ?`).get(habitId, date);
+}
+
+export function insertRestoredHabitLog(c: Conn, userId: string, r: HabitLogExportRow): void {
+  c.sqlite
+    .query("INSERT INTO habit_logs (habit_id, user_id, date, value, note, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)")
+    .run(r.habit_id, userId, r.date, r.value, r.note, r.created_at, r.updated_at);
+}
+
+/** A pause as backup reads and writes it. */
+export type HabitPauseExportRow = Omit<SqlRow<typeof habitPauses>, "user_id">;
+const PAUSE_COLUMNS = "id, habit_id, start_date, end_date, created_at, updated_at";
+
+/** The user's habit pauses in id order. */
+export function exportHabitPauseRows(c: Conn, userId: string): Generator<HabitPauseExportRow> {
+  return iterateRows(c, `SELECT ${PAUSE_COLUMNS} FROM habit_pauses WHERE user_id = ? ORDER BY id`, userId);
+}
+
+export function exportHabitPauseRow(c: Conn, id: string): HabitPauseExportRow | null {
+  return c.sqlite.query<HabitPauseExportRow, [string]>(`SELECT ${PAUSE_COLUMNS} FROM habit_pauses WHERE id = ?`).get(id);
+}
+
+export function insertRestoredHabitPause(c: Conn, userId: string, r: HabitPauseExportRow): void {
+  c.sqlite
+    .query("INSERT INTO habit_pauses (id, habit_id, user_id, start_date, end_date, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)")
+    .run(r.id, r.habit_id, userId, r.start_date, r.end_date, r.created_at, r.updated_at);
+}
+
+/** A habit's pauses, as the overlap rule reads them. */
+export function pausePeriodsOf(c: Conn, habitId: string): { id: string; startDate: string; endDate: string | null }[] {
+  return c.sqlite
+    .query<{ id: string; startDate: string; endDate: string | null }, [string]>("SELECT id, start_date AS startDate, end_date AS endDate FROM habit_pauses WHERE habit_id = ?")
+    .all(habitId);
+}
+
+export const habitPauseOwner = (c: Conn, id: string) => ownerOfRow(c, habitPauses, id);
+
+/** Removes every habit of the user with their logs (pauses by cascade). */
+export function deleteHabitsOfUser(c: Conn, userId: string): void {
+  deleteInBatches(c, "habit_logs", "user_id = ?", userId);
+  deleteInBatches(c, "habits", "user_id = ?", userId);
 }

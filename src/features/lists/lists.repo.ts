@@ -2,6 +2,9 @@ import { and, asc, eq, isNotNull, isNull, max, ne, sql } from "drizzle-orm";
 import { folders, lists } from "../../core/schema";
 import type { Conn } from "../../core/db";
 import { newId } from "../../core/ids";
+import type { SqlRow } from "../../core/db";
+import { deleteInBatches } from "../../core/db";
+import { isOwnRow, iterateRows, ownerOfRow, ownersOfRows } from "../../core/table-rows";
 
 export type ListRow = typeof lists.$inferSelect;
 /** A list as presented: `folderId` is null when the folder is soft-deleted. */
@@ -100,4 +103,62 @@ export function detachListsFromFolder(c: Conn, userId: string, folderId: string,
     .set({ folderId: null, updatedAt: now })
     .where(and(eq(lists.userId, userId), eq(lists.folderId, folderId)))
     .run();
+}
+
+// ---- Export and restore (used by src/transfer/) ----
+// Prepared statements: an account may hold many rows, and a restore inserts them one by one.
+
+
+/** A list as backup and legacy read and write it: every stored column but the owner. */
+export type ListExportRow = Omit<SqlRow<typeof lists>, "user_id">;
+const LIST_COLUMNS = "id, name, folder_id, is_inbox, color, position, created_at, updated_at, deleted_at";
+
+/** The user's lists in id order (archived ones and the inbox too). */
+export function exportListRows(c: Conn, userId: string): Generator<ListExportRow> {
+  return iterateRows(c, `SELECT ${LIST_COLUMNS} FROM lists WHERE user_id = ? ORDER BY id`, userId);
+}
+
+/**
+ * The user's lists in the order the app shows them, the inbox first; a list in a soft-deleted
+ * folder is at root (folder_id null), as the API presents it.
+ */
+export function listRowsInOrder(c: Conn, userId: string): Generator<ListExportRow> {
+  return iterateRows(
+    c,
+    `SELECT l.id, l.name,
+            CASE WHEN EXISTS (SELECT 1 FROM folders f WHERE f.id = l.folder_id AND f.deleted_at IS NULL) THEN l.folder_id ELSE NULL END AS folder_id,
+            l.is_inbox, l.color, l.position, l.created_at, l.updated_at, l.deleted_at
+       FROM lists l WHERE l.user_id = ? ORDER BY l.is_inbox DESC, l.position, l.created_at, l.rowid`,
+    userId,
+  );
+}
+
+export function exportListRow(c: Conn, id: string): ListExportRow | null {
+  return c.sqlite.query<ListExportRow, [string]>(`SELECT ${LIST_COLUMNS} FROM lists WHERE id = ?`).get(id);
+}
+
+/** Inserts a restored list; never an inbox (the user has one: the file's inbox maps onto it). */
+export function insertRestoredList(c: Conn, userId: string, r: Omit<ListExportRow, "is_inbox">): void {
+  c.sqlite
+    .query("INSERT INTO lists (id, user_id, name, folder_id, is_inbox, color, position, created_at, updated_at, deleted_at) VALUES (?, ?, ?, ?, 0, ?, ?, ?, ?, ?)")
+    .run(r.id, userId, r.name, r.folder_id, r.color, r.position, r.created_at, r.updated_at, r.deleted_at);
+}
+
+/** The id of the user's inbox (every user has exactly one). */
+export function inboxIdOf(c: Conn, userId: string): string {
+  return findInbox(c, userId)!.id;
+}
+
+/** A replace restore gives the user's inbox the file's colour and place. */
+export function placeInbox(c: Conn, id: string, color: string | null, position: number, updatedAt: string): void {
+  c.sqlite.query("UPDATE lists SET color = ?, position = ?, updated_at = ? WHERE id = ?").run(color, position, updatedAt, id);
+}
+
+export const listOwner = (c: Conn, id: string) => ownerOfRow(c, lists, id);
+export const listOwners = (c: Conn, ids: string[]) => ownersOfRows(c, lists, ids);
+export const isOwnList = (c: Conn, id: string, userId: string) => isOwnRow(c, lists, id, userId);
+
+/** Removes every list of the user but the inbox (replace restore; their tasks must be gone first). */
+export function deleteListsOfUser(c: Conn, userId: string): void {
+  deleteInBatches(c, "lists", "user_id = ? AND is_inbox = 0", userId);
 }

@@ -1,6 +1,9 @@
 import { and, eq, isNull, sql } from "drizzle-orm";
 import { changes, perConnection, type Conn } from "../../core/db";
 import { memos } from "../../core/schema";
+import type { SqlRow } from "../../core/db";
+import { deleteInBatches } from "../../core/db";
+import { iterateRows, ownerOfRow, ownersOfRows } from "../../core/table-rows";
 
 export type MemoRow = typeof memos.$inferSelect;
 
@@ -69,4 +72,39 @@ export function pageMemos(c: Conn, userId: string, deleted: boolean, limit: numb
   const p = pages(c);
   const rows = after ? p.after[state].all({ user: userId, at: after.at, id: after.id, limit: limit + 1 }) : p.first[state].all({ user: userId, limit: limit + 1 });
   return (rows as (Omit<MemoRow, "pinned"> & { pinned: number })[]).map((r) => ({ ...r, pinned: r.pinned === 1 }));
+}
+
+// ---- Export and restore (used by src/transfer/) ----
+// Prepared statements: an account may hold many rows, and a restore inserts them one by one.
+
+
+/** A memo as backup and legacy read and write it: every stored column but the owner. */
+export type MemoExportRow = Omit<SqlRow<typeof memos>, "user_id">;
+const MEMO_COLUMNS = "id, content, pinned, version, created_at, updated_at, deleted_at";
+
+/** The user's memos in id order (the trash too). */
+export function exportMemoRows(c: Conn, userId: string): Generator<MemoExportRow> {
+  return iterateRows(c, `SELECT ${MEMO_COLUMNS} FROM memos WHERE user_id = ? ORDER BY id`, userId);
+}
+
+/** The user's memos in creation order. */
+export function memoRowsInOrder(c: Conn, userId: string): Generator<MemoExportRow> {
+  return iterateRows(c, `SELECT ${MEMO_COLUMNS} FROM memos WHERE user_id = ? ORDER BY created_at, rowid`, userId);
+}
+
+export function exportMemoRow(c: Conn, id: string): MemoExportRow | null {
+  return c.sqlite.query<MemoExportRow, [string]>(`SELECT ${MEMO_COLUMNS} FROM memos WHERE id = ?`).get(id);
+}
+
+export function insertRestoredMemo(c: Conn, userId: string, r: MemoExportRow): void {
+  c.sqlite
+    .query("INSERT INTO memos (id, user_id, content, pinned, version, created_at, updated_at, deleted_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
+    .run(r.id, userId, r.content, r.pinned, r.version, r.created_at, r.updated_at, r.deleted_at);
+}
+
+export const memoOwner = (c: Conn, id: string) => ownerOfRow(c, memos, id);
+export const memoOwners = (c: Conn, ids: string[]) => ownersOfRows(c, memos, ids);
+
+export function deleteMemosOfUser(c: Conn, userId: string): void {
+  deleteInBatches(c, "memos", "user_id = ?", userId);
 }

@@ -1,4 +1,7 @@
 import type { Conn } from "../../core/db";
+import type { SqlRow } from "../../core/db";
+import { recurrenceExceptions, recurrences } from "../../core/schema";
+import { iterateRows, ownerOfRow, ownersOfRows } from "../../core/table-rows";
 
 // Prepared statements on the bun:sqlite handle (compiled once, cached by SQL text). Called inside
 // a writeTx/readTx callback they run in that transaction.
@@ -124,4 +127,72 @@ export function resetCompletedSubtasks(c: Conn, parentId: string, now: string): 
       "UPDATE tasks SET completed = 0, completed_at = NULL, version = version + 1, updated_at = ? WHERE parent_id = ? AND completed = 1 AND deleted_at IS NULL",
     )
     .run(now, parentId);
+}
+
+// ---- Export and restore (used by src/transfer/) ----
+
+
+/** A recurrence as backup and legacy read and write it: every stored column but the owner. */
+export type RecurrenceExportRow = Omit<SqlRow<typeof recurrences>, "user_id">;
+const RECURRENCE_COLUMNS = "id, task_id, kind, rrule, interval, unit, timezone, dtstart, created_at, updated_at";
+
+/** The user's recurrences in id order. */
+export function exportRecurrenceRows(c: Conn, userId: string): Generator<RecurrenceExportRow> {
+  return iterateRows(c, `SELECT ${RECURRENCE_COLUMNS} FROM recurrences WHERE user_id = ? ORDER BY id`, userId);
+}
+
+/** The user's recurrences in creation order. */
+export function recurrenceRowsInOrder(c: Conn, userId: string): Generator<RecurrenceExportRow> {
+  return iterateRows(c, `SELECT ${RECURRENCE_COLUMNS} FROM recurrences WHERE user_id = ? ORDER BY created_at, rowid`, userId);
+}
+
+export function exportRecurrenceRow(c: Conn, id: string): RecurrenceExportRow | null {
+  return c.sqlite.query<RecurrenceExportRow, [string]>(`SELECT ${RECURRENCE_COLUMNS} FROM recurrences WHERE id = ?`).get(id);
+}
+
+export function insertRestoredRecurrence(c: Conn, userId: string, r: RecurrenceExportRow): void {
+  c.sqlite
+    .query("INSERT INTO recurrences (id, user_id, task_id, kind, rrule, interval, unit, timezone, dtstart, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+    .run(r.id, userId, r.task_id, r.kind, r.rrule, r.interval, r.unit, r.timezone, r.dtstart, r.created_at, r.updated_at);
+}
+
+/** The id of a task's recurrence, or null (one per task: a unique index). */
+export function recurrenceIdOfTask(c: Conn, taskId: string): string | null {
+  return c.sqlite.query<{ id: string }, [string]>("SELECT id FROM recurrences WHERE task_id = ?").get(taskId)?.id ?? null;
+}
+
+/** The kind of the user's recurrence with this id, or null. */
+export function ownRecurrenceKind(c: Conn, id: string, userId: string): string | null {
+  return c.sqlite.query<{ kind: string }, [string, string]>("SELECT kind FROM recurrences WHERE id = ? AND user_id = ?").get(id, userId)?.kind ?? null;
+}
+
+export const recurrenceOwner = (c: Conn, id: string) => ownerOfRow(c, recurrences, id);
+export const recurrenceOwners = (c: Conn, ids: string[]) => ownersOfRows(c, recurrences, ids);
+
+export type RecurrenceExceptionRow = SqlRow<typeof recurrenceExceptions>;
+
+/** The exception dates of the user's recurrences, by recurrence then date. */
+export function exportRecurrenceExceptionRows(c: Conn, userId: string): Generator<RecurrenceExceptionRow> {
+  return iterateRows(
+    c,
+    `SELECT e.recurrence_id, e.date, e.created_at FROM recurrence_exceptions e JOIN recurrences r ON r.id = e.recurrence_id
+      WHERE r.user_id = ? ORDER BY e.recurrence_id, e.date`,
+    userId,
+  );
+}
+
+export function exportRecurrenceExceptionRow(c: Conn, recurrenceId: string, date: string): RecurrenceExceptionRow | null {
+  return c.sqlite
+    .query<RecurrenceExceptionRow, [string, string]>("SELECT recurrence_id, date, created_at FROM recurrence_exceptions WHERE recurrence_id = ? AND date = ?")
+    .get(recurrenceId, date);
+}
+
+/** A recurrence's exception dates, ascending, on a statement prepared once for a whole export. */
+export function exceptionDatesReader(c: Conn): { of(recurrenceId: string): string[]; finalize(): void } {
+  const stmt = c.sqlite.prepare<{ date: string }, [string]>("SELECT date FROM recurrence_exceptions WHERE recurrence_id = ? ORDER BY date");
+  return { of: (id) => stmt.all(id).map((r) => r.date), finalize: () => stmt.finalize() };
+}
+
+export function insertRestoredRecurrenceException(c: Conn, r: RecurrenceExceptionRow): void {
+  c.sqlite.query("INSERT INTO recurrence_exceptions (recurrence_id, date, created_at) VALUES (?, ?, ?)").run(r.recurrence_id, r.date, r.created_at);
 }

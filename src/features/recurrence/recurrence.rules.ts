@@ -13,3 +13,6 @@ export function checkSchedule(rrule: string, dtstart: string, timezone: string):
   if (!checked.ok) return checked;
   return { ok: true, text: parsed.rule.text, series: checked.series };
 }
+
+// What a restore (src/transfer/) reads of the engine: the rule parser and its limits, as the API uses them.
+export { checkedSeries, MAX_RRULE_LENGTH, parseRRule } from "./recurrence.engine";

@@ -1,6 +1,9 @@
 import { and, asc, eq, ne, sql } from "drizzle-orm";
 import { tags } from "../../core/schema";
 import type { Conn } from "../../core/db";
+import type { SqlRow } from "../../core/db";
+import { deleteInBatches } from "../../core/db";
+import { isOwnRow, iterateRows, ownerOfRow, ownersOfRows } from "../../core/table-rows";
 
 export type TagRow = typeof tags.$inferSelect;
 
@@ -47,4 +50,48 @@ export function deleteTag(c: Conn, userId: string, id: string): void {
 /** The tasks carrying a tag change when it goes: their versions grow by one. */
 export function bumpTasksTagged(c: Conn, tagId: string, now: string): void {
   c.run(sql`UPDATE tasks SET version = version + 1, updated_at = ${now} WHERE id IN (SELECT task_id FROM task_tags WHERE tag_id = ${tagId})`);
+}
+
+// ---- Export and restore (used by src/transfer/) ----
+// Prepared statements: an account may hold many rows, and a restore inserts them one by one.
+
+
+/** A tag as backup reads and writes it (name_key is derived from the name). */
+export type TagExportRow = Omit<SqlRow<typeof tags>, "user_id" | "name_key">;
+const TAG_COLUMNS = "id, name, color, created_at, updated_at";
+
+/** The user's tags in id order. */
+export function exportTagRows(c: Conn, userId: string): Generator<TagExportRow> {
+  return iterateRows(c, `SELECT ${TAG_COLUMNS} FROM tags WHERE user_id = ? ORDER BY id`, userId);
+}
+
+export function exportTagRow(c: Conn, id: string): TagExportRow | null {
+  return c.sqlite.query<TagExportRow, [string]>(`SELECT ${TAG_COLUMNS} FROM tags WHERE id = ?`).get(id);
+}
+
+export function insertRestoredTag(c: Conn, userId: string, r: TagExportRow): void {
+  c.sqlite
+    .query("INSERT INTO tags (id, user_id, name, name_key, color, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)")
+    .run(r.id, userId, r.name, tagNameKey(r.name), r.color, r.created_at, r.updated_at);
+}
+
+/** The id of the user's tag with this name (case-folded, as uniqueness is), or null. */
+export function tagIdByName(c: Conn, userId: string, name: string): string | null {
+  return c.sqlite.query<{ id: string }, [string, string]>("SELECT id FROM tags WHERE user_id = ? AND name_key = ?").get(userId, tagNameKey(name))?.id ?? null;
+}
+
+/** The user's tags by case-folded name (name_key → id). */
+export function tagIdsByKey(c: Conn, userId: string): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const r of c.sqlite.query<{ id: string; name_key: string }, [string]>("SELECT id, name_key FROM tags WHERE user_id = ?").all(userId)) out.set(r.name_key, r.id);
+  return out;
+}
+
+export const tagOwner = (c: Conn, id: string) => ownerOfRow(c, tags, id);
+export const tagOwners = (c: Conn, ids: string[]) => ownersOfRows(c, tags, ids);
+export const isOwnTag = (c: Conn, id: string, userId: string) => isOwnRow(c, tags, id, userId);
+
+/** Removes every tag of the user (their task links go by cascade). */
+export function deleteTagsOfUser(c: Conn, userId: string): void {
+  deleteInBatches(c, "tags", "user_id = ?", userId);
 }

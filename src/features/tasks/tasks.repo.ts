@@ -1,6 +1,10 @@
 import type { Conn } from "../../core/db";
 import { newId } from "../../core/ids";
 import { taskSearchText } from "./tasks.search";
+import type { SqlRow } from "../../core/db";
+import { deleteInBatches } from "../../core/db";
+import { tasks } from "../../core/schema";
+import { isOwnRow, iterateRows, ownerOfRow, ownersOfRows } from "../../core/table-rows";
 
 // Raw prepared statements on the bun:sqlite handle: task pages are the hot path, and
 // `c.sqlite.query()` compiles each distinct SQL string once and caches it. Called inside a
@@ -495,4 +499,125 @@ export function batchUpdate(
   return c.sqlite
     .query(`UPDATE tasks SET ${sets.join(", ")} WHERE id IN (SELECT value FROM json_each(?)) AND +user_id = ?`)
     .run(...values, JSON.stringify(ids), userId).changes;
+}
+
+// ---- Export and restore (used by src/transfer/) ----
+
+
+/** A task as backup reads and writes it: every stored column but the owner and the search text, and its tags' ids. */
+export type TaskExportRow = Omit<SqlRow<typeof tasks>, "user_id" | "search_text"> & {
+  /** Comma-separated tag ids (null: none), in no particular order. */
+  tag_ids: string | null;
+};
+const TASK_EXPORT_SELECT = `SELECT t.id, t.list_id, t.parent_id, t.title, t.description, t.completed, t.completed_at, t.due_at, t.priority, t.version, t.position,
+            (SELECT group_concat(tag_id, ',') FROM task_tags WHERE task_id = t.id) AS tag_ids, t.created_at, t.updated_at, t.deleted_at
+          FROM tasks t`;
+
+/** The user's tasks in id order (the trash too). */
+export function exportTaskRows(c: Conn, userId: string): Generator<TaskExportRow> {
+  return iterateRows(c, `${TASK_EXPORT_SELECT} WHERE t.user_id = ? ORDER BY t.id`, userId);
+}
+
+export function exportTaskRow(c: Conn, id: string): TaskExportRow | null {
+  return c.sqlite.query<TaskExportRow, [string]>(`${TASK_EXPORT_SELECT} WHERE t.id = ?`).get(id);
+}
+
+/** A task with its tags' names (a JSON array, sorted by their case-folded key): the legacy file names tags. */
+export type TaskWithTagNamesRow = Omit<TaskExportRow, "tag_ids" | "version" | "position"> & { tags: string };
+
+/** The user's tasks in creation order (then insertion: a restore keeps the file's order where times tie). */
+export function taskRowsWithTagNames(c: Conn, userId: string): Generator<TaskWithTagNamesRow> {
+  return iterateRows(
+    c,
+    `SELECT t.id, t.list_id, t.parent_id, t.title, t.description, t.completed, t.completed_at, t.due_at, t.priority,
+            t.created_at, t.updated_at, t.deleted_at,
+            coalesce((SELECT json_group_array(name) FROM (SELECT g.name FROM task_tags x JOIN tags g ON g.id = x.tag_id
+                                                            WHERE x.task_id = t.id ORDER BY g.name_key, g.id)), '[]') AS tags
+       FROM tasks t WHERE t.user_id = ? ORDER BY t.created_at, t.rowid`,
+    userId,
+  );
+}
+
+/** Inserts a restored task (its tags separately: linkRestoredTags). */
+export function insertRestoredTask(c: Conn, userId: string, r: Omit<TaskExportRow, "tag_ids">): void {
+  c.sqlite
+    .query(
+      `INSERT INTO tasks (id, user_id, list_id, parent_id, title, description, completed, completed_at, due_at, priority, version, position, created_at, updated_at, deleted_at, search_text)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    )
+    .run(
+      r.id,
+      userId,
+      r.list_id,
+      r.parent_id,
+      r.title,
+      r.description,
+      r.completed,
+      r.completed_at,
+      r.due_at,
+      r.priority,
+      r.version,
+      r.position,
+      r.created_at,
+      r.updated_at,
+      r.deleted_at,
+      taskSearchText(r.title, r.description),
+    );
+}
+
+/** Links a restored task to tags (a link it has already is kept). */
+export function linkRestoredTags(c: Conn, taskId: string, tagIds: Iterable<string>): void {
+  const stmt = c.sqlite.query("INSERT OR IGNORE INTO task_tags (task_id, tag_id) VALUES (?, ?)");
+  for (const tagId of tagIds) stmt.run(taskId, tagId);
+}
+
+/** The parent of a task (null: top-level), or undefined when there is no such task. */
+export function parentOfTask(c: Conn, taskId: string): string | null | undefined {
+  return c.sqlite.query<{ parent_id: string | null }, [string]>("SELECT parent_id FROM tasks WHERE id = ?").get(taskId)?.parent_id;
+}
+
+/** The user's task with this id: its list and parent, or null. */
+export function ownTaskPlace(c: Conn, id: string, userId: string): { listId: string; parentId: string | null } | null {
+  const r = c.sqlite.query<{ list_id: string; parent_id: string | null }, [string, string]>("SELECT list_id, parent_id FROM tasks WHERE id = ? AND user_id = ?").get(id, userId);
+  return r ? { listId: r.list_id, parentId: r.parent_id } : null;
+}
+
+export interface ExistingTask {
+  id: string;
+  list_id: string;
+  parent_id: string | null;
+  due_at: string | null;
+}
+
+/** The user's tasks among `ids` (a merge: references to tasks the user already has). */
+export function existingTasksOf(c: Conn, userId: string, ids: string[]): Map<string, ExistingTask> {
+  const out = new Map<string, ExistingTask>();
+  if (ids.length === 0) return out;
+  const stmt = c.sqlite.query<ExistingTask, [string, string]>(
+    "SELECT id, list_id, parent_id, due_at FROM tasks WHERE user_id = ? AND id IN (SELECT value FROM json_each(?))",
+  );
+  for (let i = 0; i < ids.length; i += 10_000) for (const r of stmt.all(userId, JSON.stringify(ids.slice(i, i + 10_000)))) out.set(r.id, r);
+  return out;
+}
+
+/** Every task id of the user (the trash too). */
+export function taskIdsOfUser(c: Conn, userId: string): string[] {
+  return c.sqlite
+    .query<{ id: string }, [string]>("SELECT id FROM tasks WHERE user_id = ?")
+    .all(userId)
+    .map((r) => r.id);
+}
+
+export const taskOwner = (c: Conn, id: string) => ownerOfRow(c, tasks, id);
+export const taskOwners = (c: Conn, ids: string[]) => ownersOfRows(c, tasks, ids);
+export const isOwnTask = (c: Conn, id: string, userId: string) => isOwnRow(c, tasks, id, userId);
+
+/**
+ * Removes every task of the user (their tag links, recurrences and attachment rows go by cascade;
+ * the files are the caller's, after the commit). Subtasks first, so the parent cascade does not
+ * walk row by row.
+ */
+export function deleteTasksOfUser(c: Conn, userId: string): void {
+  deleteInBatches(c, "tasks", "user_id = ? AND parent_id IS NOT NULL", userId);
+  deleteInBatches(c, "tasks", "user_id = ?", userId);
 }

@@ -1,5 +1,7 @@
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import { Inflate } from "fflate";
+import { JsonRecordError, JsonRecordSplitter } from "../../core/streams/json-records";
+import { MemoryPacer } from "../../core/streams/memory-pacing";
 
 /**
  * Reading an untrusted ZIP: the central directory is the only index believed; every entry's local
@@ -290,16 +292,13 @@ export function unsafePath(name: string): string | null {
 
 /**
  * Inflating a GiB allocates many short-lived buffers (fflate's output per slice); the collector
- * does not see their weight soon enough and the heap balloons. A minor collection every 32 MiB
- * processed keeps the peak flat (measured: 239 MiB → see bench/README.md).
+ * does not see their weight soon enough and the heap balloons. A full collection every 16 MiB
+ * processed (counted across every archive read or written in this thread) keeps the peak flat
+ * (measured: 239 MiB → see bench/README.md).
  */
-let sinceGc = 0;
+const archivePacer = new MemoryPacer(16 * 1024 * 1024, 1);
 export function gcHint(bytes: number): void {
-  sinceGc += bytes;
-  if (sinceGc >= 16 * 1024 * 1024) {
-    sinceGc = 0;
-    Bun.gc(true);
-  }
+  archivePacer.add(bytes);
 }
 
 /**
@@ -380,142 +379,59 @@ export function jsonNestingOver(text: string, max: number): boolean {
   return false;
 }
 
-const STRING_STOP = /["\\]/g;
-
 /**
- * Cuts a byte stream holding one JSON array into its elements without holding the whole array:
- * each element is parsed as it completes and handed to `onRecord`. Each chunk is decoded once
- * (UTF-8, fatal) and elements are substrings of it, so a record costs no copy of its bytes.
- * At most `maxRecordChars` per element: the largest record the API can make is a memo of 100,000
- * UTF-16 units, each escaped to at most 6 characters (~600,000); 1 Mi characters leaves room and
- * stops an oversized record (a junk key of millions of characters) early, as one problem.
+ * One data entry's JSON array, cut into records as its inflated bytes arrive (the shared splitter,
+ * core/streams/json-records.ts): each record is parsed as it completes and handed to `onRecord`,
+ * the splitter's refusals named as archive problems (`data/tasks.json[3]`). At most
+ * `maxRecordChars` per record: the largest record the API can make is a memo of 100,000 UTF-16
+ * units, each escaped to at most 6 characters (~600,000); 1 Mi characters leaves room and stops
+ * an oversized record (a junk key of millions of characters) early, as one problem.
  */
 export class JsonArraySplitter {
-  private state: "start" | "value" | "done" = "start";
-  private depth = 0;
-  private inString = false;
-  private escape = false;
-  private pending = "";
-  private index = 0;
-  private sawComma = false;
-  private readonly decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+  private readonly splitter: JsonRecordSplitter;
 
   constructor(
     private readonly path: string,
     /** `chars`: the record's length as text. */
-    private readonly onRecord: (value: unknown, index: number, chars: number) => void,
-    private readonly maxRecordChars = 1024 * 1024,
+    onRecord: (value: unknown, index: number, chars: number) => void,
+    maxRecordChars = 1024 * 1024,
     /** Garbage made per byte by whoever consumes the records (parsing, checking, inserting). */
     private readonly garbagePerByte = 3,
-  ) {}
+  ) {
+    this.splitter = new JsonRecordSplitter({ maxDepth: MAX_JSON_DEPTH, maxRecordChars }, (index, _start, _end, text) => {
+      let v: unknown;
+      let t: string;
+      try {
+        t = text();
+        v = JSON.parse(t);
+      } catch (e) {
+        if (e instanceof JsonRecordError) throw this.problem(e);
+        throw new ZipError(`${path}[${index}]`, "invalid JSON");
+      }
+      // The consumer's errors (a full problem list) pass through as they are.
+      onRecord(v, index, t.length);
+    });
+  }
+
+  private problem(e: JsonRecordError): ZipError {
+    return new ZipError(e.index === null ? this.path : `${this.path}[${e.index}]`, e.message);
+  }
 
   push(chunk: Uint8Array): void {
-    let text: string;
     try {
-      text = this.decoder.decode(chunk, { stream: true });
-    } catch {
-      throw new ZipError(`${this.path}[${this.index}]`, "not UTF-8");
+      this.splitter.push(chunk);
+    } catch (e) {
+      throw e instanceof JsonRecordError ? this.problem(e) : e;
     }
-    this.scan(text);
     // Parsing and schema-checking records makes several times their size in garbage.
     gcHint(chunk.byteLength * this.garbagePerByte);
   }
 
-  private scan(text: string): void {
-    let segStart = -1;
-    const n = text.length;
-    for (let i = 0; i < n; i++) {
-      const b = text.charCodeAt(i);
-      if (this.state === "value") {
-        if (segStart < 0) segStart = i;
-        if (this.inString) {
-          if (this.escape) {
-            this.escape = false;
-            continue;
-          }
-          // Inside a string only `"` and `\` matter: jump to the next one (a memo's text, or a
-          // junk key of a million characters, is skipped natively rather than char by char).
-          STRING_STOP.lastIndex = i;
-          const stop = STRING_STOP.exec(text);
-          if (!stop) {
-            i = n;
-            continue;
-          }
-          i = stop.index;
-          if (text.charCodeAt(i) === 0x5c) this.escape = true;
-          else this.inString = false;
-          continue;
-        }
-        if (b === 0x22) this.inString = true;
-        else if (b === 0x7b || b === 0x5b) {
-          // Refused here, linearly: JSON.parse never sees deep nesting.
-          if (++this.depth > MAX_JSON_DEPTH) throw new ZipError(`${this.path}[${this.index}]`, `nested deeper than ${MAX_JSON_DEPTH} levels`);
-        }
-        else if (b === 0x7d || b === 0x5d) {
-          if (this.depth === 0) {
-            // The closing bracket of the array itself.
-            this.finishValue(this.take(text, segStart, i), true);
-            segStart = -1;
-            continue;
-          }
-          this.depth--;
-        } else if (b === 0x2c && this.depth === 0) {
-          this.finishValue(this.take(text, segStart, i), false);
-          segStart = -1;
-        }
-        continue;
-      }
-      if (b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09) continue;
-      if (this.state === "start") {
-        if (b !== 0x5b) throw new ZipError(this.path, b === 0xfeff ? "a byte order mark before the JSON array" : "not a JSON array");
-        this.state = "value";
-        this.sawComma = false;
-        continue;
-      }
-      throw new ZipError(this.path, "unexpected data after the JSON array");
-    }
-    if (segStart >= 0 && this.state === "value") {
-      this.pending += text.slice(segStart);
-      if (this.pending.length > this.maxRecordChars) throw new ZipError(`${this.path}[${this.index}]`, "record too large");
-    }
-  }
-
-  private take(text: string, from: number, to: number): string {
-    const part = text.slice(from, to);
-    if (this.pending === "") return part;
-    const whole = this.pending + part;
-    this.pending = "";
-    return whole;
-  }
-
-  private finishValue(text: string, closing: boolean): void {
-    if (text.length > this.maxRecordChars) throw new ZipError(`${this.path}[${this.index}]`, "record too large");
-    this.depth = 0;
-    if (text.trim() === "") {
-      // `[]` is fine; `[1,]` and `[,` are not.
-      if (!closing || this.sawComma) throw new ZipError(this.path, "invalid JSON array");
-    } else {
-      let v: unknown;
-      try {
-        v = JSON.parse(text);
-      } catch {
-        throw new ZipError(`${this.path}[${this.index}]`, "invalid JSON");
-      }
-      this.onRecord(v, this.index++, text.length);
-    }
-    this.sawComma = !closing;
-    if (closing) this.state = "done";
-  }
-
   end(): void {
-    let rest: string;
     try {
-      rest = this.decoder.decode();
-    } catch {
-      throw new ZipError(`${this.path}[${this.index}]`, "not UTF-8");
+      this.splitter.end();
+    } catch (e) {
+      throw e instanceof JsonRecordError ? this.problem(e) : e;
     }
-    // The consumer's errors (a full problem list) pass through as they are.
-    this.scan(rest);
-    if (this.state !== "done") throw new ZipError(this.path, "the JSON array is not closed");
   }
 }

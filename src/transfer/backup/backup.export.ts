@@ -1,11 +1,14 @@
-import { Database } from "bun:sqlite";
 import { Zip, ZipDeflate, ZipPassThrough } from "fflate";
 import { join } from "node:path";
 import { AppError, isStorageFull, storageFull } from "../../core/errors";
 import { gcHint } from "./backup.archive";
 import { AttachmentFileMissing, type BackupFiles } from "./backup.files";
-import { occurrence, type CountdownRule, type LunarCalendar } from "../../features/countdowns/countdowns.occurrence";
-import { attachmentBytesOf, exceptionDatesQuery, iterateRecords, usernameOf } from "./backup.repo";
+import { occurrence, type CountdownRule, type LunarCalendar } from "../../features/countdowns/countdowns.rules";
+import { openReadOnly, type Conn } from "../../core/db";
+import { usernameOf } from "../../features/account/account.repo";
+import { attachmentBytesOfUser } from "../../features/attachments/attachments.repo";
+import { exceptionDatesReader } from "../../features/recurrence/recurrence.repo";
+import { iterateRecords } from "./backup.repo";
 import { ENTITIES, type Entity } from "./backup.records";
 
 /** fflate writes no ZIP64 records: an archive (and every offset in it) must stay under 4 GiB. */
@@ -62,24 +65,23 @@ export function toArchiveRecord(entity: Entity, r: Rec, today: number, lunar: Lu
  * attachment files are hard-linked at the start so a purge during the download cannot take them.
  */
 export function exportStream(dbPath: string, files: BackupFiles, plan: ExportPlan, onDone: (ok: boolean) => void): ReadableStream<Uint8Array> {
-  const conn = new Database(dbPath, { readonly: true });
-  conn.run("PRAGMA busy_timeout = 5000");
-  conn.run("BEGIN");
+  const conn = openReadOnly(dbPath);
+  conn.sqlite.run("BEGIN");
   let linked: string | null = null;
   const release = () => {
     try {
-      conn.run("ROLLBACK");
+      conn.sqlite.run("ROLLBACK");
     } catch {
       /* already ended */
     }
-    conn.close(false);
+    conn.close();
     if (linked) files.removeExport(plan.backupId);
     linked = null;
   };
   let attachmentsDir: string;
   try {
     // The first read fixes the snapshot; everything after sees the same database.
-    if (attachmentBytesOf(conn, plan.userId) > ZIP32_LIMIT - HEADROOM) {
+    if (attachmentBytesOfUser(conn, plan.userId) > ZIP32_LIMIT - HEADROOM) {
       throw new AppError(
         "state_conflict",
         "the account's attachments pass the 4 GiB a ZIP archive without ZIP64 can hold; remove some attachments or use the legacy export for the data alone",
@@ -129,7 +131,7 @@ export function exportStream(dbPath: string, files: BackupFiles, plan: ExportPla
   );
 }
 
-async function* produce(conn: Database, attachmentsDir: string, plan: ExportPlan): AsyncGenerator<Uint8Array> {
+async function* produce(conn: Conn, attachmentsDir: string, plan: ExportPlan): AsyncGenerator<Uint8Array> {
   const out: Uint8Array[] = [];
   let failure: Error | null = null;
   let written = 0;
@@ -150,7 +152,7 @@ async function* produce(conn: Database, attachmentsDir: string, plan: ExportPlan
   const entries: Record<string, { size: number; sha256: string }> = {};
   const counts = {} as Record<Entity, number>;
   const enc = new TextEncoder();
-  const exceptions = exceptionDatesQuery(conn);
+  const exceptions = exceptionDatesReader(conn);
 
   try {
     for (const entity of ENTITIES) {

@@ -1,22 +1,13 @@
-import type { Database } from "bun:sqlite";
+import type { Conn } from "../../core/db";
+import { collectGarbage } from "../../core/streams/memory-pacing";
 import { AppError, stateConflict, type FieldProblem } from "../../core/errors";
 import type { ZipEntry, ZipFile } from "./backup.archive";
-import {
-  findHabitLog,
-  findRecord,
-  findRecurrenceException,
-  habitStartOf,
-  hasPinnedCountdown,
-  inboxOf,
-  insertRecord,
-  ledgerLookup,
-  ledgerRecord,
-  ownerOf,
-  parentOfTask,
-  pausesOfHabit,
-  recurrenceOfTask,
-  tagIdByName,
-} from "./backup.repo";
+import { exportHabitLogRow, habitOwner, habitStartOf, pausePeriodsOf } from "../../features/habits/habits.repo";
+import { inboxIdOf } from "../../features/lists/lists.repo";
+import { exportRecurrenceExceptionRow, recurrenceIdOfTask, recurrenceOwner } from "../../features/recurrence/recurrence.repo";
+import { tagIdByName } from "../../features/tags/tags.repo";
+import { parentOfTask } from "../../features/tasks/tasks.repo";
+import { findRecord, insertRecord, ledgerLookup, ledgerRecord, ownerOf } from "./backup.repo";
 import { logBeforeStartProblem, overlapMessage, overlappingPause, type PausePeriod } from "../../features/habits/habits.rules";
 import { recurrenceOnSubtaskProblem } from "../../features/tasks/tasks.rules";
 import { storedFields, type Entity } from "./backup.records";
@@ -38,9 +29,9 @@ function digestOf(r: Rec): string {
  * 409 merge_conflict listing each, and the transaction rolls back. The archive's inbox maps onto
  * the user's inbox in both modes.
  */
-export function importArchive(s: Database, zip: ZipFile, entries: Map<string, ZipEntry>, mode: Mode, userId: string): void {
+export function importArchive(s: Conn, zip: ZipFile, entries: Map<string, ZipEntry>, mode: Mode, userId: string): void {
   const merge = mode === "merge";
-  const inbox = inboxOf(s, userId);
+  const inbox = inboxIdOf(s, userId);
   const maps = new Map<Entity, Map<string, string>>();
   for (const e of DATA_ORDER) maps.set(e, new Map());
   const conflicts: FieldProblem[] = [];
@@ -59,7 +50,7 @@ export function importArchive(s: Database, zip: ZipFile, entries: Map<string, Zi
   const archiveTasks = new Set<string>();
   const tasksEntry = entries.get("data/tasks.json");
   if (merge && tasksEntry) readRecords(zip, tasksEntry, "tasks", problems, (r) => archiveTasks.add(r.id as string));
-  Bun.gc(true);
+  collectGarbage(true);
 
   // Maps hold only targets that differ from the source (inbox, tags merged by name, ledger) and
   // conflicts; a record kept under its own id is found as the user's own row (it was inserted or
@@ -146,11 +137,10 @@ export function importArchive(s: Database, zip: ZipFile, entries: Map<string, Zi
    * Inserts the record; a uniqueness the checks above did not foresee (the database's own) is
    * a conflict naming the record, never a 500. False when it was not inserted.
    */
-  function insertChecked(db: Database, entity: Entity, uid: string, r: Rec, key: string): boolean {
-    // At most one pinned countdown per user: an incoming pin yields to the one the user has.
-    if (merge && entity === "countdowns" && r.pinned === true && hasPinnedCountdown(db, uid)) r = { ...r, pinned: false };
+  function insertChecked(c: Conn, entity: Entity, uid: string, r: Rec, key: string): boolean {
     try {
-      insertRecord(db, entity, uid, r);
+      // At most one pinned countdown per user: in a merge, an incoming pin yields to the one the user has.
+      insertRecord(c, entity, uid, r, merge);
       return true;
     } catch (e) {
       const code = (e as { code?: string }).code;
@@ -175,14 +165,14 @@ interface OwnHabits {
  * maps onto the user's data (their own records, or targets an earlier merge recorded in the
  * ledger, which may have changed since).
  */
-function clashWithOwn(s: Database, entity: Entity, r: Rec, own: OwnHabits): string | null {
+function clashWithOwn(s: Conn, entity: Entity, r: Rec, own: OwnHabits): string | null {
   if (entity === "recurrences") {
     const task = r.task_id as string;
     // Only top-level tasks recur (the API: 422; the task may have become a subtask since).
     const onSubtask = recurrenceOnSubtaskProblem(parentOfTask(s, task) ?? null);
     if (onSubtask) return `task ${task}: ${onSubtask}`;
     // One recurrence per task (the API: 409 when the task already recurs).
-    const other = recurrenceOfTask(s, task);
+    const other = recurrenceIdOfTask(s, task);
     return other ? `task ${task} already has a recurrence (${other})` : null;
   }
   if (entity === "habit_logs") {
@@ -198,7 +188,7 @@ function clashWithOwn(s: Database, entity: Entity, r: Rec, own: OwnHabits): stri
     // preflight (and reading the growing set per insert would be quadratic).
     const habit = r.habit_id as string;
     let pauses = own.pauses.get(habit);
-    if (!pauses) own.pauses.set(habit, (pauses = pausesOfHabit(s, habit)));
+    if (!pauses) own.pauses.set(habit, (pauses = pausePeriodsOf(s, habit)));
     const other = overlappingPause(pauses, r.start_date as string, r.end_date as string | null, r.id as string);
     return other ? overlapMessage(other) : null;
   }
@@ -212,14 +202,14 @@ function keyOf(entity: Entity, r: Rec): string {
   return r.id as string;
 }
 
-function existingOf(s: Database, entity: Entity, r: Rec): "free" | { owner: string; record: Rec | null } {
+function existingOf(s: Conn, entity: Entity, r: Rec): "free" | { owner: string; record: Rec | null } {
   if (entity === "habit_logs") {
-    const row = findHabitLog(s, r.habit_id as string, r.date as string);
-    return row ? { owner: ownerOf(s, "habits", r.habit_id as string) ?? "", record: row } : "free";
+    const row = exportHabitLogRow(s, r.habit_id as string, r.date as string);
+    return row ? { owner: habitOwner(s, r.habit_id as string) ?? "", record: row } : "free";
   }
   if (entity === "recurrence_exceptions") {
-    const row = findRecurrenceException(s, r.recurrence_id as string, r.date as string);
-    return row ? { owner: ownerOf(s, "recurrences", r.recurrence_id as string) ?? "", record: row } : "free";
+    const row = exportRecurrenceExceptionRow(s, r.recurrence_id as string, r.date as string);
+    return row ? { owner: recurrenceOwner(s, r.recurrence_id as string) ?? "", record: row } : "free";
   }
   const owner = ownerOf(s, entity, r.id as string);
   if (owner === null) return "free";

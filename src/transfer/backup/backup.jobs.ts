@@ -1,22 +1,23 @@
 import { closeSync, existsSync, fdatasyncSync, openSync, rmSync, statSync, writeSync } from "node:fs";
 import type { Core } from "../../core/core";
 import { dayNumber } from "../../core/days";
-import { sqliteOf, writeTx } from "../../core/db";
+import { writeTx } from "../../core/db";
+import { collectGarbage } from "../../core/streams/memory-pacing";
 import { AppError, isStorageFull } from "../../core/errors";
 import type { RequestMeta } from "../../core/http";
 import { newId, newToken } from "../../core/ids";
 import { Streamed, type Job, type JobHandlers } from "../../core/jobs/jobs.host";
 import { localDate } from "../../core/time";
 import { recordAudit } from "../../features/audit/audit.repo";
-import { assertWithinQuota, attachmentQuota } from "../../features/attachments/attachments.quota";
-import { usedBytes } from "../../features/attachments/attachments.repo";
-import { loadLunar } from "../../features/countdowns/countdowns.occurrence";
+import { assertWithinQuota, attachmentQuota } from "../../features/attachments/attachments.rules";
+import { attachmentIdsOfUser, usedBytes } from "../../features/attachments/attachments.repo";
+import { loadLunar } from "../../features/countdowns/countdowns.rules";
 import { inflateEntry, readCentralDirectory, ZipFile, type ZipError } from "./backup.archive";
 import { exportStream } from "./backup.export";
 import { quotaExceeded, stagingFull, storageFull, tokenConsumed, tokenInvalid } from "./backup.errors";
 import { BackupFiles, failpoint, FLUSH_EVERY_BYTES } from "./backup.files";
 import { importArchive } from "./backup.import";
-import { attachmentIdsOf, consumePreflight, deleteBusinessData, insertPreflight, insertRestore, markAnswered, pendingOf, type PreflightRow, type RestoreRow } from "./backup.repo";
+import { consumePreflight, deleteBusinessData, insertPreflight, insertRestore, markAnswered, pendingOf, type PreflightRow, type RestoreRow } from "./backup.repo";
 import { finishRestoreFiles } from "./backup.reconcile";
 import type { Mode, PreflightResult, RestoreResult } from "./backup.schemas";
 import { ARCHIVE_DIRECTORIES, Problems, readRecords, validateArchive, type ArchiveRules } from "./backup.validate";
@@ -105,7 +106,7 @@ async function validateStaged(core: Core, p: PreflightJob): Promise<PreflightRes
     const zip = ZipFile.open(files.staged(id));
     let result;
     try {
-      result = await validateArchive(zip, limitsOf(core), mode, userId, core.db.sqlite);
+      result = await validateArchive(zip, limitsOf(core), mode, userId, core.db);
     } finally {
       zip.close();
     }
@@ -122,7 +123,7 @@ async function validateStaged(core: Core, p: PreflightJob): Promise<PreflightRes
     const summary = { format: manifest.format, version: manifest.version, created_at: manifest.created_at, app_version: manifest.app_version };
     writeTx(core.db, (tx) => {
       // The quota again, now that the row is written under the write lock.
-      const pending = pendingOf(sqliteOf(tx), userId, now.toISOString());
+      const pending = pendingOf(tx, userId, now.toISOString());
       if (pending.n >= cfg.backupPendingMax) throw quotaExceeded(`at most ${cfg.backupPendingMax} pending preflights; restore or wait for one to expire`);
       insertPreflight(tx, {
         id,
@@ -164,7 +165,7 @@ async function restoreStaged(core: Core, { pf, userId, meta }: RestoreJob): Prom
   if (!existsSync(path) || statSync(path).size !== pf.size || (await fileSha256(path)) !== pf.file_sha256) {
     throw tokenInvalid("the staged archive no longer matches the token; run the preflight again");
   }
-  Bun.gc(true);
+  collectGarbage(true);
   return importStaged(core, files, pf, userId, meta);
 }
 
@@ -181,7 +182,7 @@ function importStaged(core: Core, files: BackupFiles, pf: PreflightRow, userId: 
     const attachmentIds: string[] = [];
     const attEntry = entries.get("data/attachments.json");
     if (attEntry) readRecords(zip, attEntry, "attachments", new Problems(), (r) => attachmentIds.push(r.id as string));
-    const oldIds = pf.mode === "replace" ? attachmentIdsOf(db.sqlite, userId) : [];
+    const oldIds = pf.mode === "replace" ? attachmentIdsOfUser(db, userId) : [];
 
     // 1. Journal, then the new attachment files into the restore's staging directory.
     files.beginRestore({ restoreId, userId, preflightId: pf.id, staged: attachmentIds, quarantined: oldIds });
@@ -205,7 +206,7 @@ function importStaged(core: Core, files: BackupFiles, pf: PreflightRow, userId: 
       }
     }
     failpoint("restore.after_staging");
-    Bun.gc(true);
+    collectGarbage(true);
     // 2. Replace: the current files step aside into quarantine (same file system: renames).
     files.quarantine(restoreId, oldIds);
     failpoint("restore.after_quarantine");
@@ -215,19 +216,18 @@ function importStaged(core: Core, files: BackupFiles, pf: PreflightRow, userId: 
     const counts = JSON.parse(pf.counts) as Record<string, number>;
     let late: string[] = [];
     writeTx(db, (tx) => {
-      const sq = sqliteOf(tx);
       // References are checked at commit: records arrive in file order, subtasks maybe before parents.
-      sq.run("PRAGMA defer_foreign_keys = ON");
+      tx.sqlite.run("PRAGMA defer_foreign_keys = ON");
       if (!consumePreflight(tx, pf.id, now.toISOString())) throw tokenConsumed();
       if (pf.mode === "replace") {
         // Attachments the account added while the files were being staged (the server kept serving):
         // their rows go with the rest, their files once this commits.
         const known = new Set([...oldIds, ...attachmentIds]);
-        late = attachmentIdsOf(sq, userId).filter((id) => !known.has(id));
+        late = attachmentIdsOfUser(tx, userId).filter((id) => !known.has(id));
         deleteBusinessData(tx, userId);
       }
       const usedBefore = usedBytes(tx, userId);
-      importArchive(sq, zip, entries, pf.mode, userId);
+      importArchive(tx, zip, entries, pf.mode, userId);
       // The upload's quota, exactly (the preflight's figure may be stale: files uploaded since).
       const added = usedBytes(tx, userId) - usedBefore;
       const quota = attachmentQuota(core.config);
@@ -283,7 +283,7 @@ function importStaged(core: Core, files: BackupFiles, pf: PreflightRow, userId: 
     }
     // Answered from here on: a repeated call is refused (409 token_consumed). Until this point a
     // repeated call (after a 500, or a crash and the start-up cleanup) answers cleanup: completed.
-    markAnswered(db.sqlite, restoreId, core.clock.now().toISOString());
+    markAnswered(db, restoreId, core.clock.now().toISOString());
     return { backup_id: pf.backup_id, mode: pf.mode, counts };
   } catch (e) {
     if (begun) {

@@ -1,6 +1,7 @@
 import type { Core } from "../../core/core";
 import { BackupFiles, failpoint } from "./backup.files";
-import { deletePreflight, expiredPreflights, findRestore, hasAttachmentRow, livePreflightIds, markCleanupDone } from "./backup.repo";
+import { isOwnAttachment } from "../../features/attachments/attachments.repo";
+import { deletePreflight, expiredPreflights, findRestore, livePreflightIds, markCleanupDone } from "./backup.repo";
 
 /**
  * The backup's bookkeeping of files and rows that must be right before anything else touches the
@@ -19,25 +20,25 @@ export function reconcileAtStartup(core: Core): void {
   for (const id of files.restoreIds()) finishRestoreFiles(core, files, id);
   files.sweepExports();
   sweepExpiredPreflights(core, files);
-  files.sweepStaging(livePreflightIds(core.db.sqlite));
+  files.sweepStaging(livePreflightIds(core.db));
 }
 
 /** Rolls one restore directory forward or back, by whether its import committed. */
 export function finishRestoreFiles(core: Core, files: BackupFiles, restoreId: string): void {
-  const s = core.db.sqlite;
+  const s = core.db;
   const row = findRestore(s, restoreId);
   if (!row) {
     files.rollBack(restoreId);
     return;
   }
-  files.rollForward(restoreId, hasAttachmentRow(s, row.user_id), () => failpoint("restore.during_cleanup"));
+  files.rollForward(restoreId, (id) => isOwnAttachment(s, id, row.user_id), () => failpoint("restore.during_cleanup"));
   files.removeStaged(row.preflight_id);
   markCleanupDone(s, restoreId, core.clock.now().toISOString());
 }
 
 /** Expired, unconsumed preflights lose their row and their staged file. */
 export function sweepExpiredPreflights(core: Core, files: BackupFiles): void {
-  const s = core.db.sqlite;
+  const s = core.db;
   for (const id of expiredPreflights(s, core.clock.now().toISOString())) {
     files.removeStaged(id);
     deletePreflight(s, id);

@@ -1,14 +1,15 @@
 import { z } from "zod";
 import { maxChars } from "../../core/text";
 import { parseInstant } from "../../core/time";
-import { cleanFilename } from "../../features/attachments/attachments.names";
+import { cleanFilename } from "../../features/attachments/attachments.rules";
 import { Calendar, CountdownDate, CountdownIcon, CountdownName, CountdownType, LunarMonthDay, Repeat } from "../../features/countdowns/countdowns.schemas";
 import { pinnedWhileArchived } from "../../features/countdowns/countdowns.rules";
 import { FolderName } from "../../features/folders/folders.schemas";
 import { DateString, Frequency, Goal, HabitColor, HabitIcon, HabitName, HabitUnit, LogBody } from "../../features/habits/habits.schemas";
 import { ListName } from "../../features/lists/lists.schemas";
 import { MemoContent, MemoVersion } from "../../features/memos/memos.schemas";
-import { isDateOnly, MAX_RRULE_LENGTH, parseRRule } from "../../features/recurrence/recurrence.engine";
+import { isDateOnly } from "../../core/time";
+import { MAX_RRULE_LENGTH, parseRRule } from "../../features/recurrence/recurrence.rules";
 import { CalendarDate, Interval, kindFields, TimeZone, Unit } from "../../features/recurrence/recurrence.schemas";
 import { Color, TagName } from "../../features/tags/tags.schemas";
 import { Description, DueAt, Priority, TAG_IDS_MAX, Title, Version } from "../../features/tasks/tasks.schemas";

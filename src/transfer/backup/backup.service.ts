@@ -5,7 +5,8 @@ import { AppError, isStorageFull, malformed, payloadTooLarge, validationFailed }
 import type { RequestMeta } from "../../core/http";
 import { newId } from "../../core/ids";
 import type { JobRunner } from "../../core/jobs/jobs.runner";
-import { BodyAborted, boundaryOf, MultipartReader } from "../../features/attachments/attachments.multipart";
+import { MemoryPacer } from "../../core/streams/memory-pacing";
+import { MULTIPART_FRAMING_BYTES, multipartOf, type MultipartReader } from "../../core/streams/multipart";
 import { quotaExceeded, stagingFull, tokenConsumed, tokenInvalid } from "./backup.errors";
 import { BackupFiles, FLUSH_EVERY_BYTES } from "./backup.files";
 import type { ExportHead, ExportJob, PreflightJob, RestoreJob } from "./backup.jobs";
@@ -13,8 +14,6 @@ import { findPreflightByToken, findRestoreOfPreflight, markAnswered, pendingOf, 
 import { finishRestoreFiles, sweepExpiredPreflights } from "./backup.reconcile";
 import type { Mode, PreflightResult, RestoreBody, RestoreResult } from "./backup.schemas";
 
-/** Multipart framing around the file: headers, boundaries, a small extra field or two. */
-const MULTIPART_OVERHEAD = 64 * 1024;
 /**
  * Garbage an upload leaves (its chunks, about twice their bytes) between two collections, so RSS
  * stays flat during a 2 GiB upload. Minor collections: the chunks are young, and a full one on
@@ -64,15 +63,15 @@ export class BackupService {
     const cfg = this.core.config;
     sweepExpiredPreflights(this.core, this.files);
     const nowIso = this.core.clock.now().toISOString();
-    const pending = pendingOf(this.core.db.sqlite, userId, nowIso);
+    const pending = pendingOf(this.core.db, userId, nowIso);
     const inFlight = this.uploading.get(userId) ?? { n: 0, bytes: 0 };
     const declared = Number(request.headers.get("content-length") ?? "0") || 0;
-    if (declared > cfg.backupArchiveMaxBytes + MULTIPART_OVERHEAD) throw payloadTooLarge(cfg.backupArchiveMaxBytes);
+    if (declared > cfg.backupArchiveMaxBytes + MULTIPART_FRAMING_BYTES) throw payloadTooLarge(cfg.backupArchiveMaxBytes);
     if (pending.n + inFlight.n >= cfg.backupPendingMax) throw quotaExceeded(`at most ${cfg.backupPendingMax} pending preflights; restore or wait for one to expire`);
-    if (pending.bytes + inFlight.bytes + declared > cfg.backupStagedMaxBytes + MULTIPART_OVERHEAD) {
+    if (pending.bytes + inFlight.bytes + declared > cfg.backupStagedMaxBytes + MULTIPART_FRAMING_BYTES) {
       throw quotaExceeded(`pending preflights may hold at most ${cfg.backupStagedMaxBytes} bytes`);
     }
-    const boundary = boundaryOf(request.headers.get("content-type"));
+    const reader = multipartOf(request, cfg.backupArchiveMaxBytes);
     if (!request.body) throw malformed("the body is empty; send the archive as multipart field `file`");
 
     const id = newId();
@@ -82,7 +81,7 @@ export class BackupService {
     const part = this.files.stagingPart(id);
     let staged = false;
     try {
-      const { sha, size } = await this.receive(request.body, boundary, part, (bytes) => {
+      const { sha, size } = await this.receive(reader, part, (bytes) => {
         inFlight.bytes += bytes - mine.bytes;
         mine.bytes = bytes;
         if (pending.bytes + inFlight.bytes > cfg.backupStagedMaxBytes) throw quotaExceeded(`pending preflights may hold at most ${cfg.backupStagedMaxBytes} bytes`);
@@ -108,13 +107,12 @@ export class BackupService {
   }
 
   /** Streams multipart field `file` to `path`, hashing on the way; capped at the archive limit (413). */
-  private async receive(body: ReadableStream<Uint8Array>, boundary: string, path: string, onBytes: (n: number) => void): Promise<{ sha: string; size: number }> {
+  private async receive(reader: MultipartReader, path: string, onBytes: (n: number) => void): Promise<{ sha: string; size: number }> {
     const cfg = this.core.config;
-    const reader = new MultipartReader(body, boundary, cfg.backupArchiveMaxBytes + MULTIPART_OVERHEAD, cfg.backupArchiveMaxBytes);
     const fh = await open(path, "wx", 0o600);
     const sha = new Bun.CryptoHasher("sha256");
     let size = 0;
-    let garbage = 0;
+    const pacer = new MemoryPacer(UPLOAD_GC_BYTES);
     let unflushed = 0;
     let found = false;
     try {
@@ -137,18 +135,13 @@ export class BackupService {
             unflushed = 0;
             await fh.datasync();
           }
-          garbage += chunk.byteLength * 2;
-          if (garbage >= UPLOAD_GC_BYTES) {
-            garbage = 0;
-            Bun.gc(false);
-          }
+          pacer.add(chunk.byteLength * 2);
         }
       }
       if (!found) throw validationFailed([{ path: "file", message: "the archive is required (multipart field `file`)" }]);
       await fh.sync();
     } catch (e) {
       await reader.cancel().catch(() => {});
-      if (e instanceof BodyAborted) throw e;
       throw e;
     } finally {
       await fh.close();
@@ -159,7 +152,7 @@ export class BackupService {
   // ---- restore ----
 
   async restore(userId: string, body: RestoreBody, meta: RequestMeta): Promise<RestoreResult> {
-    const s = this.core.db.sqlite;
+    const s = this.core.db;
     const pf = findPreflightByToken(s, sha256Hex(body.preflight_token));
     if (!pf || pf.user_id !== userId) throw tokenInvalid("unknown preflight token");
     if (pf.mode !== body.mode) throw tokenInvalid(`the token was issued for mode ${pf.mode}`);
@@ -184,7 +177,7 @@ export class BackupService {
    * importing again. Once a success has been answered, the token is consumed (409).
    */
   private cleanupRetry(pf: PreflightRow): RestoreResult {
-    const s = this.core.db.sqlite;
+    const s = this.core.db;
     const r = findRestoreOfPreflight(s, pf.id);
     if (!r || r.answered_at !== null) throw tokenConsumed();
     finishRestoreFiles(this.core, this.files, r.id);

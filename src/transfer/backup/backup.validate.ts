@@ -1,12 +1,18 @@
-import type { Database } from "bun:sqlite";
+import type { Conn } from "../../core/db";
 import { quoted as quote, type FieldProblem } from "../../core/errors";
-import { exceedsQuota } from "../../features/attachments/attachments.quota";
+import { exceedsQuota } from "../../features/attachments/attachments.rules";
 import { ContentTypeCheck } from "../../features/attachments/attachments.types";
-import { loadLunar } from "../../features/countdowns/countdowns.occurrence";
+import { loadLunar } from "../../features/countdowns/countdowns.rules";
 import { lunarFieldsProblem, type LunarFields } from "../../features/countdowns/countdowns.rules";
 import { logBeforeStartProblem, overlapMessage, overlappingPause, type PausePeriod } from "../../features/habits/habits.rules";
 import { checkSchedule } from "../../features/recurrence/recurrence.rules";
-import { tagNameKey } from "../../features/tags/tags.repo";
+import { isOwnAttachment } from "../../features/attachments/attachments.repo";
+import { isOwnFolder } from "../../features/folders/folders.repo";
+import { isOwnHabit, ownHabitStart } from "../../features/habits/habits.repo";
+import { isOwnList } from "../../features/lists/lists.repo";
+import { ownRecurrenceKind } from "../../features/recurrence/recurrence.repo";
+import { isOwnTag, tagNameKey } from "../../features/tags/tags.repo";
+import { ownTaskPlace } from "../../features/tasks/tasks.repo";
 import { recurrenceOnSubtaskProblem } from "../../features/tasks/tasks.rules";
 import { inflateEntry, jsonNestingOver, JsonArraySplitter, MAX_JSON_DEPTH, readCentralDirectory, ZipError, type ZipEntry, type ZipFile, type ZipLimits } from "./backup.archive";
 import { ENTITIES, Manifest, ManifestEntry, RECORD_SCHEMAS, type Entity } from "./backup.records";
@@ -130,31 +136,24 @@ class OwnData {
   constructor(
     private readonly merge: boolean,
     private readonly userId: string,
-    private readonly sqlite: Database,
+    private readonly c: Conn,
   ) {}
-  private has(table: string, id: string): boolean {
-    return this.merge && this.sqlite.query(`SELECT 1 FROM ${table} WHERE id = ? AND user_id = ?`).get(id, this.userId) !== null;
-  }
-  folder = (id: string) => this.has("folders", id);
-  list = (id: string) => this.has("lists", id);
-  tag = (id: string) => this.has("tags", id);
-  habit = (id: string) => this.has("habits", id);
+  folder = (id: string) => this.merge && isOwnFolder(this.c, id, this.userId);
+  list = (id: string) => this.merge && isOwnList(this.c, id, this.userId);
+  tag = (id: string) => this.merge && isOwnTag(this.c, id, this.userId);
+  habit = (id: string) => this.merge && isOwnHabit(this.c, id, this.userId);
   /** An attachment a merge would not add: the user's own, or one an earlier merge imported (the ledger). */
-  attachmentKnown = (id: string) => this.has("attachments", id) || (this.merge && ledgerLookup(this.sqlite, this.userId, "attachments", id) !== null);
+  attachmentKnown = (id: string) => this.merge && (isOwnAttachment(this.c, id, this.userId) || ledgerLookup(this.c, this.userId, "attachments", id) !== null);
   /** The start_date of the user's habit with this id, or null. */
   habitStart(id: string): string | null {
-    if (!this.merge) return null;
-    return (this.sqlite.query("SELECT start_date FROM habits WHERE id = ? AND user_id = ?").get(id, this.userId) as { start_date: string } | null)?.start_date ?? null;
+    return this.merge ? ownHabitStart(this.c, id, this.userId) : null;
   }
   /** The kind of the user's recurrence with this id, or null. */
   recurrenceKind(id: string): string | null {
-    if (!this.merge) return null;
-    return (this.sqlite.query("SELECT kind FROM recurrences WHERE id = ? AND user_id = ?").get(id, this.userId) as { kind: string } | null)?.kind ?? null;
+    return this.merge ? ownRecurrenceKind(this.c, id, this.userId) : null;
   }
   task(id: string): { listId: string; parentId: string | null } | null {
-    if (!this.merge) return null;
-    const r = this.sqlite.query("SELECT list_id, parent_id FROM tasks WHERE id = ? AND user_id = ?").get(id, this.userId) as { list_id: string; parent_id: string | null } | null;
-    return r ? { listId: r.list_id, parentId: r.parent_id } : null;
+    return this.merge ? ownTaskPlace(this.c, id, this.userId) : null;
   }
 }
 
@@ -209,11 +208,11 @@ export async function validateArchive(
   limits: ArchiveRules,
   mode: Mode,
   userId: string,
-  sqlite: Database,
+  c: Conn,
 ): Promise<{ ok: true; archive: ValidArchive } | { ok: false; problems: FieldProblem[] }> {
   const problems = new Problems();
   try {
-    return await validate(zip, limits, mode, userId, sqlite, problems);
+    return await validate(zip, limits, mode, userId, c, problems);
   } catch (e) {
     if (e instanceof ProblemsFull) return { ok: false, problems: problems.list };
     throw e;
@@ -225,7 +224,7 @@ async function validate(
   limits: ArchiveRules,
   mode: Mode,
   userId: string,
-  sqlite: Database,
+  c: Conn,
   problems: Problems,
 ): Promise<{ ok: true; archive: ValidArchive } | { ok: false; problems: FieldProblem[] }> {
   const zipProblems: ZipError[] = [];
@@ -337,7 +336,7 @@ async function validate(
 
   // Data entries: schema of every record, ids unique, counts.
   const topo = new Topology();
-  const own = new OwnData(mode === "merge", userId, sqlite);
+  const own = new OwnData(mode === "merge", userId, c);
   const counts = {} as Record<Entity, number>;
   for (const entity of DATA_ORDER) {
     const name = `data/${entity}.json`;

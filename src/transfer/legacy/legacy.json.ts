@@ -10,68 +10,30 @@
 import { isUtf8 } from "node:buffer";
 import { JSON_DEPTH_LIMIT, jsonDeeperThan, jsonTooDeep } from "../../core/body";
 import { malformed } from "../../core/errors";
+import { forEachElement, JsonRecordError, skipJsonWhitespace as skipWs, valueEnd as scanValueEnd } from "../../core/streams/json-records";
 
 export class JsonSyntaxError extends Error {}
 
 const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
 const decoder = new TextDecoder("utf-8");
 
-const isWs = (c: number | undefined) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
-
-function skipWs(b: Uint8Array, i: number): number {
-  while (i < b.length && isWs(b[i])) i++;
-  return i;
-}
-
-/** Index just past the string that starts at `i` (an opening quote). */
-function stringEnd(b: Uint8Array, i: number): number {
-  let j = i + 1;
-  for (;;) {
-    const q = b.indexOf(QUOTE, j);
-    if (q < 0) throw new JsonSyntaxError("unterminated string");
-    let k = q - 1;
-    while (b[k] === BACKSLASH) k--;
-    if ((q - 1 - k) % 2 === 0) return q + 1;
-    j = q + 1;
-  }
-}
-
 /**
- * Index just past the value that starts at `i` (its inside is checked later by JSON.parse).
- * `outer` is the number of arrays/objects around the value in the file: past JSON_DEPTH_LIMIT
- * levels in all, the body is refused.
+ * Index just past the value that starts at `i` (its inside is checked later by JSON.parse), by the
+ * shared scanner (core/streams/json-records.ts). `outer` is the number of arrays/objects around
+ * the value in the file: past JSON_DEPTH_LIMIT levels in all, the body is refused.
  */
 function valueEnd(b: Uint8Array, i: number, outer: number): number {
-  const c = b[i];
-  if (c === QUOTE) return stringEnd(b, i);
-  if (c === 0x7b || c === 0x5b) {
-    let depth = 0;
-    let j = i;
-    while (j < b.length) {
-      const d = b[j]!;
-      if (d === QUOTE) {
-        j = stringEnd(b, j);
-        continue;
-      }
-      if (d === 0x7b || d === 0x5b) {
-        if (++depth + outer > JSON_DEPTH_LIMIT) throw jsonTooDeep();
-      } else if (d === 0x7d || d === 0x5d) {
-        depth--;
-        if (depth === 0) return j + 1;
-      }
-      j++;
-    }
-    throw new JsonSyntaxError("unterminated value");
+  try {
+    return scanValueEnd(b, i, JSON_DEPTH_LIMIT - outer);
+  } catch (e) {
+    throw syntaxOrDepth(e);
   }
-  let j = i;
-  while (j < b.length) {
-    const d = b[j];
-    if (d === 0x2c || d === 0x7d || d === 0x5d || isWs(d)) break;
-    j++;
-  }
-  if (j === i) throw new JsonSyntaxError("a value is missing");
-  return j;
+}
+
+/** The shared scanner's refusal as this reader's: too deep → 400 as for every JSON body; else a syntax error. */
+function syntaxOrDepth(e: unknown): unknown {
+  if (!(e instanceof JsonRecordError)) return e;
+  return e.reason === "too_deep" ? jsonTooDeep() : new JsonSyntaxError(e.message);
 }
 
 /** A value's bytes, parsed (a syntax error anywhere inside throws). */
@@ -112,7 +74,7 @@ export function readTopLevel(b: Uint8Array): TopLevel | null {
     else {
       for (;;) {
         if (b[i] !== QUOTE) throw new JsonSyntaxError("a key is expected");
-        const keyEnd = stringEnd(b, i);
+        const keyEnd = valueEnd(b, i, 1);
         const key = parseSlice(b, i, keyEnd) as string;
         i = skipWs(b, keyEnd);
         if (b[i] !== 0x3a) throw new JsonSyntaxError("a colon is expected");
@@ -141,32 +103,23 @@ export function readTopLevel(b: Uint8Array): TopLevel | null {
 }
 
 /**
- * The elements of the array whose extent is given, each as the extent of its bytes, or null when
- * the value is not an array. Elements are not parsed here.
+ * The elements of the array whose extent is given, each as the extent of its bytes (cut by the
+ * shared splitter, core/streams/json-records.ts). Elements are not parsed here.
  */
-export function* arrayElements(b: Uint8Array, value: Extent): Generator<Extent> {
-  let i = skipWs(b, value.start + 1);
-  if (b[i] === 0x5d) {
-    i++;
-  } else {
-    for (;;) {
-      const start = i;
-      // The elements of a top-level member's array: inside the top-level object and the array.
-      i = valueEnd(b, i, 2);
-      yield { start, end: i };
-      i = skipWs(b, i);
-      if (b[i] === 0x2c) {
-        i = skipWs(b, i + 1);
-        continue;
-      }
-      if (b[i] === 0x5d) {
-        i++;
-        break;
-      }
-      throw new JsonSyntaxError("a comma or a closing bracket is expected");
-    }
+export function eachArrayElement(b: Uint8Array, value: Extent, fn: (e: Extent) => void): void {
+  try {
+    // The elements of a top-level member's array: inside the top-level object and the array.
+    forEachElement(b, value.start, value.end, JSON_DEPTH_LIMIT - 2, (start, end) => fn({ start, end }));
+  } catch (e) {
+    throw syntaxOrDepth(e);
   }
-  if (i !== value.end) throw new JsonSyntaxError("text after the array");
+}
+
+/** eachArrayElement, as a list. */
+export function arrayElements(b: Uint8Array, value: Extent): Extent[] {
+  const out: Extent[] = [];
+  eachArrayElement(b, value, (e) => out.push(e));
+  return out;
 }
 
 export const isArrayValue = (b: Uint8Array, value: Extent) => b[value.start] === 0x5b;

@@ -1,4 +1,10 @@
-import type { CountdownOut, FolderOut, HabitOut, ListOut, MemoOut, RecurrenceOut, TaskOut } from "./legacy.repo";
+import type { CountdownExportRow as CountdownOut } from "../../features/countdowns/countdowns.repo";
+import type { FolderExportRow as FolderOut } from "../../features/folders/folders.repo";
+import type { HabitExportRow as HabitOut } from "../../features/habits/habits.repo";
+import type { ListExportRow as ListOut } from "../../features/lists/lists.repo";
+import type { MemoExportRow as MemoOut } from "../../features/memos/memos.repo";
+import type { RecurrenceExportRow as RecurrenceOut } from "../../features/recurrence/recurrence.repo";
+import type { TaskWithTagNamesRow as TaskOut } from "../../features/tasks/tasks.repo";
 import { BOM, encodeRow } from "./legacy.csv";
 import type { Kind } from "./legacy.schemas";
 

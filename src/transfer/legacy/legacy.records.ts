@@ -9,7 +9,7 @@ import { DateString, Frequency, Goal, HabitColor, HabitIcon, HabitName, HabitUni
 import { Calendar, CountdownDate, CountdownIcon, CountdownName, CountdownType, LunarMonthDay, Repeat } from "../../features/countdowns/countdowns.schemas";
 import { pinnedWhileArchived } from "../../features/countdowns/countdowns.rules";
 import { MemoContent } from "../../features/memos/memos.schemas";
-import { MAX_RRULE_LENGTH, parseRRule } from "../../features/recurrence/recurrence.engine";
+import { MAX_RRULE_LENGTH, parseRRule } from "../../features/recurrence/recurrence.rules";
 import { Interval, kindFields, TimeZone, Unit } from "../../features/recurrence/recurrence.schemas";
 import type { Kind } from "./legacy.schemas";
 

@@ -3,7 +3,7 @@ import { LEGACY_BODY_LIMIT, RawBody, STREAMED_BODY } from "../../core/body";
 import { malformed } from "../../core/errors";
 import { deferredJsonSchema, doc, lazySchema, type DeferredSchema } from "../../core/openapi";
 import { principalOf, requestMeta } from "../../core/http";
-import { MultipartReader, boundaryOf } from "../../features/attachments/attachments.multipart";
+import { multipartOf, type MultipartReader } from "../../core/streams/multipart";
 import type { LegacyService } from "./legacy.service";
 import { LegacyCsv, RestoreQuery, RestoreResult } from "./legacy.schemas";
 
@@ -12,16 +12,7 @@ const RESTORE_ERRORS = ["validation_failed", "invalid_reference", "invalid_paren
 /** The CSV of a restore.csv request: the text body's bytes, or a stream over the multipart body (field `file`). */
 function csvSource(body: unknown, request: Request): RawBody | MultipartReader {
   if (body instanceof RawBody) return body;
-  if (body === STREAMED_BODY) {
-    const declared = request.headers.get("content-length");
-    return new MultipartReader(
-      request.body ?? new ReadableStream(),
-      boundaryOf(request.headers.get("content-type")),
-      LEGACY_BODY_LIMIT + 64 * 1024,
-      LEGACY_BODY_LIMIT,
-      declared === null ? null : Number(declared),
-    );
-  }
+  if (body === STREAMED_BODY) return multipartOf(request, LEGACY_BODY_LIMIT);
   throw malformed("send the CSV as text/csv, or as the field `file` of multipart/form-data");
 }
 

@@ -2,7 +2,7 @@ import { LEGACY_BODY_LIMIT, RawBody, STREAMED_BODY } from "../../core/body";
 import { payloadTooLarge } from "../../core/errors";
 import type { RequestMeta } from "../../core/http";
 import type { JobRunner } from "../../core/jobs/jobs.runner";
-import type { MultipartReader } from "../../features/attachments/attachments.multipart";
+import { MULTIPART_FRAMING_BYTES, type MultipartReader } from "../../core/streams/multipart";
 import type { LegacyExportJob, LegacyRestoreJob, LegacySource } from "./legacy.jobs";
 import type { RestoreMode, RestoreResult } from "./legacy.schemas";
 
@@ -71,7 +71,7 @@ async function readFilePart(body: MultipartReader): Promise<Uint8Array | null> {
   while (part && part.field !== "file") part = await body.nextPart();
   if (!part) return null;
   const declared = body.declaredBytes;
-  let out = new Uint8Array(declared !== null && declared <= LEGACY_BODY_LIMIT + MULTIPART_FRAMING ? declared : 1024 * 1024);
+  let out = new Uint8Array(declared !== null && declared <= LEGACY_BODY_LIMIT + MULTIPART_FRAMING_BYTES ? declared : 1024 * 1024);
   let size = 0;
   for await (const c of body.partData()) {
     if (size + c.byteLength > LEGACY_BODY_LIMIT) throw payloadTooLarge(LEGACY_BODY_LIMIT);
@@ -90,6 +90,3 @@ async function readFilePart(body: MultipartReader): Promise<Uint8Array | null> {
   }
   return out.subarray(0, size);
 }
-
-/** What a multipart body carries beyond its file (boundaries, part headers), as legacy.routes.ts allows. */
-const MULTIPART_FRAMING = 64 * 1024;
