@@ -37,6 +37,7 @@ import { ListsService } from "./features/lists/lists.service";
 import { ListPurgeHooks } from "./features/lists/lists.purge-hooks";
 import { listsRoutes } from "./features/lists/lists.routes";
 import { TagsService } from "./features/tags/tags.service";
+import { TagDeleteHooks } from "./features/tags/tags.delete-hooks";
 import { tagsRoutes } from "./features/tags/tags.routes";
 import { MemosService } from "./features/memos/memos.service";
 import { memosRoutes } from "./features/memos/memos.routes";
@@ -112,11 +113,12 @@ export function createApp(opts: AppOptions): AppHandle {
   // register on, never by importing them.
   const folderDeleteHooks = new FolderDeleteHooks();
   const listPurgeHooks = new ListPurgeHooks();
+  const tagDeleteHooks = new TagDeleteHooks();
   // Features that own something of a task (recurrence, attachments) register purge hooks here.
   const taskPurgeHooks = new TaskPurgeHooks();
   const folders = new FoldersService(core, folderDeleteHooks);
   const lists = new ListsService(core, listPurgeHooks, folderDeleteHooks);
-  const tasks = new TasksService(core, taskPurgeHooks, listPurgeHooks);
+  const tasks = new TasksService(core, taskPurgeHooks, listPurgeHooks, tagDeleteHooks);
   // Before anything touches attachment files: finish or undo restores a crash interrupted.
   reconcileBackups(core);
   // Heavy jobs (backup, legacy files) run in a worker thread with its own connection, started on
@@ -157,7 +159,7 @@ export function createApp(opts: AppOptions): AppHandle {
     .use(countdownsRoutes(new CountdownsService(core)))
     .use(foldersRoutes(folders))
     .use(listsRoutes(lists))
-    .use(tagsRoutes(new TagsService(core)))
+    .use(tagsRoutes(new TagsService(core, tagDeleteHooks)))
     .use(tasksRoutes(tasks))
     .use(trashRoutes(tasks))
     .use(recurrenceRoutes(new RecurrenceService(core, tasks.repeatHooks)))

@@ -25,9 +25,10 @@ import {
   updateTaskIfVersion,
   updateTasks,
   type TaskFilter,
+  bumpTasksTagged,
 } from "../src/features/tasks/tasks.repo";
 import { deleteList, findList, updateList } from "../src/features/lists/lists.repo";
-import { bumpTasksTagged, deleteTag, findTag, updateTag } from "../src/features/tags/tags.repo";
+import { deleteTag, findTag, updateTag } from "../src/features/tags/tags.repo";
 import { findActiveFolder, updateFolder } from "../src/features/folders/folders.repo";
 import { recurringTaskIds } from "../src/features/recurrence/recurrence.repo";
 import { ftsPhrase } from "../src/features/tasks/tasks.search";

@@ -55,15 +55,6 @@ const READERS: Record<string, string[]> = {
   task_tags: ["features/tags/tags.repo.ts"],
 };
 
-/**
- * Writes to another feature's table that predate this rule, each in one function, to move with the
- * dependency work (issue 13 point 4: an upward need goes through a hook). The test fails when one
- * disappears, so this list only shrinks.
- */
-const KNOWN_CROSS_WRITES: { file: string; table: string; why: string }[] = [
-  { file: "features/tags/tags.repo.ts", table: "tasks", why: "bumpTasksTagged: a tag's rename or removal bumps its tasks' versions" },
-  { file: "features/recurrence/recurrence.repo.ts", table: "tasks", why: "moveTaskToOccurrence/setTaskDueAt/completeTaskItself/resetCompletedSubtasks" },
-];
 
 const EXEMPT = (f: string) => f.startsWith("core/schema/");
 
@@ -117,19 +108,17 @@ describe("table ownership", () => {
     expect([...TABLE_SYMBOLS.values()].sort()).toEqual(Object.keys(OWNERS).sort());
   });
 
+  // A write to another feature's table is never allowed: an upward need goes through a hook
+  // (tags.delete-hooks.ts: a deleted tag's tasks grow their versions in tasks.repo.ts).
   test("only a table's owner writes it or imports its drizzle object; others read it only where declared", () => {
     const all = uses();
     const wrong = all.filter((u) => {
       if (OWNERS[u.table]!.includes(u.file)) return false;
       // A declared reader may also import the table object for its reads (lists.repo.ts: the folder's visibility).
       if (u.how === "read" || u.how === "drizzle") return !(READERS[u.table] ?? []).includes(u.file);
-      if (u.how === "write") return !KNOWN_CROSS_WRITES.some((k) => k.file === u.file && k.table === u.table);
       return true;
     });
     expect(wrong.map((u) => `${u.file}: ${u.how} ${u.table} (${u.text})`)).toEqual([]);
-    // The known crossings are still there (remove an entry once its write has moved).
-    const stale = KNOWN_CROSS_WRITES.filter((k) => !all.some((u) => u.file === k.file && u.table === k.table && u.how === "write"));
-    expect(stale).toEqual([]);
   });
 
   test("each table is inserted into by one file", () => {

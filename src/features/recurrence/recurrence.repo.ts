@@ -99,36 +99,6 @@ export function deleteExceptionsExcept(c: Conn, recurrenceId: string, keep: stri
 // grows the task's version by one, like every task write; `grow` 0 when the caller's own write in
 // the same change (a PATCH or batch completing the task) already grew it.
 
-/** Moves the recurring task to its next occurrence, not completed. */
-export function moveTaskToOccurrence(c: Conn, taskId: string, dueAt: string, now: string, grow: 0 | 1 = 1): void {
-  c.sqlite
-    .query("UPDATE tasks SET due_at = ?, completed = 0, completed_at = NULL, version = version + ?, updated_at = ? WHERE id = ?")
-    .run(dueAt, grow, now, taskId);
-}
-
-/** Changes only the due_at (a skip, or undoing one). */
-export function setTaskDueAt(c: Conn, taskId: string, dueAt: string, now: string): void {
-  c.sqlite.query("UPDATE tasks SET due_at = ?, version = version + 1, updated_at = ? WHERE id = ?").run(dueAt, now, taskId);
-}
-
-/** Completes the task itself (the series has ended); an earlier completed_at is kept. */
-export function completeTaskItself(c: Conn, taskId: string, now: string, grow: 0 | 1 = 1): void {
-  c.sqlite
-    .query(
-      "UPDATE tasks SET completed = 1, completed_at = CASE WHEN completed = 1 AND completed_at IS NOT NULL THEN completed_at ELSE ? END, version = version + ?, updated_at = ? WHERE id = ?",
-    )
-    .run(now, grow, now, taskId);
-}
-
-/** The live completed subtasks of a task back to not completed (only those change version). */
-export function resetCompletedSubtasks(c: Conn, parentId: string, now: string): void {
-  c.sqlite
-    .query(
-      "UPDATE tasks SET completed = 0, completed_at = NULL, version = version + 1, updated_at = ? WHERE parent_id = ? AND completed = 1 AND deleted_at IS NULL",
-    )
-    .run(now, parentId);
-}
-
 // ---- Export and restore (used by src/transfer/) ----
 
 

@@ -3,7 +3,19 @@ import { readTx, writeTx, type Conn } from "../../core/db";
 import type { AuthUser } from "../../core/auth/principal";
 import { invalidReference, notFound, stateConflict, validationFailed } from "../../core/errors";
 import { newId } from "../../core/ids";
-import { findSubtasks, findTagsOfTasks, findTaskWithList, findVisibleTask, insertTask, replaceTags, type TaskWithList } from "../tasks/tasks.repo";
+import {
+  completeTaskItself,
+  findSubtasks,
+  findTagsOfTasks,
+  findTaskWithList,
+  findVisibleTask,
+  insertTask,
+  moveTaskToOccurrence,
+  replaceTags,
+  resetCompletedSubtasks,
+  setTaskDueAt,
+  type TaskWithList,
+} from "../tasks/tasks.repo";
 import { presentTasks } from "../tasks/tasks.present";
 import type { Task } from "../tasks/tasks.schemas";
 import type { RepeatingTasks, TaskRepeatHooks } from "../tasks/tasks.repeat-hooks";
@@ -11,7 +23,6 @@ import { recurrenceOnSubtaskProblem } from "../tasks/tasks.rules";
 import { isDateOnly, nextAfterCompletion, parseRRule, seriesFor, type Series, SeriesError, type Unit } from "./recurrence.engine";
 import { checkSchedule } from "./recurrence.rules";
 import {
-  completeTaskItself,
   deleteException,
   deleteExceptionsExcept,
   deleteRecurrence,
@@ -20,10 +31,7 @@ import {
   insertException,
   insertRecurrence,
   listExceptions,
-  moveTaskToOccurrence,
   recurringTaskIds,
-  resetCompletedSubtasks,
-  setTaskDueAt,
   touchRecurrence,
   updateRecurrence,
   type RecurrenceRecord,

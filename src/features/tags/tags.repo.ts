@@ -47,11 +47,6 @@ export function deleteTag(c: Conn, userId: string, id: string): void {
     .run();
 }
 
-/** The tasks carrying a tag change when it goes: their versions grow by one. */
-export function bumpTasksTagged(c: Conn, tagId: string, now: string): void {
-  c.run(sql`UPDATE tasks SET version = version + 1, updated_at = ${now} WHERE id IN (SELECT task_id FROM task_tags WHERE tag_id = ${tagId})`);
-}
-
 // ---- Export and restore (used by src/transfer/) ----
 // Prepared statements: an account may hold many rows, and a restore inserts them one by one.
 

@@ -2,11 +2,15 @@ import type { Core } from "../../core/core";
 import { writeTx } from "../../core/db";
 import { nameTaken, notFound } from "../../core/errors";
 import { newId } from "../../core/ids";
-import { bumpTasksTagged, deleteTag, findTag, findTagByKey, insertTag, listTags, tagNameKey, updateTag, type TagRow } from "./tags.repo";
+import type { TagDeleteHooks } from "./tags.delete-hooks";
+import { deleteTag, findTag, findTagByKey, insertTag, listTags, tagNameKey, updateTag, type TagRow } from "./tags.repo";
 import type { TagCreate, TagPatch } from "./tags.schemas";
 
 export class TagsService {
-  constructor(private readonly core: Core) {}
+  constructor(
+    private readonly core: Core,
+    private readonly deleteHooks: TagDeleteHooks,
+  ) {}
 
   list(userId: string): TagRow[] {
     return listTags(this.core.db, userId);
@@ -49,7 +53,7 @@ export class TagsService {
   remove(userId: string, id: string): void {
     writeTx(this.core.db, (tx) => {
       if (!findTag(tx, userId, id)) throw notFound("tag");
-      bumpTasksTagged(tx, id, this.core.clock.now().toISOString());
+      this.deleteHooks.deleting(tx, id, this.core.clock.now().toISOString());
       deleteTag(tx, userId, id);
     });
   }

@@ -19,6 +19,7 @@ import { findInbox, findList } from "../lists/lists.repo";
 import type { ListPurgeHooks } from "../lists/lists.purge-hooks";
 import {
   batchUpdate,
+  bumpTasksTagged,
   countFtsMatches,
   countSubtasks,
   countTagLinks,
@@ -48,6 +49,7 @@ import {
   type TaskWithList,
 } from "./tasks.repo";
 import { presentTasks } from "./tasks.present";
+import type { TagDeleteHooks } from "../tags/tags.delete-hooks";
 import { runAfterCommit, type TaskPurgeHooks } from "./tasks.purge-hooks";
 import { TaskRepeatHooks } from "./tasks.repeat-hooks";
 import type { Task, TaskBatch, TaskCreate, TaskPatch, TaskQuery } from "./tasks.schemas";
@@ -78,8 +80,11 @@ export class TasksService {
     private readonly core: Core,
     private readonly purgeHooks: TaskPurgeHooks,
     listPurgeHooks: ListPurgeHooks,
+    tagDeleteHooks: TagDeleteHooks,
     readonly repeatHooks: TaskRepeatHooks = new TaskRepeatHooks(),
   ) {
+    // A deleted tag leaves its tasks (task_tags cascade): their versions grow, as for any change of their tags.
+    tagDeleteHooks.register((c, tagId, now) => bumpTasksTagged(c, tagId, now));
     // The list's tasks (subtasks included) go with it by FK cascade; the hooks of what builds on
     // tasks run first, and the audit entry counts them.
     listPurgeHooks.register((c, userId, listId) => {
