@@ -3,6 +3,7 @@ import type { FolderExportRow as FolderOut } from "../../features/folders/folder
 import type { HabitExportRow as HabitOut } from "../../features/habits/habits.repo";
 import type { ListExportRow as ListOut } from "../../features/lists/lists.repo";
 import type { MemoExportRow as MemoOut } from "../../features/memos/memos.repo";
+import { presentRecurrence } from "../../features/recurrence/recurrence.present";
 import type { RecurrenceExportRow as RecurrenceOut } from "../../features/recurrence/recurrence.repo";
 import type { TaskWithTagNamesRow as TaskOut } from "../../features/tasks/tasks.repo";
 import { BOM, encodeRow } from "./legacy.csv";
@@ -40,18 +41,11 @@ export const toRecord = {
     updated_at: r.updated_at,
     deleted_at: r.deleted_at,
   }),
-  recurrences: (r: RecurrenceOut): LegacyRecord => ({
-    id: r.id,
-    task_id: r.task_id,
-    kind: r.kind,
-    rrule: r.rrule,
-    interval: r.interval,
-    unit: r.unit,
-    timezone: r.timezone,
-    dtstart: r.dtstart,
-    created_at: r.created_at,
-    updated_at: r.updated_at,
-  }),
+  recurrences: (r: RecurrenceOut): LegacyRecord => {
+    // The API's recurrence without its exceptions (legacy v1 has none).
+    const { exceptions: _, ...record } = presentRecurrence(r, []);
+    return record;
+  },
   habits: (r: HabitOut): LegacyRecord => ({
     id: r.id,
     name: r.name,
