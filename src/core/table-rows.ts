@@ -49,3 +49,16 @@ export function* iterateRows<R>(c: Conn, sql: string, ...params: string[]): Gene
     stmt.finalize();
   }
 }
+
+/**
+ * A user's rows of the table, the repo's export columns (`columns`), in the repo's order
+ * (`orderBy`, SQL): what each feature's export and restore read. Walked as iterateRows walks.
+ */
+export function userRows<R>(c: Conn, table: SQLiteTable, columns: string, userId: string, orderBy: string): Generator<R> {
+  return iterateRows<R>(c, `SELECT ${columns} FROM ${getTableName(table)} WHERE user_id = ? ORDER BY ${orderBy}`, userId);
+}
+
+/** The row with this id (the repo's export columns), or null. */
+export function rowById<R>(c: Conn, table: SQLiteTable, columns: string, id: string): R | null {
+  return c.sqlite.query<R, [string]>(`SELECT ${columns} FROM ${getTableName(table)} WHERE id = ?`).get(id);
+}

@@ -198,14 +198,7 @@ export class JobRunner {
         this.finished(m.id);
         return;
       case "error": {
-        const e = deserializeError(m.error);
-        if (job.kind === "run") job.reject(e);
-        else if (!job.started) job.rejectHead(e);
-        else {
-          job.error = e;
-          job.wake?.();
-          job.onEnd?.();
-        }
+        this.settleFailed(job, deserializeError(m.error));
         this.finished(m.id);
         return;
       }

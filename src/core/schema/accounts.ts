@@ -1,7 +1,15 @@
 import { sqliteTable, text, integer, index, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { timestamps } from "./columns";
 
 // Instants are stored as RFC 3339 UTC strings with milliseconds: they sort lexicographically
 // and are returned as they are. Dates are YYYY-MM-DD strings.
+
+/** A row's owner: the user it belongs to; the row goes when the user does. */
+export function ownerColumn() {
+  return text("user_id")
+    .notNull()
+    .references(() => users.id, { onDelete: "cascade" });
+}
 
 export const users = sqliteTable(
   "users",
@@ -14,8 +22,7 @@ export const users = sqliteTable(
     timezone: text("timezone").notNull().default("UTC"),
     isAdmin: integer("is_admin", { mode: "boolean" }).notNull().default(false),
     passwordHash: text("password_hash").notNull(),
-    createdAt: text("created_at").notNull(),
-    updatedAt: text("updated_at").notNull(),
+    ...timestamps(),
   },
   (t) => [uniqueIndex("users_username_key_uq").on(t.usernameKey)],
 );
@@ -24,9 +31,7 @@ export const sessions = sqliteTable(
   "sessions",
   {
     id: text("id").primaryKey(),
-    userId: text("user_id")
-      .notNull()
-      .references(() => users.id, { onDelete: "cascade" }),
+    userId: ownerColumn(),
     // SHA-256 (hex) of the bearer token; the token itself is never stored.
     tokenHash: text("token_hash").notNull(),
     createdAt: text("created_at").notNull(),

@@ -1,5 +1,5 @@
 import { sqliteTable, text, integer, index } from "drizzle-orm/sqlite-core";
-import { users } from "./accounts";
+import { ownerColumn, users } from "./accounts";
 import { tasks } from "./tasks";
 
 // An attachment's bytes live in <data>/attachments/<id>: the server-chosen name is the row's id,
@@ -10,9 +10,7 @@ export const attachments = sqliteTable(
   "attachments",
   {
     id: text("id").primaryKey(),
-    userId: text("user_id")
-      .notNull()
-      .references(() => users.id, { onDelete: "cascade" }),
+    userId: ownerColumn(),
     // Purging a task removes its rows by cascade; the purge hook removes the files after commit.
     taskId: text("task_id")
       .notNull()

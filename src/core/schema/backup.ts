@@ -1,5 +1,5 @@
 import { sqliteTable, text, integer, index, primaryKey, uniqueIndex } from "drizzle-orm/sqlite-core";
-import { users } from "./accounts";
+import { ownerColumn } from "./accounts";
 
 // A validated upload waiting for POST /backup/restore. The token is random and only its SHA-256
 // is stored; it is bound to the user, the staged file's SHA-256 and the restore mode. The staged
@@ -8,9 +8,7 @@ export const backupPreflights = sqliteTable(
   "backup_preflights",
   {
     id: text("id").primaryKey(),
-    userId: text("user_id")
-      .notNull()
-      .references(() => users.id, { onDelete: "cascade" }),
+    userId: ownerColumn(),
     tokenHash: text("token_hash").notNull(),
     fileSha256: text("file_sha256").notNull(),
     mode: text("mode", { enum: ["merge", "replace"] }).notNull(),
@@ -37,9 +35,7 @@ export const backupRestores = sqliteTable(
   "backup_restores",
   {
     id: text("id").primaryKey(),
-    userId: text("user_id")
-      .notNull()
-      .references(() => users.id, { onDelete: "cascade" }),
+    userId: ownerColumn(),
     preflightId: text("preflight_id").notNull(),
     mode: text("mode", { enum: ["merge", "replace"] }).notNull(),
     backupId: text("backup_id").notNull(),
@@ -56,9 +52,7 @@ export const backupRestores = sqliteTable(
 export const backupLedger = sqliteTable(
   "backup_ledger",
   {
-    userId: text("user_id")
-      .notNull()
-      .references(() => users.id, { onDelete: "cascade" }),
+    userId: ownerColumn(),
     entity: text("entity").notNull(),
     sourceId: text("source_id").notNull(),
     targetId: text("target_id").notNull(),

@@ -1,14 +1,13 @@
 import { sql } from "drizzle-orm";
 import { sqliteTable, text, integer, real, index, primaryKey, uniqueIndex } from "drizzle-orm/sqlite-core";
-import { users } from "./accounts";
+import { ownerColumn } from "./accounts";
+import { timestamps } from "./columns";
 
 export const habits = sqliteTable(
   "habits",
   {
     id: text("id").primaryKey(),
-    userId: text("user_id")
-      .notNull()
-      .references(() => users.id, { onDelete: "cascade" }),
+    userId: ownerColumn(),
     name: text("name").notNull(),
     icon: text("icon"),
     color: text("color"),
@@ -19,8 +18,7 @@ export const habits = sqliteTable(
     startDate: text("start_date").notNull(),
     position: integer("position").notNull().default(0),
     archivedAt: text("archived_at"),
-    createdAt: text("created_at").notNull(),
-    updatedAt: text("updated_at").notNull(),
+    ...timestamps(),
   },
   (t) => [index("habits_user_idx").on(t.userId, t.position)],
 );
@@ -31,14 +29,11 @@ export const habitLogs = sqliteTable(
     habitId: text("habit_id")
       .notNull()
       .references(() => habits.id, { onDelete: "cascade" }),
-    userId: text("user_id")
-      .notNull()
-      .references(() => users.id, { onDelete: "cascade" }),
+    userId: ownerColumn(),
     date: text("date").notNull(),
     value: real("value").notNull(),
     note: text("note"),
-    createdAt: text("created_at").notNull(),
-    updatedAt: text("updated_at").notNull(),
+    ...timestamps(),
   },
   (t) => [primaryKey({ columns: [t.habitId, t.date] }), index("habit_logs_user_idx").on(t.userId)],
 );
@@ -50,13 +45,10 @@ export const habitPauses = sqliteTable(
     habitId: text("habit_id")
       .notNull()
       .references(() => habits.id, { onDelete: "cascade" }),
-    userId: text("user_id")
-      .notNull()
-      .references(() => users.id, { onDelete: "cascade" }),
+    userId: ownerColumn(),
     startDate: text("start_date").notNull(),
     endDate: text("end_date"),
-    createdAt: text("created_at").notNull(),
-    updatedAt: text("updated_at").notNull(),
+    ...timestamps(),
   },
   (t) => [index("habit_pauses_habit_idx").on(t.habitId, t.startDate)],
 );
@@ -65,9 +57,7 @@ export const countdowns = sqliteTable(
   "countdowns",
   {
     id: text("id").primaryKey(),
-    userId: text("user_id")
-      .notNull()
-      .references(() => users.id, { onDelete: "cascade" }),
+    userId: ownerColumn(),
     name: text("name").notNull(),
     date: text("date").notNull(),
     type: text("type", { enum: ["countdown", "anniversary", "birthday"] }).notNull(),
@@ -80,8 +70,7 @@ export const countdowns = sqliteTable(
     lunarLeap: integer("lunar_leap", { mode: "boolean" }),
     pinned: integer("pinned", { mode: "boolean" }).notNull().default(false),
     archivedAt: text("archived_at"),
-    createdAt: text("created_at").notNull(),
-    updatedAt: text("updated_at").notNull(),
+    ...timestamps(),
   },
   (t) => [
     index("countdowns_user_idx").on(t.userId),
@@ -94,14 +83,11 @@ export const memos = sqliteTable(
   "memos",
   {
     id: text("id").primaryKey(),
-    userId: text("user_id")
-      .notNull()
-      .references(() => users.id, { onDelete: "cascade" }),
+    userId: ownerColumn(),
     content: text("content").notNull(),
     pinned: integer("pinned", { mode: "boolean" }).notNull().default(false),
     version: integer("version").notNull().default(1),
-    createdAt: text("created_at").notNull(),
-    updatedAt: text("updated_at").notNull(),
+    ...timestamps(),
     deletedAt: text("deleted_at"),
   },
   // Newest-first keyset pages of active and of soft-deleted memos: one partial index each, so

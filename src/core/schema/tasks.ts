@@ -1,18 +1,16 @@
 import { sqliteTable, text, integer, index, uniqueIndex, primaryKey } from "drizzle-orm/sqlite-core";
 import { sql } from "drizzle-orm";
-import { users } from "./accounts";
+import { ownerColumn } from "./accounts";
+import { timestamps } from "./columns";
 
 export const folders = sqliteTable(
   "folders",
   {
     id: text("id").primaryKey(),
-    userId: text("user_id")
-      .notNull()
-      .references(() => users.id, { onDelete: "cascade" }),
+    userId: ownerColumn(),
     name: text("name").notNull(),
     position: integer("position").notNull().default(0),
-    createdAt: text("created_at").notNull(),
-    updatedAt: text("updated_at").notNull(),
+    ...timestamps(),
     deletedAt: text("deleted_at"),
   },
   (t) => [index("folders_user_idx").on(t.userId, t.position)],
@@ -22,17 +20,14 @@ export const lists = sqliteTable(
   "lists",
   {
     id: text("id").primaryKey(),
-    userId: text("user_id")
-      .notNull()
-      .references(() => users.id, { onDelete: "cascade" }),
+    userId: ownerColumn(),
     name: text("name").notNull(),
     // A list in a soft-deleted folder is presented at root; SET NULL covers a purged folder.
     folderId: text("folder_id").references(() => folders.id, { onDelete: "set null" }),
     isInbox: integer("is_inbox", { mode: "boolean" }).notNull().default(false),
     color: text("color"),
     position: integer("position").notNull().default(0),
-    createdAt: text("created_at").notNull(),
-    updatedAt: text("updated_at").notNull(),
+    ...timestamps(),
     deletedAt: text("deleted_at"),
   },
   (t) => [
@@ -46,15 +41,12 @@ export const tags = sqliteTable(
   "tags",
   {
     id: text("id").primaryKey(),
-    userId: text("user_id")
-      .notNull()
-      .references(() => users.id, { onDelete: "cascade" }),
+    userId: ownerColumn(),
     name: text("name").notNull(),
     // NFKC + Unicode lower-case of name: uniqueness is case-insensitive for every script.
     nameKey: text("name_key").notNull(),
     color: text("color").notNull(),
-    createdAt: text("created_at").notNull(),
-    updatedAt: text("updated_at").notNull(),
+    ...timestamps(),
   },
   (t) => [uniqueIndex("tags_user_name_uq").on(t.userId, t.nameKey)],
 );
@@ -63,9 +55,7 @@ export const tasks = sqliteTable(
   "tasks",
   {
     id: text("id").primaryKey(),
-    userId: text("user_id")
-      .notNull()
-      .references(() => users.id, { onDelete: "cascade" }),
+    userId: ownerColumn(),
     listId: text("list_id")
       .notNull()
       .references(() => lists.id, { onDelete: "cascade" }),
@@ -79,8 +69,7 @@ export const tasks = sqliteTable(
     priority: integer("priority").notNull().default(0),
     version: integer("version").notNull().default(1),
     position: integer("position").notNull().default(0),
-    createdAt: text("created_at").notNull(),
-    updatedAt: text("updated_at").notNull(),
+    ...timestamps(),
     deletedAt: text("deleted_at"),
     // Title and description, NFKC, lower-cased, without diacritics (see tasks.search.ts): what
     // the trigram index (tasks_fts, an external-content FTS5 table kept in step by triggers)
@@ -124,9 +113,7 @@ export const recurrences = sqliteTable(
   "recurrences",
   {
     id: text("id").primaryKey(),
-    userId: text("user_id")
-      .notNull()
-      .references(() => users.id, { onDelete: "cascade" }),
+    userId: ownerColumn(),
     taskId: text("task_id")
       .notNull()
       .references(() => tasks.id, { onDelete: "cascade" }),
@@ -138,8 +125,7 @@ export const recurrences = sqliteTable(
     // kind rrule: the series' first occurrence (DTSTART), a date or an instant like due_at. COUNT and
     // INTERVAL phase count from it, not from the task's current due_at. Null for after_completion.
     dtstart: text("dtstart"),
-    createdAt: text("created_at").notNull(),
-    updatedAt: text("updated_at").notNull(),
+    ...timestamps(),
   },
   (t) => [uniqueIndex("recurrences_task_uq").on(t.taskId), index("recurrences_user_idx").on(t.userId)],
 );

@@ -2,7 +2,10 @@ import type { AuthUser } from "../../core/auth/principal";
 import type { UserRow } from "./account.repo";
 import type { Me, User } from "./account.schemas";
 
-export function presentUser(u: UserRow): User {
+/** The user fields of the API's User, from a row or from the session lookup's user (the same fields). */
+type UserFields = Pick<UserRow, "id" | "username" | "displayName" | "timezone" | "isAdmin" | "createdAt">;
+
+export function presentUser(u: UserFields): User {
   return {
     id: u.id,
     username: u.username,
@@ -15,16 +18,7 @@ export function presentUser(u: UserRow): User {
 
 /** GET /me answers from the session lookup's own join: one query per request. `quota`: null when off. */
 export function presentAuthUser(u: AuthUser, quota: number | null): Me {
-  return {
-    id: u.id,
-    username: u.username,
-    display_name: u.displayName,
-    timezone: u.timezone,
-    is_admin: u.isAdmin,
-    created_at: u.createdAt,
-    attachment_bytes: u.attachmentBytes ?? 0,
-    attachment_quota_bytes: quota,
-  };
+  return { ...presentUser(u), attachment_bytes: u.attachmentBytes ?? 0, attachment_quota_bytes: quota };
 }
 
 /** PATCH /me: the updated row, with the storage total read with the session (a PATCH never changes it). */

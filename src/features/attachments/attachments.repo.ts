@@ -1,7 +1,7 @@
 import type { Conn } from "../../core/db";
 import type { SqlRow } from "../../core/db";
 import { attachments } from "../../core/schema";
-import { isOwnRow, iterateRows, ownerOfRow } from "../../core/table-rows";
+import { isOwnRow, ownerOfRow, rowById, userRows } from "../../core/table-rows";
 
 // Prepared statements on `c.sqlite` (cached by bun:sqlite per SQL string); inside a transaction
 // they see its writes.
@@ -85,11 +85,11 @@ const ATTACHMENT_COLUMNS = "id, task_id, filename, content_type, size, sha256, c
 
 /** The user's attachment rows in id order. */
 export function exportAttachmentRows(c: Conn, userId: string): Generator<AttachmentExportRow> {
-  return iterateRows(c, `SELECT ${ATTACHMENT_COLUMNS} FROM attachments WHERE user_id = ? ORDER BY id`, userId);
+  return userRows(c, attachments, ATTACHMENT_COLUMNS, userId, "id");
 }
 
 export function exportAttachmentRow(c: Conn, id: string): AttachmentExportRow | null {
-  return c.sqlite.query<AttachmentExportRow, [string]>(`SELECT ${ATTACHMENT_COLUMNS} FROM attachments WHERE id = ?`).get(id);
+  return rowById<AttachmentExportRow>(c, attachments, ATTACHMENT_COLUMNS, id);
 }
 
 export function insertRestoredAttachment(c: Conn, userId: string, r: AttachmentExportRow): void {

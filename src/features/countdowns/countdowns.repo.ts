@@ -3,7 +3,7 @@ import { perConnection, type Conn } from "../../core/db";
 import { countdowns } from "../../core/schema";
 import type { SqlRow } from "../../core/db";
 import { deleteInBatches } from "../../core/db";
-import { iterateRows, ownerOfRow, ownersOfRows } from "../../core/table-rows";
+import { ownerOfRow, ownersOfRows, rowById, userRows } from "../../core/table-rows";
 
 export type CountdownRow = typeof countdowns.$inferSelect;
 
@@ -57,16 +57,16 @@ const COUNTDOWN_COLUMNS = "id, name, date, type, repeat, icon, calendar, lunar_m
 
 /** The user's countdowns in id order. */
 export function exportCountdownRows(c: Conn, userId: string): Generator<CountdownExportRow> {
-  return iterateRows(c, `SELECT ${COUNTDOWN_COLUMNS} FROM countdowns WHERE user_id = ? ORDER BY id`, userId);
+  return userRows(c, countdowns, COUNTDOWN_COLUMNS, userId, "id");
 }
 
 /** The user's countdowns in creation order. */
 export function countdownRowsInOrder(c: Conn, userId: string): Generator<CountdownExportRow> {
-  return iterateRows(c, `SELECT ${COUNTDOWN_COLUMNS} FROM countdowns WHERE user_id = ? ORDER BY created_at, rowid`, userId);
+  return userRows(c, countdowns, COUNTDOWN_COLUMNS, userId, "created_at, rowid");
 }
 
 export function exportCountdownRow(c: Conn, id: string): CountdownExportRow | null {
-  return c.sqlite.query<CountdownExportRow, [string]>(`SELECT ${COUNTDOWN_COLUMNS} FROM countdowns WHERE id = ?`).get(id);
+  return rowById<CountdownExportRow>(c, countdowns, COUNTDOWN_COLUMNS, id);
 }
 
 /** Whether the user has a pinned countdown (one at most: a restore's pin yields to it). */

@@ -3,7 +3,7 @@ import { folders } from "../../core/schema";
 import type { Conn } from "../../core/db";
 import type { SqlRow } from "../../core/db";
 import { deleteInBatches } from "../../core/db";
-import { isOwnRow, iterateRows, ownerOfRow, ownersOfRows } from "../../core/table-rows";
+import { isOwnRow, iterateRows, ownerOfRow, ownersOfRows, rowById, userRows } from "../../core/table-rows";
 
 export type FolderRow = typeof folders.$inferSelect;
 
@@ -51,7 +51,7 @@ const FOLDER_COLUMNS = "id, name, position, created_at, updated_at, deleted_at";
 
 /** The user's folders in id order (soft-deleted ones too). */
 export function exportFolderRows(c: Conn, userId: string): Generator<FolderExportRow> {
-  return iterateRows(c, `SELECT ${FOLDER_COLUMNS} FROM folders WHERE user_id = ? ORDER BY id`, userId);
+  return userRows(c, folders, FOLDER_COLUMNS, userId, "id");
 }
 
 /** The user's live folders in the order the app lists them (a soft-deleted folder's lists show at root). */
@@ -60,7 +60,7 @@ export function liveFolderRowsInOrder(c: Conn, userId: string): Generator<Folder
 }
 
 export function exportFolderRow(c: Conn, id: string): FolderExportRow | null {
-  return c.sqlite.query<FolderExportRow, [string]>(`SELECT ${FOLDER_COLUMNS} FROM folders WHERE id = ?`).get(id);
+  return rowById<FolderExportRow>(c, folders, FOLDER_COLUMNS, id);
 }
 
 export function insertRestoredFolder(c: Conn, userId: string, r: FolderExportRow): void {

@@ -3,7 +3,7 @@ import { changes, perConnection, type Conn } from "../../core/db";
 import { habitLogs, habitPauses, habits } from "../../core/schema";
 import type { SqlRow } from "../../core/db";
 import { deleteInBatches } from "../../core/db";
-import { isOwnRow, iterateRows, ownerOfRow, ownersOfRows } from "../../core/table-rows";
+import { isOwnRow, ownerOfRow, ownersOfRows, rowById, userRows } from "../../core/table-rows";
 
 export type HabitRow = typeof habits.$inferSelect;
 export type HabitLogRow = typeof habitLogs.$inferSelect;
@@ -145,16 +145,16 @@ const HABIT_COLUMNS = "id, name, icon, color, frequency, goal, unit, start_date,
 
 /** The user's habits in id order. */
 export function exportHabitRows(c: Conn, userId: string): Generator<HabitExportRow> {
-  return iterateRows(c, `SELECT ${HABIT_COLUMNS} FROM habits WHERE user_id = ? ORDER BY id`, userId);
+  return userRows(c, habits, HABIT_COLUMNS, userId, "id");
 }
 
 /** The user's habits in the order the app lists them. */
 export function habitRowsInOrder(c: Conn, userId: string): Generator<HabitExportRow> {
-  return iterateRows(c, `SELECT ${HABIT_COLUMNS} FROM habits WHERE user_id = ? ORDER BY position, created_at, rowid`, userId);
+  return userRows(c, habits, HABIT_COLUMNS, userId, "position, created_at, rowid");
 }
 
 export function exportHabitRow(c: Conn, id: string): HabitExportRow | null {
-  return c.sqlite.query<HabitExportRow, [string]>(`SELECT ${HABIT_COLUMNS} FROM habits WHERE id = ?`).get(id);
+  return rowById<HabitExportRow>(c, habits, HABIT_COLUMNS, id);
 }
 
 export function insertRestoredHabit(c: Conn, userId: string, r: HabitExportRow): void {
@@ -183,7 +183,7 @@ const LOG_COLUMNS = "habit_id, date, value, note, created_at, updated_at";
 
 /** The user's habit logs, by habit then date. */
 export function exportHabitLogRows(c: Conn, userId: string): Generator<HabitLogExportRow> {
-  return iterateRows(c, `SELECT ${LOG_COLUMNS} FROM habit_logs WHERE user_id = ? ORDER BY habit_id, date`, userId);
+  return userRows(c, habitLogs, LOG_COLUMNS, userId, "habit_id, date");
 }
 
 export function exportHabitLogRow(c: Conn, habitId: string, date: string): HabitLogExportRow | null {
@@ -202,11 +202,11 @@ const PAUSE_COLUMNS = "id, habit_id, start_date, end_date, created_at, updated_a
 
 /** The user's habit pauses in id order. */
 export function exportHabitPauseRows(c: Conn, userId: string): Generator<HabitPauseExportRow> {
-  return iterateRows(c, `SELECT ${PAUSE_COLUMNS} FROM habit_pauses WHERE user_id = ? ORDER BY id`, userId);
+  return userRows(c, habitPauses, PAUSE_COLUMNS, userId, "id");
 }
 
 export function exportHabitPauseRow(c: Conn, id: string): HabitPauseExportRow | null {
-  return c.sqlite.query<HabitPauseExportRow, [string]>(`SELECT ${PAUSE_COLUMNS} FROM habit_pauses WHERE id = ?`).get(id);
+  return rowById<HabitPauseExportRow>(c, habitPauses, PAUSE_COLUMNS, id);
 }
 
 export function insertRestoredHabitPause(c: Conn, userId: string, r: HabitPauseExportRow): void {

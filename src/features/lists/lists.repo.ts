@@ -4,7 +4,7 @@ import type { Conn } from "../../core/db";
 import { newId } from "../../core/ids";
 import type { SqlRow } from "../../core/db";
 import { deleteInBatches } from "../../core/db";
-import { isOwnRow, iterateRows, ownerOfRow, ownersOfRows } from "../../core/table-rows";
+import { isOwnRow, iterateRows, ownerOfRow, ownersOfRows, rowById, userRows } from "../../core/table-rows";
 
 export type ListRow = typeof lists.$inferSelect;
 /** A list as presented: `folderId` is null when the folder is soft-deleted. */
@@ -115,7 +115,7 @@ const LIST_COLUMNS = "id, name, folder_id, is_inbox, color, position, created_at
 
 /** The user's lists in id order (archived ones and the inbox too). */
 export function exportListRows(c: Conn, userId: string): Generator<ListExportRow> {
-  return iterateRows(c, `SELECT ${LIST_COLUMNS} FROM lists WHERE user_id = ? ORDER BY id`, userId);
+  return userRows(c, lists, LIST_COLUMNS, userId, "id");
 }
 
 /**
@@ -134,7 +134,7 @@ export function listRowsInOrder(c: Conn, userId: string): Generator<ListExportRo
 }
 
 export function exportListRow(c: Conn, id: string): ListExportRow | null {
-  return c.sqlite.query<ListExportRow, [string]>(`SELECT ${LIST_COLUMNS} FROM lists WHERE id = ?`).get(id);
+  return rowById<ListExportRow>(c, lists, LIST_COLUMNS, id);
 }
 
 /** Inserts a restored list; never an inbox (the user has one: the file's inbox maps onto it). */

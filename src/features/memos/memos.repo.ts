@@ -3,7 +3,7 @@ import { changes, perConnection, type Conn } from "../../core/db";
 import { memos } from "../../core/schema";
 import type { SqlRow } from "../../core/db";
 import { deleteInBatches } from "../../core/db";
-import { iterateRows, ownerOfRow, ownersOfRows } from "../../core/table-rows";
+import { ownerOfRow, ownersOfRows, rowById, userRows } from "../../core/table-rows";
 
 export type MemoRow = typeof memos.$inferSelect;
 
@@ -84,16 +84,16 @@ const MEMO_COLUMNS = "id, content, pinned, version, created_at, updated_at, dele
 
 /** The user's memos in id order (the trash too). */
 export function exportMemoRows(c: Conn, userId: string): Generator<MemoExportRow> {
-  return iterateRows(c, `SELECT ${MEMO_COLUMNS} FROM memos WHERE user_id = ? ORDER BY id`, userId);
+  return userRows(c, memos, MEMO_COLUMNS, userId, "id");
 }
 
 /** The user's memos in creation order. */
 export function memoRowsInOrder(c: Conn, userId: string): Generator<MemoExportRow> {
-  return iterateRows(c, `SELECT ${MEMO_COLUMNS} FROM memos WHERE user_id = ? ORDER BY created_at, rowid`, userId);
+  return userRows(c, memos, MEMO_COLUMNS, userId, "created_at, rowid");
 }
 
 export function exportMemoRow(c: Conn, id: string): MemoExportRow | null {
-  return c.sqlite.query<MemoExportRow, [string]>(`SELECT ${MEMO_COLUMNS} FROM memos WHERE id = ?`).get(id);
+  return rowById<MemoExportRow>(c, memos, MEMO_COLUMNS, id);
 }
 
 export function insertRestoredMemo(c: Conn, userId: string, r: MemoExportRow): void {

@@ -1,7 +1,8 @@
 import type { RecurrenceRecord } from "./recurrence.repo";
 import type { Recurrence } from "./recurrence.schemas";
 
-export function presentRecurrence(r: RecurrenceRecord, exceptions: string[]): Recurrence {
+/** Row → API shape (the field order is the JSON's). Legacy export presents its records with it too. */
+export function presentRecurrence(r: Omit<RecurrenceRecord, "user_id">, exceptions: string[]): Recurrence {
   return {
     id: r.id,
     task_id: r.task_id,

@@ -1,7 +1,7 @@
 import type { Conn } from "../../core/db";
 import type { SqlRow } from "../../core/db";
 import { recurrenceExceptions, recurrences } from "../../core/schema";
-import { iterateRows, ownerOfRow, ownersOfRows } from "../../core/table-rows";
+import { iterateRows, ownerOfRow, ownersOfRows, rowById, userRows } from "../../core/table-rows";
 
 // Prepared statements on the bun:sqlite handle (compiled once, cached by SQL text). Called inside
 // a writeTx/readTx callback they run in that transaction.
@@ -108,16 +108,16 @@ const RECURRENCE_COLUMNS = "id, task_id, kind, rrule, interval, unit, timezone, 
 
 /** The user's recurrences in id order. */
 export function exportRecurrenceRows(c: Conn, userId: string): Generator<RecurrenceExportRow> {
-  return iterateRows(c, `SELECT ${RECURRENCE_COLUMNS} FROM recurrences WHERE user_id = ? ORDER BY id`, userId);
+  return userRows(c, recurrences, RECURRENCE_COLUMNS, userId, "id");
 }
 
 /** The user's recurrences in creation order. */
 export function recurrenceRowsInOrder(c: Conn, userId: string): Generator<RecurrenceExportRow> {
-  return iterateRows(c, `SELECT ${RECURRENCE_COLUMNS} FROM recurrences WHERE user_id = ? ORDER BY created_at, rowid`, userId);
+  return userRows(c, recurrences, RECURRENCE_COLUMNS, userId, "created_at, rowid");
 }
 
 export function exportRecurrenceRow(c: Conn, id: string): RecurrenceExportRow | null {
-  return c.sqlite.query<RecurrenceExportRow, [string]>(`SELECT ${RECURRENCE_COLUMNS} FROM recurrences WHERE id = ?`).get(id);
+  return rowById<RecurrenceExportRow>(c, recurrences, RECURRENCE_COLUMNS, id);
 }
 
 export function insertRestoredRecurrence(c: Conn, userId: string, r: RecurrenceExportRow): void {

@@ -3,7 +3,7 @@ import { tags } from "../../core/schema";
 import type { Conn } from "../../core/db";
 import type { SqlRow } from "../../core/db";
 import { deleteInBatches } from "../../core/db";
-import { isOwnRow, iterateRows, ownerOfRow, ownersOfRows } from "../../core/table-rows";
+import { isOwnRow, ownerOfRow, ownersOfRows, rowById, userRows } from "../../core/table-rows";
 
 export type TagRow = typeof tags.$inferSelect;
 
@@ -57,11 +57,11 @@ const TAG_COLUMNS = "id, name, color, created_at, updated_at";
 
 /** The user's tags in id order. */
 export function exportTagRows(c: Conn, userId: string): Generator<TagExportRow> {
-  return iterateRows(c, `SELECT ${TAG_COLUMNS} FROM tags WHERE user_id = ? ORDER BY id`, userId);
+  return userRows(c, tags, TAG_COLUMNS, userId, "id");
 }
 
 export function exportTagRow(c: Conn, id: string): TagExportRow | null {
-  return c.sqlite.query<TagExportRow, [string]>(`SELECT ${TAG_COLUMNS} FROM tags WHERE id = ?`).get(id);
+  return rowById<TagExportRow>(c, tags, TAG_COLUMNS, id);
 }
 
 export function insertRestoredTag(c: Conn, userId: string, r: TagExportRow): void {

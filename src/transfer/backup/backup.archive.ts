@@ -98,6 +98,23 @@ export class ZipFile {
 }
 
 /**
+ * The fields a local file header and a central directory header share, at the same distances
+ * from each other (APPNOTE 4.3.7, 4.3.12): from the general purpose flags (at `at`) to the extra
+ * field's length.
+ */
+function headerFields(b: Buffer, at: number) {
+  return {
+    flags: b.readUInt16LE(at),
+    method: b.readUInt16LE(at + 2),
+    crc: b.readUInt32LE(at + 8),
+    compressedSize: b.readUInt32LE(at + 12),
+    size: b.readUInt32LE(at + 16),
+    nameLen: b.readUInt16LE(at + 20),
+    extraLen: b.readUInt16LE(at + 22),
+  };
+}
+
+/**
  * Parses and checks the central directory. Returns the entries or throws ZipError for a problem
  * that makes the rest unreadable; `problems` collects the per-entry ones.
  */
@@ -136,13 +153,7 @@ export function readCentralDirectory(zip: ZipFile, limits: ZipLimits, problems: 
   for (let i = 0; i < count; i++) {
     if (p + 46 > cd.length || cd.readUInt32LE(p) !== 0x02014b50) throw new ZipError("archive", "corrupt central directory");
     const madeBy = cd.readUInt16LE(p + 4);
-    const flags = cd.readUInt16LE(p + 8);
-    const method = cd.readUInt16LE(p + 10);
-    const crc = cd.readUInt32LE(p + 16);
-    const compressedSize = cd.readUInt32LE(p + 20);
-    const size = cd.readUInt32LE(p + 24);
-    const nameLen = cd.readUInt16LE(p + 28);
-    const extraLen = cd.readUInt16LE(p + 30);
+    const { flags, method, crc, compressedSize, size, nameLen, extraLen } = headerFields(cd, p + 8);
     const commentLen = cd.readUInt16LE(p + 32);
     const diskStart = cd.readUInt16LE(p + 34);
     const extAttr = cd.readUInt32LE(p + 38);
@@ -232,13 +243,7 @@ export function readCentralDirectory(zip: ZipFile, limits: ZipLimits, problems: 
       problems.push(new ZipError(name, "no local header where the central directory says (truncated or corrupt)"));
       continue;
     }
-    const lFlags = lh.readUInt16LE(6);
-    const lMethod = lh.readUInt16LE(8);
-    const lCrc = lh.readUInt32LE(14);
-    const lCsize = lh.readUInt32LE(18);
-    const lSize = lh.readUInt32LE(22);
-    const lNameLen = lh.readUInt16LE(26);
-    const lExtraLen = lh.readUInt16LE(28);
+    const { flags: lFlags, method: lMethod, crc: lCrc, compressedSize: lCsize, size: lSize, nameLen: lNameLen, extraLen: lExtraLen } = headerFields(lh, 6);
     const lName = zip.read(localOffset + 30, lNameLen);
     const descriptor = (flags & 0x08) !== 0;
     const sizesAgree = descriptor

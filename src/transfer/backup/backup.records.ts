@@ -2,17 +2,16 @@ import { z } from "zod";
 import { maxChars } from "../../core/text";
 import { parseInstant } from "../../core/time";
 import { cleanFilename } from "../../features/attachments/attachments.rules";
-import { Calendar, CountdownDate, CountdownIcon, CountdownName, CountdownType, LunarMonthDay, Repeat } from "../../features/countdowns/countdowns.schemas";
+import { LunarMonthDay } from "../../features/countdowns/countdowns.schemas";
 import { pinnedWhileArchived } from "../../features/countdowns/countdowns.rules";
-import { FolderName } from "../../features/folders/folders.schemas";
-import { DateString, Frequency, Goal, HabitColor, HabitIcon, HabitName, HabitUnit, LogBody } from "../../features/habits/habits.schemas";
-import { ListName } from "../../features/lists/lists.schemas";
-import { MemoContent, MemoVersion } from "../../features/memos/memos.schemas";
+import { DateString, LogBody } from "../../features/habits/habits.schemas";
+import { MemoVersion } from "../../features/memos/memos.schemas";
 import { isDateOnly } from "../../core/time";
-import { MAX_RRULE_LENGTH, parseRRule } from "../../features/recurrence/recurrence.rules";
-import { CalendarDate, Interval, kindFields, TimeZone, Unit } from "../../features/recurrence/recurrence.schemas";
+import { parseRRule } from "../../features/recurrence/recurrence.rules";
+import { CalendarDate, kindFields } from "../../features/recurrence/recurrence.schemas";
 import { Color, TagName } from "../../features/tags/tags.schemas";
-import { Description, DueAt, Priority, TAG_IDS_MAX, Title, Version } from "../../features/tasks/tasks.schemas";
+import { DueAt, TAG_IDS_MAX, Version } from "../../features/tasks/tasks.schemas";
+import { recordFields } from "../record-fields";
 
 /**
  * The app-backup v2 records (contract §9): the API's field names and value shapes, every field
@@ -74,50 +73,24 @@ const Instant = maxChars(z.string(), 40)
 const DateOnly = CalendarDate;
 const Position = z.number().int().min(-(2 ** 53)).max(2 ** 53);
 
-export const FolderRecord = z.strictObject({ id: Id, name: FolderName, position: Position, created_at: Instant, updated_at: Instant, deleted_at: Instant.nullable() });
-export const ListRecord = z.strictObject({
-    id: Id,
-    name: ListName,
-    folder_id: Id.nullable(),
-    is_inbox: z.boolean(),
-    color: Color.nullable(),
-    position: Position,
-    created_at: Instant,
-    updated_at: Instant,
-    deleted_at: Instant.nullable(),
-  });
-export const TagRecord = z.strictObject({ id: Id, name: TagName, color: Color, created_at: Instant, updated_at: Instant });
+const F = recordFields({ Id, Instant, Position });
+
+export const FolderRecord = z.strictObject({ ...F.folder, deleted_at: Instant.nullable() });
+export const ListRecord = z.strictObject(F.list);
+export const TagRecord = z.strictObject({ id: Id, name: TagName, color: Color, ...F.stamps });
 export const TaskRecord = z.strictObject({
-    id: Id,
-    list_id: Id,
-    parent_id: Id.nullable(),
-    title: Title,
-    description: Description,
-    completed: z.boolean(),
-    completed_at: Instant.nullable(),
-    // The API's own: a date, or an instant normalised to UTC with milliseconds.
-    due_at: DueAt,
-    priority: Priority,
+    ...F.taskHead,
     version: Version,
     position: Position,
     tag_ids: z.array(Id).max(TAG_IDS_MAX, `at most ${TAG_IDS_MAX} tags`),
-    created_at: Instant,
-    updated_at: Instant,
-    deleted_at: Instant.nullable(),
+    ...F.stampsDeleted,
   });
 export const RecurrenceRecord = z.strictObject({
-    id: Id,
-    task_id: Id,
-    kind: z.enum(["rrule", "after_completion"]),
-    rrule: maxChars(z.string(), MAX_RRULE_LENGTH).nullable(),
-    interval: Interval.nullable(),
-    unit: Unit.nullable(),
-    timezone: TimeZone,
+    ...F.recurrenceHead,
     // An rrule series' first occurrence, a task's due_at when the API stored it (same form).
     dtstart: DueAt,
     exceptions: z.array(DateOnly),
-    created_at: Instant,
-    updated_at: Instant,
+    ...F.stamps,
   })
   .superRefine((r, ctx) => {
     // The API's own check of which fields each kind takes.
@@ -144,51 +117,28 @@ export const RecurrenceExceptionRecord = z.strictObject({ recurrence_id: Id, dat
 const archivedAgrees = (r: { archived: boolean; archived_at: string | null }) => r.archived === (r.archived_at !== null);
 const ARCHIVED_MESSAGE = { message: "`archived` must be true exactly when `archived_at` is set", path: ["archived"] };
 
-export const HabitRecord = z.strictObject({
-    id: Id,
-    name: HabitName,
-    icon: HabitIcon,
-    color: HabitColor,
-    frequency: Frequency,
-    goal: Goal,
-    unit: HabitUnit,
-    start_date: DateString,
-    position: Position,
-    archived: z.boolean(),
-    archived_at: Instant.nullable(),
-    created_at: Instant,
-    updated_at: Instant,
-  })
+export const HabitRecord = z.strictObject({ ...F.habitHead, archived_at: Instant.nullable(), ...F.stamps })
   .refine(archivedAgrees, ARCHIVED_MESSAGE);
 export const HabitLogRecord = z.strictObject({
   habit_id: Id,
   date: DateString,
   value: LogBody.shape.value,
   note: LogBody.shape.note.unwrap(),
-  created_at: Instant,
-  updated_at: Instant,
+  ...F.stamps,
 });
-export const HabitPauseRecord = z.strictObject({ id: Id, habit_id: Id, start_date: DateString, end_date: DateString.nullable(), created_at: Instant, updated_at: Instant })
+export const HabitPauseRecord = z.strictObject({ id: Id, habit_id: Id, start_date: DateString, end_date: DateString.nullable(), ...F.stamps })
   .refine((p) => p.end_date === null || p.end_date >= p.start_date, { message: "end_date must not be before start_date", path: ["end_date"] });
 export const CountdownRecord = z.strictObject({
-    id: Id,
-    name: CountdownName,
-    date: CountdownDate,
-    type: CountdownType,
-    repeat: Repeat,
-    icon: CountdownIcon,
-    calendar: Calendar,
+    ...F.countdownHead,
     // Checked against `date` at preflight (lunarFieldsProblem: the lunar calendar loads on first need).
     lunar: z.strictObject(LunarMonthDay.shape).nullable(),
-    pinned: z.boolean(),
-    archived: z.boolean(),
+    ...F.countdownFlags,
     archived_at: Instant.nullable(),
     // Derived, as computed at export time in the exporting user's zone; not imported.
     next_date: DateOnly.nullable(),
     days_until: z.number().int().min(-4_000_000).max(4_000_000),
     count: z.number().int().min(0).max(10_000).nullable(),
-    created_at: Instant,
-    updated_at: Instant,
+    ...F.stamps,
   })
   .refine((c) => (c.calendar === "lunar") === (c.lunar !== null), { message: "`lunar` is set exactly for calendar lunar", path: ["lunar"] })
   .refine(archivedAgrees, ARCHIVED_MESSAGE)
@@ -196,7 +146,7 @@ export const CountdownRecord = z.strictObject({
     const p = pinnedWhileArchived(c.pinned, c.archived_at !== null);
     if (p) ctx.addIssue({ code: "custom", path: ["pinned"], message: p });
   });
-export const MemoRecord = z.strictObject({ id: Id, content: MemoContent, pinned: z.boolean(), version: MemoVersion, created_at: Instant, updated_at: Instant, deleted_at: Instant.nullable() });
+export const MemoRecord = z.strictObject({ ...F.memoHead, version: MemoVersion, ...F.stampsDeleted });
 export const AttachmentRecord = z.strictObject({
     // Becomes the stored file's name: exactly a UUID, never anything path-like.
     id: z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/, "a UUID"),

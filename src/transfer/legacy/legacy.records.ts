@@ -1,16 +1,12 @@
 import { z } from "zod";
 import { maxChars } from "../../core/text";
 import { parseInstant } from "../../core/time";
-import { FolderName } from "../../features/folders/folders.schemas";
-import { ListName } from "../../features/lists/lists.schemas";
-import { Color, TagName } from "../../features/tags/tags.schemas";
-import { Description, DueAt, Priority, Title } from "../../features/tasks/tasks.schemas";
-import { DateString, Frequency, Goal, HabitColor, HabitIcon, HabitName, HabitUnit } from "../../features/habits/habits.schemas";
-import { Calendar, CountdownDate, CountdownIcon, CountdownName, CountdownType, LunarMonthDay, Repeat } from "../../features/countdowns/countdowns.schemas";
+import { TagName } from "../../features/tags/tags.schemas";
+import { LunarMonthDay } from "../../features/countdowns/countdowns.schemas";
 import { pinnedWhileArchived } from "../../features/countdowns/countdowns.rules";
-import { MemoContent } from "../../features/memos/memos.schemas";
-import { MAX_RRULE_LENGTH, parseRRule } from "../../features/recurrence/recurrence.rules";
-import { Interval, kindFields, TimeZone, Unit } from "../../features/recurrence/recurrence.schemas";
+import { parseRRule } from "../../features/recurrence/recurrence.rules";
+import { kindFields } from "../../features/recurrence/recurrence.schemas";
+import { recordFields } from "../record-fields";
 import type { Kind } from "./legacy.schemas";
 
 // Legacy v1 records: the API's shapes, flat (subtasks carry parent_id), tasks with their tag
@@ -32,50 +28,25 @@ const Instant = maxChars(z.string(), 40)
   });
 const Position = z.number().int().min(-1_000_000_000).max(1_000_000_000);
 
-export const LegacyFolder = z.strictObject({ id: Id, name: FolderName, position: Position, created_at: Instant, updated_at: Instant });
+const F = recordFields({ Id, Instant, Position });
+
+export const LegacyFolder = z.strictObject(F.folder);
 export type LegacyFolder = z.infer<typeof LegacyFolder>;
 
-export const LegacyList = z.strictObject({
-    id: Id,
-    name: ListName,
-    folder_id: Id.nullable(),
-    is_inbox: z.boolean(),
-    color: Color.nullable(),
-    position: Position,
-    created_at: Instant,
-    updated_at: Instant,
-    deleted_at: Instant.nullable(),
-  });
+export const LegacyList = z.strictObject(F.list);
 export type LegacyList = z.infer<typeof LegacyList>;
 
 export const LegacyTask = z.strictObject({
-    id: Id,
-    list_id: Id,
-    parent_id: Id.nullable(),
-    title: Title,
-    description: Description,
-    completed: z.boolean(),
-    completed_at: Instant.nullable(),
-    due_at: DueAt,
-    priority: Priority,
+    ...F.taskHead,
     tags: z.array(TagName).max(100, "at most 100 tags").describe("tag names; missing tags are created"),
-    created_at: Instant,
-    updated_at: Instant,
-    deleted_at: Instant.nullable(),
+    ...F.stampsDeleted,
   });
 export type LegacyTask = z.infer<typeof LegacyTask>;
 
 export const LegacyRecurrence = z.strictObject({
-    id: Id,
-    task_id: Id,
-    kind: z.enum(["rrule", "after_completion"]),
-    rrule: maxChars(z.string(), MAX_RRULE_LENGTH).nullable(),
-    interval: Interval.nullable(),
-    unit: Unit.nullable(),
-    timezone: TimeZone,
+    ...F.recurrenceHead,
     dtstart: maxChars(z.string(), 40).nullable().describe("kind rrule: the series' first occurrence (defaults to the task's due_at)"),
-    created_at: Instant,
-    updated_at: Instant,
+    ...F.stamps,
   })
   // The API's own check of which fields each kind takes.
   .superRefine((r, ctx) => kindFields(r, ctx, true))
@@ -86,35 +57,14 @@ export const LegacyRecurrence = z.strictObject({
   });
 export type LegacyRecurrence = z.infer<typeof LegacyRecurrence>;
 
-export const LegacyHabit = z.strictObject({
-    id: Id,
-    name: HabitName,
-    icon: HabitIcon,
-    color: HabitColor,
-    frequency: Frequency,
-    goal: Goal,
-    unit: HabitUnit,
-    start_date: DateString,
-    position: Position,
-    archived: z.boolean(),
-    created_at: Instant,
-    updated_at: Instant,
-  });
+export const LegacyHabit = z.strictObject({ ...F.habitHead, ...F.stamps });
 export type LegacyHabit = z.infer<typeof LegacyHabit>;
 
 export const LegacyCountdown = z.strictObject({
-    id: Id,
-    name: CountdownName,
-    date: CountdownDate,
-    type: CountdownType,
-    repeat: Repeat,
-    icon: CountdownIcon,
-    calendar: Calendar,
+    ...F.countdownHead,
     lunar: LunarMonthDay.nullable().optional().describe("informative; recomputed from `date` on restore"),
-    pinned: z.boolean(),
-    archived: z.boolean(),
-    created_at: Instant,
-    updated_at: Instant,
+    ...F.countdownFlags,
+    ...F.stamps,
   })
   .superRefine((c, ctx) => {
     const p = pinnedWhileArchived(c.pinned, c.archived);
@@ -122,14 +72,7 @@ export const LegacyCountdown = z.strictObject({
   });
 export type LegacyCountdown = z.infer<typeof LegacyCountdown>;
 
-export const LegacyMemo = z.strictObject({
-    id: Id,
-    content: MemoContent,
-    pinned: z.boolean(),
-    created_at: Instant,
-    updated_at: Instant,
-    deleted_at: Instant.nullable(),
-  });
+export const LegacyMemo = z.strictObject({ ...F.memoHead, ...F.stampsDeleted });
 export type LegacyMemo = z.infer<typeof LegacyMemo>;
 
 export const RECORD_SCHEMAS = {
