@@ -3,11 +3,8 @@ import type { Tag } from "../tags/tags.schemas";
 import { subtasksOfParents, tagsAt, type TaskRow } from "./tasks.repo";
 import type { Subtask, Task } from "./tasks.schemas";
 
-/**
- * Row → API shape (the field order is the JSON's), given its tags and subtasks. Legacy export
- * presents its tasks with it too (tags as names, without the version and the nesting).
- */
-export function presentTaskRow<T, S extends Subtask[]>(r: TaskRow, tags: T, subtasks: S) {
+/** Row → API shape (the field order is the JSON's), given its tags and subtasks. */
+function shape<S extends Subtask[]>(r: TaskRow, tags: Tag[], subtasks: S) {
   return {
     id: r.id,
     list_id: r.list_id,
@@ -52,7 +49,7 @@ export function presentTasks(c: Conn, rows: TaskRow[], withDeletedSubtasks = fal
   const byParent = new Map<string, Subtask[]>();
   for (let i = 0; i < subs.length; i++) {
     const s = subs[i]!;
-    const sub: Subtask = presentTaskRow(s, tags[n + i]!, []);
+    const sub: Subtask = shape(s, tags[n + i]!, []);
     const arr = byParent.get(s.parent_id!);
     if (arr) arr.push(sub);
     else byParent.set(s.parent_id!, [sub]);
@@ -60,7 +57,7 @@ export function presentTasks(c: Conn, rows: TaskRow[], withDeletedSubtasks = fal
   const out: Task[] = new Array(n);
   for (let i = 0; i < n; i++) {
     const r = rows[i]!;
-    out[i] = presentTaskRow(r, tags[i]!, (subs.length && r.parent_id === null && byParent.get(r.id)) || []);
+    out[i] = shape(r, tags[i]!, (subs.length && r.parent_id === null && byParent.get(r.id)) || []);
   }
   return out;
 }

@@ -562,14 +562,14 @@ export function exportTaskRow(c: Conn, id: string): TaskExportRow | null {
 }
 
 /** A task with its tags' names (a JSON array, sorted by their case-folded key): the legacy file names tags. */
-export type TaskWithTagNamesRow = Omit<TaskExportRow, "tag_ids" | "position"> & { tags: string };
+export type TaskWithTagNamesRow = Omit<TaskExportRow, "tag_ids" | "version" | "position"> & { tags: string };
 
 /** The user's tasks in creation order (then insertion: a restore keeps the file's order where times tie). */
 export function taskRowsWithTagNames(c: Conn, userId: string): Generator<TaskWithTagNamesRow> {
   return iterateRows(
     c,
     `SELECT t.id, t.list_id, t.parent_id, t.title, t.description, t.completed, t.completed_at, t.due_at, t.priority,
-            t.version, t.created_at, t.updated_at, t.deleted_at,
+            t.created_at, t.updated_at, t.deleted_at,
             coalesce((SELECT json_group_array(name) FROM (SELECT g.name FROM task_tags x JOIN tags g ON g.id = x.tag_id
                                                             WHERE x.task_id = t.id ORDER BY g.name_key, g.id)), '[]') AS tags
        FROM tasks t WHERE t.user_id = ? ORDER BY t.created_at, t.rowid`,

@@ -5,7 +5,6 @@ import type { ListExportRow as ListOut } from "../../features/lists/lists.repo";
 import type { MemoExportRow as MemoOut } from "../../features/memos/memos.repo";
 import { presentRecurrence } from "../../features/recurrence/recurrence.present";
 import type { RecurrenceExportRow as RecurrenceOut } from "../../features/recurrence/recurrence.repo";
-import { presentTaskRow } from "../../features/tasks/tasks.present";
 import type { TaskWithTagNamesRow as TaskOut } from "../../features/tasks/tasks.repo";
 import { BOM, encodeRow } from "./legacy.csv";
 import type { Kind } from "./legacy.schemas";
@@ -27,12 +26,21 @@ export const toRecord = {
     updated_at: r.updated_at,
     deleted_at: r.deleted_at,
   }),
-  tasks: (r: TaskOut): LegacyRecord => {
-    // The API's task with its tags' names, without the lock counter and the nesting (legacy v1
-    // has no version, and its subtasks are records of their own carrying parent_id).
-    const { version: _v, subtasks: _s, ...record } = presentTaskRow(r, JSON.parse(r.tags) as string[], []);
-    return record;
-  },
+  tasks: (r: TaskOut): LegacyRecord => ({
+    id: r.id,
+    list_id: r.list_id,
+    parent_id: r.parent_id,
+    title: r.title,
+    description: r.description,
+    completed: r.completed === 1,
+    completed_at: r.completed_at,
+    due_at: r.due_at,
+    priority: r.priority,
+    tags: JSON.parse(r.tags) as string[],
+    created_at: r.created_at,
+    updated_at: r.updated_at,
+    deleted_at: r.deleted_at,
+  }),
   recurrences: (r: RecurrenceOut): LegacyRecord => {
     // The API's recurrence without its exceptions (legacy v1 has none).
     const { exceptions: _, ...record } = presentRecurrence(r, []);
