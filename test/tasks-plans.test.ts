@@ -258,17 +258,17 @@ const cases: [string, () => unknown, RegExp[]][] = [
   ["subtasksOfParents", () => subtasksOfParents(db, some, false), [PK.subtasks]],
   ["tagsAt", () => tagsAt(db, some), [PK.taskTags, PK.tags]],
   ["replaceTags", () => replaceTags(db, some, ownerTags), [PK.taskTags]],
-  ["findList", () => findList(db.orm, ownerId, ownerList), [PK.lists]],
-  ["updateList", () => updateList(db.orm, ownerId, ownerList, { name: "w", updatedAt: now }), [PK.lists]],
-  ["deleteList", () => deleteList(db.orm, ownerId, ownerList), [PK.lists]],
-  ["findTag", () => findTag(db.orm, ownerId, ownerTags[0]!), [PK.tags]],
-  ["updateTag", () => updateTag(db.orm, ownerId, ownerTags[0]!, { name: "r", updatedAt: now }), [PK.tags]],
-  ["deleteTag", () => deleteTag(db.orm, ownerId, ownerTags[0]!), [PK.tags]],
-  ["bumpTasksTagged", () => bumpTasksTagged(db.orm, ownerTags[0]!, now), [PK.tasks, /^SEARCH task_tags USING (COVERING )?INDEX task_tags_tag_idx \(tag_id=\?\)$/]],
+  ["findList", () => findList(db, ownerId, ownerList), [PK.lists]],
+  ["updateList", () => updateList(db, ownerId, ownerList, { name: "w", updatedAt: now }), [PK.lists]],
+  ["deleteList", () => deleteList(db, ownerId, ownerList), [PK.lists]],
+  ["findTag", () => findTag(db, ownerId, ownerTags[0]!), [PK.tags]],
+  ["updateTag", () => updateTag(db, ownerId, ownerTags[0]!, { name: "r", updatedAt: now }), [PK.tags]],
+  ["deleteTag", () => deleteTag(db, ownerId, ownerTags[0]!), [PK.tags]],
+  ["bumpTasksTagged", () => bumpTasksTagged(db, ownerTags[0]!, now), [PK.tasks, /^SEARCH task_tags USING (COVERING )?INDEX task_tags_tag_idx \(tag_id=\?\)$/]],
   // PATCH and batch ask which of their tasks recur (the repeat hook): by the unique task index.
   ["recurringTaskIds", () => recurringTaskIds(db, ownerId, some), [/^SEARCH recurrences USING INDEX recurrences_task_uq \(task_id=\?\)$/]],
-  ["findActiveFolder", () => findActiveFolder(db.orm, ownerId, ownerFolder), [PK.folders]],
-  ["updateFolder", () => updateFolder(db.orm, ownerId, ownerFolder, { name: "g", updatedAt: now }), [PK.folders]],
+  ["findActiveFolder", () => findActiveFolder(db, ownerId, ownerFolder), [PK.folders]],
+  ["updateFolder", () => updateFolder(db, ownerId, ownerFolder, { name: "g", updatedAt: now }), [PK.folders]],
 ];
 
 const TRAP = "plans_trap_tasks_user";

@@ -28,14 +28,9 @@ export type Conn = Drizzle & {
 
 /** The opened database file: the root Conn, and what its owner needs to manage it. */
 export type Db = Conn & {
-  /** The same handle (the name callers used before Conn; tests and src/transfer still do). */
-  readonly orm: Conn;
   readonly path: string;
   close(): void;
 };
-
-/** @deprecated A Conn. Only src/transfer/{backup,legacy} still say Tx; they move to feature repo functions next. */
-export type Tx = Conn;
 
 /**
  * A row as a raw bun:sqlite statement returns it, typed from the drizzle table: the columns' SQL
@@ -102,8 +97,7 @@ export function openDatabase(path: string): Db {
     sqlite.close(false);
   };
   // The drizzle root handle itself becomes the Db: one object, no wrapper to unwrap.
-  const db = Object.assign(orm, { sqlite, path, close }) as unknown as Db & { orm: Conn };
-  Object.assign(db, { orm: db });
+  const db = Object.assign(orm, { sqlite, path, close }) as unknown as Db;
   return db;
 }
 
@@ -256,11 +250,6 @@ export function deleteInBatches(c: Conn, table: string, where: string, param: st
   while (stmt.run(param).changes > 0) {
     /* next batch */
   }
-}
-
-/** @deprecated `c.sqlite`. Only src/transfer/{backup,legacy} still call this; they move to feature repo functions next. */
-export function sqliteOf(c: Conn): Database {
-  return c.sqlite;
 }
 
 /**

@@ -65,7 +65,7 @@ function limitsOf(core: Core): ArchiveRules {
     maxRatio: c.backupMaxRatio,
     maxTotalBytes: c.backupMaxInflatedBytes,
     attachmentMaxBytes: c.attachmentMaxBytes,
-    attachmentQuota: quota === null ? null : { bytes: quota, usedBy: (userId) => usedBytes(core.db.orm, userId) },
+    attachmentQuota: quota === null ? null : { bytes: quota, usedBy: (userId) => usedBytes(core.db, userId) },
   };
 }
 
