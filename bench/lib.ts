@@ -1,5 +1,5 @@
 // Shared bench helpers: start the server under test, sign in, read RSS, run wrk.
-import { mkdtempSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { existsSync, readFileSync } from "node:fs";
@@ -123,4 +123,33 @@ export function median(xs: number[]): number {
 export function percentile(xs: number[], p: number): number {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]!;
+}
+
+/**
+ * The app of the source tree at `root` (this checkout, or an older commit exported elsewhere) built
+ * in this process on its own copy of the seeded data directory `src`, for in-process A/B runs of two
+ * trees (tasks-inproc.ts, search-isolation.ts). `name` keeps the copies apart.
+ */
+export async function appOfTree(root: string, src: string, name: string) {
+  const { createApp } = await import(join(root, "src/app.ts"));
+  const { Config } = await import(join(root, "src/config.ts"));
+  const { openDatabase } = await import(join(root, "src/core/db.ts"));
+  const { Logger } = await import(join(root, "src/core/log.ts"));
+  const { ServerSecret } = await import(join(root, "src/core/secret.ts"));
+  const dir = `${src}-${name}-${process.pid}`;
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  for (const f of ["app.db", "app.db-wal", "app.db-shm", "secret.key"]) {
+    try {
+      copyFileSync(join(src, f), join(dir, f));
+    } catch {
+      /* the WAL files may be absent */
+    }
+  }
+  // Modules of another source tree, imported by path: their types are not this tree's.
+  const db = openDatabase(join(dir, "app.db")) as { sqlite: import("bun:sqlite").Database; close(): void };
+  const app = createApp({ db, config: Config.parse({ dataDir: dir, logFormat: "off" }), secret: ServerSecret.loadOrCreate(dir), logger: new Logger("off") }) as {
+    fetch(r: Request): Promise<Response>;
+  };
+  return { app, db, dir };
 }

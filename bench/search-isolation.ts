@@ -11,7 +11,8 @@
 //        BENCH_BASE=/tmp/base-checkout bun bench/search-isolation.ts /tmp/app-bench-inproc 5
 // knobs: BENCH_N (requests per round and case, default 200), BENCH_FOREIGN (default 20000),
 //        BENCH_SOLE=1 (no second account: the server's sole user, whose searches may use the index)
-import { copyFileSync, mkdirSync, rmSync } from "node:fs";
+import { rmSync } from "node:fs";
+import { appOfTree } from "./lib";
 import { join, resolve } from "node:path";
 
 const src = process.argv[2] ?? "/tmp/app-bench-inproc";
@@ -44,25 +45,8 @@ interface Case {
 }
 
 async function setUp(label: string, root: string): Promise<{ cases: Case[]; close: () => void }> {
-  const { createApp } = await import(join(root, "src/app.ts"));
-  const { Config } = await import(join(root, "src/config.ts"));
-  const { openDatabase } = await import(join(root, "src/core/db.ts"));
-  const { Logger } = await import(join(root, "src/core/log.ts"));
-  const { ServerSecret } = await import(join(root, "src/core/secret.ts"));
   const { taskSearchText } = await import(join(root, "src/features/tasks/tasks.search.ts"));
-
-  const dir = `${src}-iso-${process.pid}-${label.trim() || "this"}`;
-  rmSync(dir, { recursive: true, force: true });
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  for (const f of ["app.db", "app.db-wal", "app.db-shm", "secret.key"]) {
-    try {
-      copyFileSync(join(src, f), join(dir, f));
-    } catch {
-      /* the WAL files may be absent */
-    }
-  }
-  const db = openDatabase(join(dir, "app.db"));
-  const app = createApp({ db, config: Config.parse({ dataDir: dir, logFormat: "off" }), secret: ServerSecret.loadOrCreate(dir), logger: new Logger("off") });
+  const { app, db, dir } = await appOfTree(root, src, `iso-${label.trim() || "this"}`);
   const call = (method: string, path: string, body?: unknown, cookie = "", csrf = "") =>
     app.fetch(
       new Request(`http://localhost/api/v1${path}`, {

@@ -10,7 +10,8 @@
 //        BENCH_BASE=/tmp/base-checkout bun bench/tasks-inproc.ts /tmp/app-bench-inproc 9
 // knobs: BENCH_N (requests per round and case, default 2000), BENCH_CASE="app deep" (one case
 //        alone, e.g. under `bun --cpu-prof`)
-import { copyFileSync, mkdirSync, rmSync } from "node:fs";
+import { rmSync } from "node:fs";
+import { appOfTree } from "./lib";
 import { join, resolve } from "node:path";
 
 const src = process.argv[2] ?? "/tmp/app-bench-inproc";
@@ -26,26 +27,9 @@ interface Case {
 
 /** Builds one tree's app on its own copy of the account; returns its cases and a cleanup. */
 async function setUp(label: string, root: string): Promise<{ cases: Case[]; close: () => void }> {
-  const { createApp } = await import(join(root, "src/app.ts"));
-  const { Config } = await import(join(root, "src/config.ts"));
-  const { openDatabase } = await import(join(root, "src/core/db.ts"));
-  const { Logger } = await import(join(root, "src/core/log.ts"));
-  const { ServerSecret } = await import(join(root, "src/core/secret.ts"));
   const { pageLiveTasks } = await import(join(root, "src/features/tasks/tasks.repo.ts"));
   const { presentTasks } = await import(join(root, "src/features/tasks/tasks.present.ts"));
-
-  const dir = `${src}-copy-${process.pid}-${label.trim() || "this"}`;
-  rmSync(dir, { recursive: true, force: true });
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  for (const f of ["app.db", "app.db-wal", "app.db-shm", "secret.key"]) {
-    try {
-      copyFileSync(join(src, f), join(dir, f));
-    } catch {
-      /* the WAL files may be absent */
-    }
-  }
-  const db = openDatabase(join(dir, "app.db"));
-  const app = createApp({ db, config: Config.parse({ dataDir: dir, logFormat: "off" }), secret: ServerSecret.loadOrCreate(dir), logger: new Logger("off") });
+  const { app, db, dir } = await appOfTree(root, src, `copy-${label.trim() || "this"}`);
   const login = await app.fetch(
     new Request("http://localhost/api/v1/auth/login", {
       method: "POST",
@@ -55,7 +39,7 @@ async function setUp(label: string, root: string): Promise<{ cases: Case[]; clos
   );
   if (login.status !== 200) throw new Error(`login ${login.status}`);
   const cookie = (login.headers.getSetCookie() as string[]).map((c) => c.split(";")[0]!).join("; ");
-  const user = db.sqlite.query("SELECT id FROM users").get().id as string;
+  const user = (db.sqlite.query("SELECT id FROM users").get() as { id: string }).id;
   const get = (qs: string): Promise<Response> => app.fetch(new Request(`http://localhost/api/v1/tasks?${qs}`, { headers: { cookie } }));
 
   // The deep page: 30,000 items in, walked through the API.
