@@ -18,7 +18,8 @@ import type { MetricsRegistry } from "../../core/metrics";
 /** Upper bounds in seconds: a cached GET is well under 5 ms, an argon2 login around 100 ms, a big export seconds. */
 export const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
-const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
+/** HTTP's and WebDAV/CalDAV's methods (a calendar client's PROPFIND and REPORT); any other is `other`. */
+const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "PROPFIND", "PROPPATCH", "REPORT", "MKCOL", "MKCALENDAR", "COPY", "MOVE", "LOCK", "UNLOCK"]);
 
 export const UNMATCHED = "unmatched";
 
