@@ -18,6 +18,8 @@ export type Labels<L extends string> = Partial<Record<L, string | number>>;
 
 export interface CounterHandle<L extends string = string> {
   inc(labels?: Labels<L>, by?: number): void;
+  /** The counter of one label set, found once: for a hot path (no label hashing per call). */
+  child(labels: Labels<L>): { inc(by?: number): void };
 }
 
 export interface GaugeHandle<L extends string = string> {
@@ -26,6 +28,8 @@ export interface GaugeHandle<L extends string = string> {
 
 export interface HistogramHandle<L extends string = string> {
   observe(labels: Labels<L>, value: number): void;
+  /** The histogram of one label set, found once: for a hot path. */
+  child(labels: Labels<L>): { observe(value: number): void };
 }
 
 /** One labelled value a gauge's collect function reports. */
@@ -66,9 +70,9 @@ export interface MetricsRegistry {
 const NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
 const LABEL = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
 
-const NOOP_COUNTER: CounterHandle<never> = { inc() {} };
+const NOOP_COUNTER: CounterHandle<never> = { inc() {}, child: () => ({ inc() {} }) };
 const NOOP_GAUGE: GaugeHandle<never> = { set() {} };
-const NOOP_HISTOGRAM: HistogramHandle<never> = { observe() {} };
+const NOOP_HISTOGRAM: HistogramHandle<never> = { observe() {}, child: () => ({ observe() {} }) };
 
 export class MetricsError extends Error {}
 
@@ -98,7 +102,10 @@ export class Metrics implements MetricsRegistry {
     this.check(def);
     if (!this.prom) return NOOP_COUNTER;
     const c = new this.prom.Counter({ name: def.name, help: def.help, labelNames: [...(def.labelNames ?? [])], registers: [this.registry!] });
-    return { inc: (labels, by) => (labels ? c.inc(labels as PromClient.LabelValues<L>, by ?? 1) : c.inc(by ?? 1)) };
+    return {
+      inc: (labels, by) => (labels ? c.inc(labels as PromClient.LabelValues<L>, by ?? 1) : c.inc(by ?? 1)),
+      child: (labels) => c.labels(labels as PromClient.LabelValues<L>),
+    };
   }
 
   gauge<L extends string = never>(def: GaugeDef<L>): GaugeHandle<L> {
@@ -132,7 +139,7 @@ export class Metrics implements MetricsRegistry {
     }
     if (!this.prom) return NOOP_HISTOGRAM;
     const h = new this.prom.Histogram({ name: def.name, help: def.help, labelNames: [...(def.labelNames ?? [])], buckets: [...def.buckets], registers: [this.registry!] });
-    return { observe: (labels, value) => h.observe(labels as PromClient.LabelValues<L>, value) };
+    return { observe: (labels, value) => h.observe(labels as PromClient.LabelValues<L>, value), child: (labels) => h.labels(labels as PromClient.LabelValues<L>) };
   }
 
   private check(def: MetricDef<string>): void {

@@ -71,12 +71,24 @@ export function requestMetrics(metrics: MetricsRegistry, routes: RouteTemplates)
     labelNames: ["method", "route"],
     buckets: LATENCY_BUCKETS,
   });
+  // prom-client hashes the label set on every call; the children of each (method, route, status)
+  // are looked up once and kept (bench/metrics-overhead.ts, loaded machine: 1.4-3.5 µs per request
+  // before, 0.9-1.1 µs after). The map is bounded as every label is.
+  const children = new Map<string, { inc(): void; observe(v: number): void }>();
   return {
     observe(method, path, status, seconds) {
       const m = METHODS.has(method) ? method : "other";
       const route = routes.find(method, path);
-      total.inc({ method: m, route, status });
-      duration.observe({ method: m, route }, seconds);
+      const key = `${m} ${status} ${route}`;
+      let c = children.get(key);
+      if (!c) {
+        const count = total.child({ method: m, route, status });
+        const time = duration.child({ method: m, route });
+        c = { inc: () => count.inc(), observe: (v) => time.observe(v) };
+        children.set(key, c);
+      }
+      c.inc();
+      c.observe(seconds);
     },
   };
 }
