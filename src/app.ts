@@ -177,8 +177,8 @@ export function createApp(opts: AppOptions): AppHandle {
     .use(metricsRoutes(core.metrics, core.config.metricsToken))
     .use(webRoutes(new WebService()));
 
-  // Every route is registered: requests are counted by the template the router matches.
-  const requests = requestMetrics(core.metrics, new RouteTemplates(root.routes));
+  // Every route is registered: requests are counted by the template the router matches (metrics on only).
+  const requests = core.metrics.enabled ? requestMetrics(core.metrics, new RouteTemplates(root.routes)) : null;
 
   // From here on the connection serves requests: it never waits long for a lock (core/db.ts).
   setBusyTimeout(opts.db, opts.busyTimeoutMs ?? SERVING_BUSY_TIMEOUT_MS);
