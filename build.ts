@@ -1,12 +1,34 @@
-// bun run build            → dist/app           (x64 with AVX2 and other modern CPUs)
-// bun run build --baseline → dist/app-baseline  (older NAS CPUs without AVX2)
-// Migrations (migrations/index.ts imports each .sql as text) and the docs UI assets are embedded.
+// bun run build                             → dist/app                  (x64 with AVX2 and other modern CPUs)
+// bun run build --baseline                  → dist/app-baseline         (older NAS CPUs without AVX2)
+// bun run build --target linux-arm64        → dist/app-linux-arm64      (Raspberry Pi 3/4/5, ARM NAS, ARM VMs)
+// bun run build --target linux-x64-musl     → dist/app-linux-x64-musl   (Alpine-based images)
+// bun run build --target linux-arm64-musl   → dist/app-linux-arm64-musl (Alpine on ARM)
+// Another machine's runtime comes from the npm registry (scripts/bun-runtimes.ts). Migrations
+// (migrations/index.ts imports each .sql as text) and the docs UI assets are embedded.
 import { $ } from "bun";
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { embedWebAssets } from "./web/build-web";
+import { runtimeFor, targetNamed, type Target } from "./scripts/bun-runtimes";
 
-const baseline = process.argv.includes("--baseline");
+/** --target NAME or --target=NAME; --baseline is --target linux-x64-baseline. */
+function chosenTarget(argv: string[]): Target {
+  const i = argv.findIndex((a) => a === "--target" || a.startsWith("--target="));
+  if (i !== -1) {
+    const name = argv[i]!.includes("=") ? argv[i]!.slice("--target=".length) : argv[i + 1];
+    if (!name) throw new Error("--target needs a name");
+    return targetNamed(name);
+  }
+  return targetNamed(argv.includes("--baseline") ? "linux-x64-baseline" : "linux-x64");
+}
+
+let target: Target;
+try {
+  target = chosenTarget(process.argv.slice(2));
+} catch (e) {
+  console.error((e as Error).message);
+  process.exit(2);
+}
 const JIT_POLICY = 100;
 const BYTECODE_ORDER = join("assets", "bytecode-order.txt");
 mkdirSync("dist", { recursive: true });
@@ -36,18 +58,10 @@ const flags = [
 // build still applies to the functions that did not change, so a stale one only helps less.
 if (existsSync(BYTECODE_ORDER)) flags.push(`--bytecode-order=${BYTECODE_ORDER}`);
 
-let outfile = join("dist", "app");
-if (baseline) {
-  // Cross-compiling needs the baseline runtime; the npm registry serves it as @oven/bun-linux-x64-baseline
-  // (`bun add --no-save @oven/bun-linux-x64-baseline@1.4.4`), so no download from elsewhere is needed.
-  const exe = join("node_modules", "@oven", "bun-linux-x64-baseline", "bin", "bun");
-  if (!existsSync(exe)) {
-    console.error(`missing ${exe}: run \`bun add --no-save @oven/bun-linux-x64-baseline@${Bun.version}\` first`);
-    process.exit(1);
-  }
-  flags.push("--target=bun-linux-x64-baseline", `--compile-executable-path=${exe}`);
-  outfile = join("dist", "app-baseline");
-}
+const outfile = join("dist", target.outfile);
+// Another machine's executable is built on its runtime (cross-compiling), taken from the npm registry.
+const runtime = await runtimeFor(target);
+if (runtime) flags.push(`--target=${target.bunTarget}`, `--compile-executable-path=${runtime}`);
 
 const started = performance.now();
 // The web app's hashed assets go into a generated module (dist/web-assets.generated.ts, not tracked)

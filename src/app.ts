@@ -14,6 +14,7 @@ import type { ServerSecret } from "./core/secret";
 import { systemClock, type Clock } from "./core/time";
 import { APP_VERSION } from "./version";
 import { lazy } from "./core/lazy";
+import { Metrics } from "./core/metrics";
 import { AccountService } from "./features/account/account.service";
 import { findSessionWithUser } from "./features/account/account.repo";
 import { accountRoutes } from "./features/account/account.routes";
@@ -52,6 +53,9 @@ import { attachmentsRoutes } from "./features/attachments/attachments.routes";
 import { legacyRoutes } from "./transfer/legacy/legacy.routes";
 import { reconcileAtStartup as reconcileBackups } from "./transfer/backup/backup.reconcile";
 import { backupRoutes } from "./transfer/backup/backup.routes";
+import { metricsRoutes } from "./features/metrics/metrics.routes";
+import { RouteTemplates, requestMetrics } from "./features/metrics/metrics.http";
+import { instanceMetrics } from "./features/metrics/metrics.instance";
 
 export interface AppOptions {
   db: Db;
@@ -103,7 +107,10 @@ export function createApp(opts: AppOptions): AppHandle {
     logger,
     version: APP_VERSION,
     findSession: findSessionWithUser,
+    // Off unless a token is configured: then no metric is measured and prom-client is not loaded.
+    metrics: new Metrics(opts.config.metricsToken !== undefined),
   });
+  const instance = instanceMetrics(core.metrics, { databaseFile: opts.db.sqlite.filename, version: APP_VERSION });
   const guard = new AuthGuard(core.secret, core.sessions, core.config.trustProxy);
 
   const account = new AccountService(core);
@@ -167,7 +174,11 @@ export function createApp(opts: AppOptions): AppHandle {
     .use(legacyRoutes(legacy, core.clock))
     .use(backupRoutes(backup))
     .use(docsRoutes(() => root, APP_VERSION))
+    .use(metricsRoutes(core.metrics, core.config.metricsToken))
     .use(webRoutes(new WebService()));
+
+  // Every route is registered: requests are counted by the template the router matches (metrics on only).
+  const requests = core.metrics.enabled ? requestMetrics(core.metrics, new RouteTemplates(root.routes)) : null;
 
   // From here on the connection serves requests: it never waits long for a lock (core/db.ts).
   setBusyTimeout(opts.db, opts.busyTimeoutMs ?? SERVING_BUSY_TIMEOUT_MS);
@@ -185,6 +196,7 @@ export function createApp(opts: AppOptions): AppHandle {
     h.set("x-frame-options", "DENY");
     if (!h.has("referrer-policy")) h.set("referrer-policy", "no-referrer");
     if (!h.has("cross-origin-resource-policy")) h.set("cross-origin-resource-policy", "same-origin");
+    if (requests) requests.observe(request.method, requestPath(request.url), res.status, (performance.now() - ctx.startedAt) / 1000);
     if (logger.enabled) {
       logger.request({
         method: request.method,
@@ -207,7 +219,10 @@ export function createApp(opts: AppOptions): AppHandle {
     taskPurgeHooks,
     attachments,
     jobs,
-    close: () => jobs.close(),
+    close: () => {
+      instance.stop();
+      jobs.close();
+    },
     fetch(original, server) {
       // The socket address is asked of the object the server made (requestIP knows no copy).
       const ctx = new RequestContext(shortId(), original, () => server?.requestIP(original)?.address ?? null, core.config.trustProxy);

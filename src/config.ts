@@ -37,6 +37,15 @@ export const Config = z.object({
   backupMaxEntries: z.coerce.number().int().min(1).default(200_000),
   backupMaxRatio: z.coerce.number().int().min(1).default(200),
   backupMaxInflatedBytes: z.coerce.number().int().min(1).default(8 * 1024 ** 3),
+  // GET /metrics (Prometheus) answers only when this bearer token is set, and only to it; unset,
+  // the endpoint is 404. Environment only: a flag would show in `ps`. At least 32 characters of
+  // RFC 6750's token alphabet (`openssl rand -hex 32` makes one), so guessing it is hopeless.
+  metricsToken: z
+    .string()
+    .min(32, "must be at least 32 characters (openssl rand -hex 32 makes one)")
+    .max(1024)
+    .regex(/^[A-Za-z0-9._~+/-]+=*$/, "may contain only letters, digits and - . _ ~ + / (then = padding)")
+    .optional(),
 });
 export type Config = z.infer<typeof Config>;
 
@@ -61,6 +70,7 @@ const ENV: Record<keyof Config, string> = {
   backupMaxEntries: "APP_BACKUP_MAX_ENTRIES",
   backupMaxRatio: "APP_BACKUP_MAX_RATIO",
   backupMaxInflatedBytes: "APP_BACKUP_MAX_INFLATED_BYTES",
+  metricsToken: "APP_METRICS_TOKEN",
 };
 
 export const FLAGS: Record<string, keyof Config> = {

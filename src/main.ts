@@ -47,6 +47,7 @@ const SETTING_HELP: Record<keyof Config, string> = {
   backupMaxEntries: "most entries in a backup archive",
   backupMaxRatio: "highest compression ratio of one archive entry past 1 MiB",
   backupMaxInflatedBytes: "most bytes a backup archive may hold uncompressed",
+  metricsToken: "bearer token for GET /metrics (Prometheus); unset, /metrics is off (404)",
 };
 
 /** The value placeholder each flag takes in the help ("" for a switch). */
@@ -54,6 +55,7 @@ const FLAG_VALUE: Record<string, string> = { "--data-dir": "DIR", "--host": "HOS
 
 /** A default as people read it: "1209600 (14 days)", "26214400 (25 MiB)". */
 function shownDefault(key: string, value: unknown): string {
+  if (value === undefined) return "unset";
   if (typeof value !== "number" || value === 0) return String(value);
   const unit = (n: number, names: [number, string][]) => {
     for (const [size, name] of names) if (n >= size && n % size === 0) return ` (${n / size} ${name})`;

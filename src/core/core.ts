@@ -5,6 +5,7 @@ import { PasswordHasher } from "./auth/password";
 import { SessionStore, type FindSession } from "./auth/session-store";
 import { LoginThrottle } from "./auth/throttle";
 import type { Logger } from "./log";
+import { Metrics } from "./metrics";
 import type { ServerSecret } from "./secret";
 import type { Clock } from "./time";
 
@@ -19,6 +20,8 @@ export interface Core {
   hasher: PasswordHasher;
   throttle: LoginThrottle;
   logger: Logger;
+  /** Prometheus metrics: features register their own here (core/metrics.ts); no-ops when off. */
+  metrics: Metrics;
   version: string;
   dataDir: string;
 }
@@ -26,11 +29,13 @@ export interface Core {
 /**
  * @param p.findSession the session lookup's statement, from the account feature (app.ts); absent
  *   where no request is served (the job worker).
+ * @param p.metrics the app's metrics (app.ts); absent, metrics are off (the job worker, the CLI).
  */
-export function buildCore(p: { db: Db; config: Config; clock: Clock; secret: ServerSecret; logger: Logger; version: string; findSession?: FindSession }): Core {
-  const { findSession, ...shared } = p;
+export function buildCore(p: { db: Db; config: Config; clock: Clock; secret: ServerSecret; logger: Logger; version: string; findSession?: FindSession; metrics?: Metrics }): Core {
+  const { findSession, metrics, ...shared } = p;
   return {
     ...shared,
+    metrics: metrics ?? Metrics.off(),
     dataDir: p.config.dataDir,
     cursors: new Cursors(p.secret),
     sessions: new SessionStore(

@@ -1,6 +1,7 @@
 import { writeTx, readTx, type Conn } from "../../core/db";
 import type { Core } from "../../core/core";
 import {
+  AppError,
   alreadyInitialized,
   forbidden,
   invalidCredentials,
@@ -10,6 +11,7 @@ import {
   validationFailed,
 } from "../../core/errors";
 import { newId } from "../../core/ids";
+import type { CounterHandle } from "../../core/metrics";
 import type { RequestMeta } from "../../core/http";
 import type { Principal } from "../../core/auth/principal";
 import type { IssuedSession } from "../../core/auth/session-store";
@@ -29,7 +31,18 @@ export interface SignedIn {
 
 /** Setup, login, logout, passwords and users: the rules, no HTTP. */
 export class AccountService {
-  constructor(private readonly core: Core) {}
+  private readonly loginFailures: CounterHandle<"reason">;
+
+  constructor(private readonly core: Core) {
+    this.loginFailures = core.metrics.counter({
+      name: "app_login_failures_total",
+      help: "Sign-ins refused: invalid_credentials (unknown user or wrong password) or rate_limited (the throttle or a full password queue)",
+      labelNames: ["reason"],
+    });
+    // Both series exist from the start (at 0), so rate() and increase() see the first failure.
+    this.loginFailures.inc({ reason: "invalid_credentials" }, 0);
+    this.loginFailures.inc({ reason: "rate_limited" }, 0);
+  }
 
   isInitialized(): boolean {
     return countUsers(this.core.db) > 0;
@@ -57,6 +70,15 @@ export class AccountService {
    * checked, so concurrent attempts cannot all pass the throttle before the first one fails.
    */
   async login(input: LoginBody, meta: RequestMeta, presented: Principal | null): Promise<SignedIn> {
+    try {
+      return await this.checkLogin(input, meta, presented);
+    } catch (e) {
+      if (e instanceof AppError && (e.code === "invalid_credentials" || e.code === "rate_limited")) this.loginFailures.inc({ reason: e.code });
+      throw e;
+    }
+  }
+
+  private async checkLogin(input: LoginBody, meta: RequestMeta, presented: Principal | null): Promise<SignedIn> {
     const key = usernameKey(input.username.trim());
     const ipKey = addressKey(meta.ip);
     // Checks from an address that has not been failing are served first (see PasswordHasher).

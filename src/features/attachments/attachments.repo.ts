@@ -76,6 +76,11 @@ export function usedBytes(c: Conn, userId: string): number {
   return c.sqlite.query<{ bytes: number }, [string]>("SELECT bytes FROM attachment_usage WHERE user_id = ?").get(userId)?.bytes ?? 0;
 }
 
+/** Bytes all users' attachments take (a few rows: one per user with attachments). */
+export function totalUsedBytes(c: Conn): number {
+  return c.sqlite.query<{ n: number }, []>("SELECT coalesce(sum(bytes), 0) AS n FROM attachment_usage").get()!.n;
+}
+
 // ---- Export and restore (used by src/transfer/) ----
 
 

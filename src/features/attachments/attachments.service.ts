@@ -12,6 +12,7 @@ import {
   idsOfTasks,
   insertAttachment,
   listOfTask,
+  totalUsedBytes,
   usedBytes,
   type AttachmentRecord,
 } from "./attachments.repo";
@@ -44,6 +45,7 @@ export class AttachmentsService {
     purgeHooks: TaskPurgeHooks,
   ) {
     this.storage = new AttachmentStorage(core.dataDir);
+    core.metrics.gauge({ name: "app_attachment_bytes", help: "Bytes all users' attachments take", collect: () => totalUsedBytes(core.db) });
     // Purging tasks (trash, list purge) removes their rows by FK cascade; the files go after the commit.
     purgeHooks.register((tx, userId, taskIds) => {
       const ids = idsOfTasks(tx, userId, taskIds);
