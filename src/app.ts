@@ -52,6 +52,7 @@ import { attachmentsRoutes } from "./features/attachments/attachments.routes";
 import { legacyRoutes } from "./transfer/legacy/legacy.routes";
 import { reconcileAtStartup as reconcileBackups } from "./transfer/backup/backup.reconcile";
 import { backupRoutes } from "./transfer/backup/backup.routes";
+import { importRoutes } from "./transfer/import/import.routes";
 
 export interface AppOptions {
   db: Db;
@@ -128,6 +129,7 @@ export function createApp(opts: AppOptions): AppHandle {
   // Rarely used features whose code is loaded on first use (an idle server does not hold it).
   const legacy = lazy(async () => new (await import("./transfer/legacy/legacy.service")).LegacyService(jobs));
   const backup = lazy(async () => new (await import("./transfer/backup/backup.service")).BackupService(core, jobs));
+  const importer = lazy(async () => new (await import("./transfer/import/import.service")).ImportService(jobs));
   const attachments = new AttachmentsService(core, taskPurgeHooks);
 
   const ensureContext = (request: Request): RequestContext => {
@@ -166,6 +168,7 @@ export function createApp(opts: AppOptions): AppHandle {
     .use(attachmentsRoutes(attachments))
     .use(legacyRoutes(legacy, core.clock))
     .use(backupRoutes(backup))
+    .use(importRoutes(importer))
     .use(docsRoutes(() => root, APP_VERSION))
     .use(webRoutes(new WebService()));
 
