@@ -168,9 +168,12 @@ export class PlanBuilder {
     return key;
   }
 
-  /** The list of this name in this folder (or at root); the inbox is the user's inbox. */
-  list(name: string, folderKey: string | null, inbox = false): string {
-    const key = inbox ? "inbox" : `l:${folderKey ?? ""}\u0000${name}`;
+  /**
+   * The list of this name in this folder (or at root); the inbox is the user's inbox. `distinct`
+   * makes a list of its own even when another has the same name (one per .ics calendar).
+   */
+  list(name: string, folderKey: string | null, inbox = false, distinct?: string): string {
+    const key = inbox ? "inbox" : distinct !== undefined ? `l#${distinct}` : `l:${folderKey ?? ""}\u0000${name}`;
     if (!this.lists.has(key)) this.lists.set(key, { key, name, folderKey: inbox ? null : folderKey, inbox });
     return key;
   }
