@@ -100,8 +100,10 @@ class GroupedNote {
 /** Line-numbered problems of a file that cannot be read as its format: 422 import_invalid. */
 export class ImportProblems {
   private readonly list = new ProblemList();
-  add(line: number | undefined, message: string): void {
-    this.list.add(line === undefined ? "file" : `line ${line}`, message);
+  /** `file`: the entry of a ZIP the line is in. */
+  add(line: number | undefined, message: string, file?: string): void {
+    const where = line === undefined ? "file" : `line ${line}`;
+    this.list.add(file === undefined ? where : line === undefined ? file : `${file}, ${where}`, message);
   }
   get size(): number {
     return this.list.size;
