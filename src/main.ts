@@ -262,7 +262,7 @@ async function main(): Promise<number> {
       // Not serving anyone: it may wait for a server's lock as long as a start-up does.
       const handle = createApp({ db, config, secret, logger: new Logger("off"), busyTimeoutMs: DEFAULT_BUSY_TIMEOUT_MS });
       try {
-        console.log(importCommand(handle.core, { format, file, username: parsed.importUser, dryRun: parsed.dryRun === true }));
+        console.log(await importCommand(handle.core, { format, file, username: parsed.importUser, dryRun: parsed.dryRun === true }));
       } finally {
         handle.close();
       }

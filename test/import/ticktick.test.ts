@@ -235,6 +235,25 @@ describe("TickTick: names, bad files, tokens", () => {
   });
 });
 
+describe("the ledger and a replace restore", () => {
+  test("after a replace restore empties the account, the same file imports again", async () => {
+    const app = makeTestApp({ clock: new FixedClock(NOW) });
+    try {
+      const c = await setupAdmin(app);
+      const file = fixture("ticktick-7.1.csv");
+      await importFile(app, c, "ticktick", file);
+      const restored = await c.post("/api/v1/restore?mode=replace", { format: "app-legacy", version: 1 });
+      expect(restored.status).toBe(200);
+      expect(count(app, "tasks")).toBe(0);
+      const again = await importFile(app, c, "ticktick", file);
+      expect(again.result.already_imported).toBeUndefined();
+      expect(count(app, "tasks")).toBe(6);
+    } finally {
+      app.close();
+    }
+  });
+});
+
 /** A RawResponse as rejected() reads it. */
 function toResponse(r: { status: number; headers: Headers; json: any }) {
   return { status: r.status, headers: r.headers, text: JSON.stringify(r.json), body: r.json };

@@ -26,7 +26,7 @@ export function previewText(p: Pick<PreviewResult, "format" | "counts" | "skippe
   return out.join("\n");
 }
 
-export function importCommand(core: Core, o: { format: string; file: string; username: string; dryRun: boolean }): string {
+export async function importCommand(core: Core, o: { format: string; file: string; username: string; dryRun: boolean }): Promise<string> {
   if (!(IMPORT_FORMATS as readonly string[]).includes(o.format)) throw new AppError("validation_failed", `unknown format ${o.format.slice(0, 40)}: ticktick, todoist or ics`);
   const format = o.format as ImportFormat;
   const user = findUserByKey(core.db, usernameKey(o.username.trim()));
@@ -41,12 +41,12 @@ export function importCommand(core: Core, o: { format: string; file: string; use
   const bytes = new Uint8Array(readFileSync(o.file));
   const fileName = basename(o.file);
   if (o.dryRun) {
-    const plan = readPlan(format, bytes, fileName, user.timezone, core.clock.now());
+    const plan = await readPlan(format, bytes, fileName, user.timezone, core.clock.now());
     return previewText({ format, ...plan }, o.file, true);
   }
   const meta = { ip: null, userAgent: "app import", secure: false };
-  const p = preview(core, { userId: user.id, timezone: user.timezone, format, fileName, bytes, meta });
-  const r = runImport(core, { userId: user.id, timezone: user.timezone, token: p.import_token, meta });
+  const p = await preview(core, { userId: user.id, timezone: user.timezone, format, fileName, bytes, meta });
+  const r = await runImport(core, { userId: user.id, timezone: user.timezone, token: p.import_token, meta });
   const done = r.already_imported ? `already imported (this file, ${format}): nothing created; its first import created ${countsLine(r.counts)}` : `imported into ${user.username}: ${countsLine(r.counts)}`;
   return `${previewText(p, o.file, false)}\n${done}`;
 }

@@ -69,12 +69,12 @@ export function sweepImports(core: Core): void {
 }
 
 /** Reads the file as its format (422 import_invalid when it cannot be), stages it and answers the preview with a token. */
-export function preview(core: Core, p: PreviewJob): PreviewResult {
+export async function preview(core: Core, p: PreviewJob): Promise<PreviewResult> {
   sweepImports(core);
   const now = core.clock.now();
   const pending = pendingImportsOf(core.db, p.userId, now.toISOString());
   if (pending.n >= PENDING_MAX) throw new AppError("quota_exceeded", `at most ${PENDING_MAX} previews may wait for their import; import one or wait 15 minutes`, { headers: { "Retry-After": "60" } });
-  const plan = readPlan(p.format, p.bytes, p.fileName, p.timezone, now);
+  const plan = await readPlan(p.format, p.bytes, p.fileName, p.timezone, now);
   const id = newId();
   const token = newToken();
   const expires = new Date(now.getTime() + TOKEN_TTL_MS).toISOString();
@@ -108,7 +108,7 @@ export function preview(core: Core, p: PreviewJob): PreviewResult {
  * must still have the digest the token is bound to. A file this user imported before creates
  * nothing (the ledger) and answers the first import's counts. Everything in one transaction.
  */
-export function runImport(core: Core, p: ImportJob): ImportResult {
+export async function runImport(core: Core, p: ImportJob): Promise<ImportResult> {
   const now = core.clock.now();
   const nowIso = now.toISOString();
   const row = findImportToken(core.db, sha256Hex(p.token));
@@ -131,7 +131,7 @@ export function runImport(core: Core, p: ImportJob): ImportResult {
     rmSync(stagedPath(core, row.id), { force: true });
     return { format, counts: JSON.parse(before) as ImportCounts, already_imported: true };
   }
-  const plan = readPlan(format, bytes, row.file_name, p.timezone, now);
+  const plan = await readPlan(format, bytes, row.file_name, p.timezone, now);
   try {
     writeTx(core.db, (tx) => {
       if (!consumeImportToken(tx, row.id, nowIso)) throw tokenConsumed();
@@ -152,9 +152,9 @@ export function runImport(core: Core, p: ImportJob): ImportResult {
 /** The import jobs, run in the job worker (src/jobs.worker.ts). */
 export function importJobs(): JobHandlers {
   return {
-    preview: (p: PreviewJob, job: Job) => {
+    preview: async (p: PreviewJob, job: Job) => {
       try {
-        return preview(job.core, p);
+        return await preview(job.core, p);
       } finally {
         collectGarbage(true);
       }

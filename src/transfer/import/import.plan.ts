@@ -218,6 +218,7 @@ export class PlanBuilder {
     // Top-level ancestor of each task; a cycle is broken at the task where it is found.
     const rootOf = new Map<string, string>();
     const findRoot = (t: PlanTask): string => {
+      if (t.parentKey === null) return t.key;
       const known = rootOf.get(t.key);
       if (known) return known;
       const path: PlanTask[] = [];
@@ -243,7 +244,7 @@ export class PlanBuilder {
     for (const t of this.tasks) findRoot(t);
     for (const t of this.tasks) {
       if (t.parentKey === null) continue;
-      const root = rootOf.get(t.key)!;
+      const root = rootOf.get(t.key) ?? t.key;
       const r = byKey.get(root)!;
       if (r.listKey !== t.listKey) {
         this.change(t.line, item(t), "its parent is in another list: imported as a top-level task");

@@ -75,3 +75,8 @@ export function ledgerCountsOf(c: Conn, userId: string, format: ImportFormat, sh
 export function recordImport(c: Conn, userId: string, format: ImportFormat, sha256: string, counts: string, now: string): void {
   c.sqlite.query("INSERT INTO import_ledger (user_id, format, file_sha256, counts, imported_at) VALUES (?, ?, ?, ?, ?)").run(userId, format, sha256, counts, now);
 }
+
+/** A replace restore removes the account's content: what was imported before is gone, so is the record of it. */
+export function deleteImportLedgerOf(c: Conn, userId: string): void {
+  c.sqlite.query("DELETE FROM import_ledger WHERE user_id = ?").run(userId);
+}
