@@ -51,6 +51,7 @@ export const en = {
       range_not_satisfiable: "This part of the file does not exist. Reload and try again.",
       invalid_cursor: "The list has changed. Reload the page.",
       backup_invalid: "This file cannot be restored.",
+      import_invalid: "This file cannot be read as the format chosen.",
       quota_exceeded: "Too many backup files are waiting to be restored. Try again later.",
       storage_full: "The server's disk is full. Nothing was saved.",
       not_ready: "The server is starting or busy. Try again in a moment.",
