@@ -226,6 +226,33 @@ describe("TickTick: names, bad files, tokens", () => {
     await rejected(app, () => c.post("/api/v1/import", { import_token: "nope" }), 422, "token_invalid");
   });
 
+  test("an expired preview's staged file is removed by the next preview", async () => {
+    const { readdirSync } = await import("node:fs");
+    const staging = `${app.dir}/import/staging`;
+    const p = await previewFile(app, c, "ticktick", `${header}${row({ "List Name": "L", Title: "Staged" })}`);
+    expect(p.status).toBe(200);
+    const before = readdirSync(staging);
+    expect(before.length).toBeGreaterThan(0);
+    clock.advance(15 * 60 * 1000);
+    await previewFile(app, c, "ticktick", `${header}${row({ "List Name": "L", Title: "Staged again" })}`);
+    expect(readdirSync(staging).filter((f) => before.includes(f))).toEqual([]);
+  });
+
+  test("at most 5 previews wait at once: 429 quota_exceeded", async () => {
+    clock.advance(15 * 60 * 1000);
+    const file = `${header}${row({ "List Name": "L", Title: "Quota" })}`;
+    for (let i = 0; i < 5; i++) expect((await previewFile(app, c, "ticktick", file)).status).toBe(200);
+    const r = await previewFile(app, c, "ticktick", file);
+    expect([r.status, r.json.code, r.headers.get("retry-after")]).toEqual([429, "quota_exceeded", "60"]);
+    clock.advance(15 * 60 * 1000);
+    expect((await previewFile(app, c, "ticktick", file)).status).toBe(200);
+  });
+
+  test("a file over 64 MiB is 413 while reading, nothing written", async () => {
+    const big = new Uint8Array(64 * 1024 * 1024 + 1).fill(0x41);
+    await rejected(app, async () => toResponse(await previewFile(app, c, "ticktick", big)), 413, "payload_too_large");
+  }, 60_000);
+
   test("a one-byte change is a new file: its own preview, imported again", async () => {
     const file = `${header}${row({ "List Name": "Twice", Title: "Digest test" })}`;
     await importFile(app, c, "ticktick", file);
