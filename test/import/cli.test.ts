@@ -32,7 +32,7 @@ beforeAll(async () => {
   dir = app.dir;
   app.handle.close();
   app.db.close();
-});
+}, 60_000);
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe("app import", () => {

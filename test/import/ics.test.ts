@@ -29,7 +29,7 @@ describe("Nextcloud Tasks calendar (VTIMEZONE, two CATEGORIES lines, floating, c
   let c: TestClient;
   let previewJson = "";
   const pv = () => JSON.parse(previewJson);
-  beforeAll(async () => ({ app, c, previewJson } = await imported("nextcloud-tasks.ics")));
+  beforeAll(async () => ({ app, c, previewJson } = await imported("nextcloud-tasks.ics")), 60_000);
   afterAll(() => app.close());
 
   test("one list named by X-WR-CALNAME; counts", () => {
@@ -72,7 +72,7 @@ describe("Nextcloud Tasks calendar (VTIMEZONE, two CATEGORIES lines, floating, c
 describe("Apple Reminders (two VCALENDARs, LF, X-APPLE-SORT-ORDER)", () => {
   let app: TestApp;
   let previewJson = "";
-  beforeAll(async () => ({ app, previewJson } = await imported("apple-reminders.ics")));
+  beforeAll(async () => ({ app, previewJson } = await imported("apple-reminders.ics")), 60_000);
   afterAll(() => app.close());
 
   test("one list per calendar; the one without X-WR-CALNAME is named after the file", () => {
@@ -93,7 +93,7 @@ describe("tasks.org calendar (RELATED-TO in every form, a rule this app cannot r
   let app: TestApp;
   let previewJson = "";
   const pv = () => JSON.parse(previewJson);
-  beforeAll(async () => ({ app, previewJson } = await imported("tasks-org.ics")));
+  beforeAll(async () => ({ app, previewJson } = await imported("tasks-org.ics")), 60_000);
   afterAll(() => app.close());
 
   test("PARENT, CHILD on the parent, a grandchild flattened, a missing parent, DEPENDS-ON is no parent", () => {
@@ -128,7 +128,7 @@ describe("malformed .ics files: 422 import_invalid with the line, nothing writte
   beforeAll(async () => {
     app = makeTestApp({ clock: new FixedClock(NOW) });
     c = await setupAdmin(app);
-  });
+  }, 60_000);
   afterAll(() => app.close());
   const refuse = async (text: string) => {
     const r = await rejected(

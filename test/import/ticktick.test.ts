@@ -21,7 +21,7 @@ describe("TickTick 7.2 backup (25 columns, BOM, CRLF)", () => {
     const r = await importFile(app, c, "ticktick", fixture("ticktick-7.2.csv"), "TickTick-backup.csv");
     previewJson = JSON.stringify(r.preview);
     result = r.result;
-  });
+  }, 60_000);
   afterAll(() => app.close());
 
   test("preview counts what is created, and the import creates exactly that", () => {
@@ -127,7 +127,7 @@ describe("TickTick 7.1 backup (24 columns, LF, bare empty cells)", () => {
     app = makeTestApp({ clock: new FixedClock(NOW) });
     const c = await setupAdmin(app, { timezone: "America/Sao_Paulo" });
     ({ preview } = await importFile(app, c, "ticktick", fixture("ticktick-7.1.csv")));
-  });
+  }, 60_000);
   afterAll(() => app.close());
 
   test("counts, with a grandchild flattened and a duplicate tag folded", () => {
@@ -171,13 +171,20 @@ describe("TickTick: names, bad files, tokens", () => {
     clock = new FixedClock(NOW);
     app = makeTestApp({ clock });
     c = await setupAdmin(app);
-  });
+  }, 60_000);
   afterAll(() => app.close());
 
   test("a list name already used gets ' (imported)'", async () => {
     expect((await c.post("/api/v1/lists", { name: "Errands" })).status).toBe(201);
     await importFile(app, c, "ticktick", `"Version: 7.1"\n${header}${row({ "List Name": "Errands", Title: "Post the letter" })}`);
     expect(tasksByTitle(app).get("Post the letter")!.list).toBe("Errands (imported)");
+  });
+
+  test("a completed row of a repeating task keeps no repeat (a past occurrence), and says so", async () => {
+    const file = `${header}${row({ "List Name": "Rep", Title: "Done weekly", "Due Date": "2026-11-02T09:00:00+0000", Repeat: "FREQ=WEEKLY", Status: "2", Timezone: "Europe/Paris" })}`;
+    const r = await importFile(app, c, "ticktick", file);
+    expect(r.preview.skipped).toEqual([{ line: 2, item: "Done weekly", reason: "repeat dropped: the task is completed (a past occurrence)" }]);
+    expect(tasksByTitle(app).get("Done weekly")).toMatchObject({ completed: 1, rrule: null });
   });
 
   test("a file without the header row is 422 import_invalid naming line 1, nothing written", async () => {

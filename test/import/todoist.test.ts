@@ -16,7 +16,7 @@ describe("a Todoist project CSV (IS_COLLAPSED header, sections, indents, labels,
     app = makeTestApp({ clock: new FixedClock(NOW) });
     const c = await setupAdmin(app, { timezone: "America/Sao_Paulo" });
     previewJson = JSON.stringify((await importFile(app, c, "todoist", fixture("todoist-Household [7hQx2mPq].csv"), "Household [7hQx2mPq].csv")).preview);
-  });
+  }, 60_000);
   afterAll(() => app.close());
 
   test("a folder per project: the project's own list and one list per section (an empty one too)", () => {
@@ -87,7 +87,7 @@ describe("a Todoist backup ZIP", () => {
     app = makeTestApp({ clock: new FixedClock(NOW) });
     c = await setupAdmin(app, { timezone: "America/Sao_Paulo" });
     previewJson = JSON.stringify((await importFile(app, c, "todoist", fixture("todoist-backup.zip"), "Todoist backup.zip")).preview);
-  });
+  }, 60_000);
   afterAll(() => app.close());
 
   test("one folder per project; Inbox is the user's inbox; other entries are ignored and reported", () => {
@@ -115,7 +115,7 @@ describe("bad Todoist files: 422 import_invalid, nothing written", () => {
   beforeAll(async () => {
     app = makeTestApp({ clock: new FixedClock(NOW) });
     c = await setupAdmin(app);
-  });
+  }, 60_000);
   afterAll(() => app.close());
   const refuse = async (data: Uint8Array | string, name = "p.csv") => {
     const r = await rejected(

@@ -340,6 +340,8 @@ export class PlanBuilder {
     };
     const sub = recurrenceOnSubtaskProblem(t.parentKey);
     if (sub) return drop(sub);
+    // A completed row of a repeating task is a past occurrence (the sources keep the series on the open one).
+    if (t.completed) return drop("the task is completed (a past occurrence)");
     if (r.kind === "after_completion") {
       if (!Number.isInteger(r.interval) || r.interval < 1 || r.interval > MAX_INTERVAL) drop(`the interval must be 1 to ${MAX_INTERVAL}`);
       return;
