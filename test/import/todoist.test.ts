@@ -71,8 +71,9 @@ describe("a Todoist project CSV (IS_COLLAPSED header, sections, indents, labels,
     expect(pv().changed).toContainEqual({ line: 10, item: "Order seeds", what: expect.stringContaining("no year") });
   });
 
-  test("DEADLINE, DURATION and RESPONSIBLE are reported", () => {
+  test("DEADLINE, DURATION and RESPONSIBLE are reported; so is the history Todoist does not export", () => {
     const skipped = pv().skipped;
+    expect(skipped[0]).toEqual({ item: "completed tasks", reason: expect.stringContaining("open tasks only") });
     expect(skipped).toContainEqual({ line: 9, item: "Rake leaves", reason: expect.stringContaining("deadline") });
     expect(skipped).toContainEqual({ line: 3, item: "DURATION", reason: "durations are not kept" });
     expect(skipped).toContainEqual({ line: 9, item: "RESPONSIBLE", reason: expect.stringContaining("assignees") });

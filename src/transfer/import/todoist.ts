@@ -53,6 +53,8 @@ function projectName(fileName: string): string {
 export function readTodoist(bytes: Uint8Array, fileName: string, userTz: string, now: Date): Plan {
   const plan = new PlanBuilder();
   const problems = new ImportProblems();
+  // People expect their history to come along; Todoist's files do not carry it (its help: "Completed tasks and archived projects aren't included").
+  plan.skip(undefined, "completed tasks", "Todoist exports and backups hold open tasks only: completed tasks and archived projects are not in the file");
   if (!isZip(bytes)) {
     if (!isUtf8(bytes)) invalidFile(WHAT, "the file is not UTF-8 text, nor a ZIP");
     readProject(plan, problems, bytes, projectName(fileName || "Todoist.csv"), null, userTz, now);
