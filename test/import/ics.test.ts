@@ -122,6 +122,29 @@ describe("tasks.org calendar (RELATED-TO in every form, a rule this app cannot r
   });
 });
 
+describe("calendars and components an importer must not merge or repeat", () => {
+  test("two calendars of the same name are two lists; a duplicate UID and a RECURRENCE-ID override are skipped", async () => {
+    const app = makeTestApp({ clock: new FixedClock(NOW) });
+    try {
+      const c = await setupAdmin(app, { timezone: USER_TZ });
+      const cal = (todos: string) => `BEGIN:VCALENDAR\nVERSION:2.0\nX-WR-CALNAME:Home\n${todos}END:VCALENDAR\n`;
+      const text =
+        cal("BEGIN:VTODO\nUID:a\nSUMMARY:First\nDUE;VALUE=DATE:20261201\nRRULE:FREQ=DAILY\nEND:VTODO\nBEGIN:VTODO\nUID:a\nSUMMARY:Again\nEND:VTODO\n") +
+        cal("BEGIN:VTODO\nUID:a\nRECURRENCE-ID;VALUE=DATE:20261202\nSUMMARY:Moved one\nEND:VTODO\nBEGIN:VTODO\nUID:b\nSUMMARY:Second\nEND:VTODO\n");
+      const r = await importFile(app, c, "ics", text, "x.ics");
+      expect(r.preview.counts).toMatchObject({ lists: 2, tasks: 2, recurrences: 1 });
+      expect(r.preview.skipped).toEqual([
+        { line: 10, item: "Again", reason: "UID a was already used at line 4: not imported" },
+        { line: 18, item: "Moved one", reason: "an override of one occurrence (RECURRENCE-ID): not imported" },
+      ]);
+      const lists = app.db.sqlite.query<{ name: string }, []>("SELECT name FROM lists WHERE is_inbox = 0 ORDER BY position").all().map((l) => l.name);
+      expect(lists).toEqual(["Home", "Home (imported)"]);
+    } finally {
+      app.close();
+    }
+  }, 60_000);
+});
+
 describe("malformed .ics files: 422 import_invalid with the line, nothing written", () => {
   let app: TestApp;
   let c: TestClient;
