@@ -56,6 +56,7 @@ import { backupRoutes } from "./transfer/backup/backup.routes";
 import { metricsRoutes } from "./features/metrics/metrics.routes";
 import { RouteTemplates, requestMetrics } from "./features/metrics/metrics.http";
 import { instanceMetrics } from "./features/metrics/metrics.instance";
+import { importRoutes } from "./transfer/import/import.routes";
 
 export interface AppOptions {
   db: Db;
@@ -135,6 +136,7 @@ export function createApp(opts: AppOptions): AppHandle {
   // Rarely used features whose code is loaded on first use (an idle server does not hold it).
   const legacy = lazy(async () => new (await import("./transfer/legacy/legacy.service")).LegacyService(jobs));
   const backup = lazy(async () => new (await import("./transfer/backup/backup.service")).BackupService(core, jobs));
+  const importer = lazy(async () => new (await import("./transfer/import/import.service")).ImportService(jobs));
   const attachments = new AttachmentsService(core, taskPurgeHooks);
 
   const ensureContext = (request: Request): RequestContext => {
@@ -173,6 +175,7 @@ export function createApp(opts: AppOptions): AppHandle {
     .use(attachmentsRoutes(attachments))
     .use(legacyRoutes(legacy, core.clock))
     .use(backupRoutes(backup))
+    .use(importRoutes(importer))
     .use(docsRoutes(() => root, APP_VERSION))
     .use(metricsRoutes(core.metrics, core.config.metricsToken))
     .use(webRoutes(new WebService()));

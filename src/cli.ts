@@ -3,9 +3,12 @@ import { Config, ConfigError, FLAGS } from "./config";
 
 /** What the command line asks for: a command, its arguments, and settings given as flags. */
 export interface CommandLine {
-  command: "serve" | "reset-password" | "version" | "help";
+  command: "serve" | "reset-password" | "import" | "version" | "help";
   args: string[];
   flags: Partial<Record<keyof Config, string | boolean>>;
+  /** `import`'s own options: the account to import into, and whether to write nothing. */
+  importUser?: string;
+  dryRun?: boolean;
 }
 
 // The flags of config.ts (a switch for --trust-proxy, a value for the others), plus --version/-v
@@ -14,6 +17,8 @@ const OPTIONS = {
   ...Object.fromEntries(Object.entries(FLAGS).map(([flag, key]) => [flag.slice(2), { type: key === "trustProxy" ? "boolean" : "string" }] as const)),
   version: { type: "boolean", short: "v" },
   help: { type: "boolean", short: "h" },
+  user: { type: "string" },
+  "dry-run": { type: "boolean" },
 } as const;
 
 /**
@@ -25,7 +30,7 @@ export function parseCommandLine(argv: string[]): CommandLine {
   const out: CommandLine = { command: "serve", args: [], flags: {} };
   let commandSeen = false;
   const positional = (a: string) => {
-    if (!commandSeen && (a === "serve" || a === "reset-password")) {
+    if (!commandSeen && (a === "serve" || a === "reset-password" || a === "import")) {
       out.command = a;
       commandSeen = true;
     } else out.args.push(a);
@@ -50,6 +55,16 @@ export function parseCommandLine(argv: string[]): CommandLine {
     const name = token.rawName.split("=")[0]!; // "--=x" names the option "--"
     if (!token.inlineValue && token.name === "version") return { ...out, command: "version" };
     if (!token.inlineValue && token.name === "help") return { ...out, command: "help" };
+    if (name === "--user") {
+      if (token.value === undefined) throw new ConfigError("--user needs a value");
+      out.importUser = token.value;
+      continue;
+    }
+    if (name === "--dry-run") {
+      if (token.inlineValue) throw new ConfigError("--dry-run takes no value");
+      out.dryRun = true;
+      continue;
+    }
     const key = FLAGS[name];
     if (!key) throw new ConfigError(`unknown option ${name} (see app --help)`);
     if (key === "trustProxy") {
@@ -59,8 +74,9 @@ export function parseCommandLine(argv: string[]): CommandLine {
     if (token.value === undefined) throw new ConfigError(`${name} needs a value`);
     out.flags[key] = token.value;
   }
-  // `serve` takes no arguments and `reset-password` exactly one: anything else is a typo.
-  const allowed = out.command === "reset-password" ? 1 : 0;
+  if (out.command !== "import" && (out.importUser !== undefined || out.dryRun)) throw new ConfigError(`${out.importUser !== undefined ? "--user" : "--dry-run"} belongs to the import command (see app --help)`);
+  // `serve` takes no arguments, `reset-password` exactly one, `import` two: anything else is a typo.
+  const allowed = out.command === "reset-password" ? 1 : out.command === "import" ? 2 : 0;
   if (out.args.length > allowed) {
     const extra = out.args[allowed]!;
     throw new ConfigError(commandSeen || allowed ? `unexpected argument ${extra} (see app --help)` : `unknown command ${extra} (see app --help)`);

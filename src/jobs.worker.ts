@@ -4,6 +4,7 @@
 import { serveJobs } from "./core/jobs/jobs.host";
 
 serveJobs({
+  import: async () => (await import("./transfer/import/import.jobs")).importJobs(),
   backup: async () => (await import("./transfer/backup/backup.jobs")).backupJobs(),
   legacy: async (core) => {
     const [{ legacyJobs }, { TaskPurgeHooks }, { AttachmentsService }] = await Promise.all([

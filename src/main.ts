@@ -21,6 +21,11 @@ Usage:
   app [serve] [options]            start the server (default command)
   app reset-password <username>    set a user's password and end its sessions: asked twice
                                    without echo on a terminal, else one line of standard input
+  app import ticktick|todoist|ics FILE --user NAME [--dry-run]
+                                   bring a TickTick backup CSV, a Todoist CSV or backup ZIP, or
+                                   an iCalendar file into NAME's account; prints the preview
+                                   (what is created, skipped or changed, with line numbers);
+                                   --dry-run writes nothing
   app --version                    print the version
   app --help                       print this help
 `;
@@ -243,6 +248,26 @@ async function main(): Promise<number> {
       const { account } = createApp({ db, config, secret, logger: new Logger("off"), busyTimeoutMs: DEFAULT_BUSY_TIMEOUT_MS });
       await account.resetPassword(username, password);
       console.log(`password of ${username} changed; its sessions have ended`);
+    } finally {
+      db.close();
+    }
+    return 0;
+  }
+
+  if (parsed.command === "import") {
+    const [format, file] = parsed.args;
+    if (!format || !file || parsed.importUser === undefined) throw new ConfigError("usage: app import ticktick|todoist|ics FILE --user NAME [--dry-run]");
+    if (!existsSync(join(config.dataDir, "app.db"))) throw new ConfigError(`no database in ${config.dataDir} (is --data-dir right?)`);
+    const { importCommand } = await import("./transfer/import/import.cli");
+    const { db, secret } = openStore(config);
+    try {
+      // Not serving anyone: it may wait for a server's lock as long as a start-up does.
+      const handle = createApp({ db, config, secret, logger: new Logger("off"), busyTimeoutMs: DEFAULT_BUSY_TIMEOUT_MS });
+      try {
+        console.log(await importCommand(handle.core, { format, file, username: parsed.importUser, dryRun: parsed.dryRun === true }));
+      } finally {
+        handle.close();
+      }
     } finally {
       db.close();
     }

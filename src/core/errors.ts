@@ -83,6 +83,7 @@ export type ErrorCode =
   | "invalid_reference"
   | "invalid_parent"
   | "backup_invalid"
+  | "import_invalid"
   | "token_invalid"
   | "rate_limited"
   | "quota_exceeded"

@@ -97,6 +97,8 @@ export const TAG_DESCRIPTIONS: Record<string, string> = {
     "Repeating tasks: an RFC 5545 RRULE from the task's due date, or an interval after each completion. Completing an occurrence records a completed copy and moves the task to the next occurrence; single occurrences can be skipped.",
   attachments: "Files attached to tasks: streamed uploads checked against an allow-list of types by their content, and downloads with ETags and byte ranges.",
   legacy: "The lightweight legacy v1 format (one JSON document or one CSV file, no attachments) for export and restore.",
+  import:
+    "Bring data in from other apps: a TickTick backup CSV, a Todoist project CSV or backup ZIP, or iCalendar VTODOs (.ics). A preview says what will be created, skipped or changed (with line numbers) and gives a 15-minute token; the import writes in one transaction, and the same file imported again creates nothing.",
   backup: "Complete backups (app-backup v2 ZIP archives with attachments): streamed export, a preflight that validates an upload whole, and a merge or replace restore in one transaction.",
 };
 

@@ -57,6 +57,7 @@ export const PROBLEMS: Readonly<Record<ErrorCode, ProblemType>> = {
   invalid_reference: { status: 422, title: "Invalid reference" },
   invalid_parent: { status: 422, title: "Invalid parent" },
   backup_invalid: { status: 422, title: "Backup invalid" },
+  import_invalid: { status: 422, title: "Import invalid" },
   token_invalid: { status: 422, title: "Invalid preflight token" },
   rate_limited: { status: 429, title: "Too many requests" },
   quota_exceeded: { status: 429, title: "Quota exceeded" },

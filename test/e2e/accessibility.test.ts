@@ -118,6 +118,8 @@ async function scanEverything(found: Found, scheme: string): Promise<void> {
   await scan(found, `${scheme} settings`);
   await open("/backup");
   await scan(found, `${scheme} backup`);
+  await open("/import");
+  await scan(found, `${scheme} import`);
   await open("/no/such/page");
   await scan(found, `${scheme} page not found`);
 

@@ -287,6 +287,7 @@ describe.skipIf(!hasChromium)("everyday use (issue 12)", () => {
       ["/memos", t.memos.title],
       ["/settings", t.settings.title],
       ["/backup", t.backup.title],
+      ["/import", t.imports.title],
     ];
     for (const [path, name] of want) {
       await fresh(path);

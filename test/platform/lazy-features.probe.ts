@@ -15,6 +15,11 @@ const WATCHED = {
   backup: "/src/transfer/backup/backup.service.ts",
   backupRecords: "/src/transfer/backup/backup.records.ts",
   fflate: "/node_modules/fflate/",
+  // Import from other apps (issue 17): its service, its readers and ical.js wait for the first import.
+  importer: "/src/transfer/import/import.service.ts",
+  importReaders: "/src/transfer/import/import.read.ts",
+  icalJs: "/node_modules/ical.js/",
+  chrono: "/node_modules/chrono-node/",
   legacy: "/src/transfer/legacy/legacy.service.ts",
   legacyRecords: "/src/transfer/legacy/legacy.records.ts",
   lunar: "/src/features/countdowns/lunar-calendar.ts",

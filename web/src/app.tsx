@@ -13,6 +13,7 @@ import { CountdownsPage } from "./pages/countdowns";
 import { MemosPage } from "./pages/memos";
 import { SettingsPage } from "./pages/settings";
 import { BackupPage } from "./pages/backup";
+import { ImportPage } from "./pages/import";
 
 function NotFound() {
   useTitle(t.nav.notFound);
@@ -33,6 +34,7 @@ const NAV: [string, string, string][] = [
   ["/memos", t.nav.memos, "✎"],
   ["/settings", t.nav.settings, "⚙"],
   ["/backup", t.nav.backup, "⇩"],
+  ["/import", t.nav.import, "⇪"],
 ];
 
 export function App() {
@@ -89,6 +91,7 @@ export function App() {
   else if (path === "/memos" || match("/memos/:id", path)) page = <MemosPage />;
   else if (path === "/settings") page = <SettingsPage user={user} onUser={(u) => setBoot({ state: "ready", user: u })} onSignedOut={() => setBoot({ state: "login" })} />;
   else if (path === "/backup") page = <BackupPage />;
+  else if (path === "/import") page = <ImportPage />;
   else page = <NotFound />;
 
   return (

@@ -19,7 +19,8 @@ export type AuditAction =
   | "backup_preflight"
   | "backup_restored"
   | "legacy_exported"
-  | "legacy_restored";
+  | "legacy_restored"
+  | "imported";
 
 /** Who did it and from where; written in the same transaction as the change it records. */
 export interface AuditEntry {

@@ -15,4 +15,4 @@ export function checkSchedule(rrule: string, dtstart: string, timezone: string):
 }
 
 // What a restore (src/transfer/) reads of the engine: the rule parser and its limits, as the API uses them.
-export { checkedSeries, MAX_RRULE_LENGTH, parseRRule } from "./recurrence.engine";
+export { checkedSeries, MAX_INTERVAL, MAX_RRULE_LENGTH, parseRRule, type Unit } from "./recurrence.engine";

@@ -67,9 +67,15 @@ export class LegacyService {
  * so each chunk goes at once and the file is held once, not as chunks plus their joined copy.
  */
 async function readFilePart(body: MultipartReader): Promise<Uint8Array | null> {
+  return (await readNamedFilePart(body))?.bytes ?? null;
+}
+
+/** readFilePart with the file name the client gave (the importers name a calendar after it). */
+export async function readNamedFilePart(body: MultipartReader): Promise<{ bytes: Uint8Array; filename: string | null } | null> {
   let part = await body.nextPart();
   while (part && part.field !== "file") part = await body.nextPart();
   if (!part) return null;
+  const filename = part.filename;
   const declared = body.declaredBytes;
   let out = new Uint8Array(declared !== null && declared <= LEGACY_BODY_LIMIT + MULTIPART_FRAMING_BYTES ? declared : 1024 * 1024);
   let size = 0;
@@ -88,5 +94,5 @@ async function readFilePart(body: MultipartReader): Promise<Uint8Array | null> {
       // other fields are ignored
     }
   }
-  return out.subarray(0, size);
+  return { bytes: out.subarray(0, size), filename };
 }

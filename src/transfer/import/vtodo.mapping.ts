@@ -1,0 +1,245 @@
+import ICAL from "ical.js";
+import { instantIso, zoneOrNull } from "./import.dates";
+
+/**
+ * The mapping between an iCalendar VTODO (RFC 5545) and this app's task, in both directions, in
+ * one module: the .ics importer uses it now, a CalDAV server can use the same one later so that
+ * import and sync agree on priority, status, all-day and zone handling.
+ *
+ * Why not ical.js's own conversions: its `toJSDate()` puts a DATE at midnight of the *server's*
+ * zone, and a TZID is only honoured when that zone was registered with its TimezoneService
+ * (kewisch/ical.js#455, #189). So a value is read as its parts (year … second, isDate) and the
+ * zone is resolved here: `Z` is UTC, a TZID naming an IANA zone is that zone (the file's
+ * VTIMEZONE body is not needed for it), anything else is a wall-clock time read in the user's
+ * zone and said so. Every property that has no place in a task is reported, never dropped silently.
+ */
+
+/** What a VTODO says about a task, in this app's terms, with what could not be kept. */
+export interface VtodoTask {
+  uid: string | null;
+  title: string;
+  description: string;
+  /** YYYY-MM-DD (all-day) or a UTC instant with milliseconds. */
+  dueAt: string | null;
+  /** The IANA zone the due time was given in (or the user's, for UTC and floating times). */
+  timezone: string;
+  priority: number;
+  completed: boolean;
+  /** CANCELLED: a won't-do task (this app has no such state: it is completed, and said so). */
+  cancelled: boolean;
+  completedAt: string | null;
+  createdAt: string | null;
+  tags: string[];
+  /** UID of the parent (RELATED-TO, RELTYPE absent or PARENT). */
+  parentUid: string | null;
+  /** UIDs this VTODO names as its children (RELATED-TO;RELTYPE=CHILD). */
+  childUids: string[];
+  /** The RRULE body, validated later against the due date. */
+  rrule: string | null;
+  reminders: number;
+  order: number | null;
+  /** What was changed on the way in (a floating time, a cancelled task, …). */
+  changes: string[];
+  /** What was left out (overrides, alarms, properties with no place in a task). */
+  skips: string[];
+  /** Properties present that have no place in a task (reported once per file by the caller). */
+  ignored: string[];
+}
+
+/** RFC 5545 PRIORITY (0 undefined, 1 highest … 9 lowest; 1-4 high, 5 medium, 6-9 low) → 0..3. */
+export function priorityFromIcal(p: number): number {
+  if (p === 0) return 0;
+  if (p <= 4) return 3;
+  if (p === 5) return 2;
+  return 1;
+}
+
+/** This app's 0..3 → RFC 5545 PRIORITY (the middle of each band, as Nextcloud and tasks.org write). */
+export function priorityToIcal(p: number): number {
+  return p === 3 ? 1 : p === 2 ? 5 : p === 1 ? 9 : 0;
+}
+
+/** Properties a task keeps (or the importer reports on its own). */
+const MAPPED = new Set([
+  "uid",
+  "summary",
+  "description",
+  "due",
+  "dtstart",
+  "priority",
+  "status",
+  "completed",
+  "percent-complete",
+  "categories",
+  "related-to",
+  "rrule",
+  "rdate",
+  "exdate",
+  "recurrence-id",
+  "created",
+  "dtstamp",
+  "last-modified",
+  "sequence",
+  "x-apple-sort-order",
+]);
+
+/** A date or date-time property's value in this app's form, with the zone it was read in. */
+function timeOf(prop: ICAL.Property, userTz: string, changes: string[], what: string): { value: string; tz: string } {
+  const t = prop.getFirstValue() as ICAL.Time;
+  if (t.isDate) return { value: `${String(t.year).padStart(4, "0")}-${String(t.month).padStart(2, "0")}-${String(t.day).padStart(2, "0")}`, tz: userTz };
+  const parts = { year: t.year, month: t.month, day: t.day, hour: t.hour, minute: t.minute, second: t.second };
+  if (t.zone?.tzid === "UTC") return { value: instantIso(Temporal.PlainDateTime.from(parts).toZonedDateTime("UTC").toInstant()), tz: userTz };
+  const tzid = prop.getParameter("tzid");
+  let tz = typeof tzid === "string" ? zoneOrNull(tzid) : null;
+  if (tz === null) {
+    changes.push(
+      typeof tzid === "string"
+        ? `${what}: time zone ${tzid.slice(0, 60)} is not an IANA zone name: read as a wall-clock time in your time zone (${userTz})`
+        : `${what}: a floating time (no zone): read in your time zone (${userTz})`,
+    );
+    tz = userTz;
+  }
+  return { value: instantIso(Temporal.PlainDateTime.from(parts).toZonedDateTime(tz, { disambiguation: "compatible" }).toInstant()), tz };
+}
+
+/** Reads one VTODO. Throws (ical.js's Error) on a value that is not of its type; the caller reports it with the line. */
+export function vtodoToTask(c: ICAL.Component, userTz: string): VtodoTask {
+  const changes: string[] = [];
+  const skips: string[] = [];
+  const text = (name: string) => {
+    const v = c.getFirstPropertyValue(name);
+    return typeof v === "string" ? v : v == null ? "" : String(v);
+  };
+  const dueProp = c.getFirstProperty("due");
+  const startProp = c.getFirstProperty("dtstart");
+  let dueAt: string | null = null;
+  let timezone = userTz;
+  if (dueProp) {
+    ({ value: dueAt, tz: timezone } = timeOf(dueProp, userTz, changes, "DUE"));
+    if (startProp) {
+      const start = timeOf(startProp, userTz, [], "DTSTART");
+      if (start.value !== dueAt) changes.push("DTSTART dropped: tasks have a due date only");
+    }
+  } else if (startProp) {
+    ({ value: dueAt, tz: timezone } = timeOf(startProp, userTz, changes, "DTSTART"));
+    changes.push("no DUE: its DTSTART is the due date");
+  }
+
+  const status = text("status").toUpperCase();
+  const completedProp = c.getFirstProperty("completed");
+  const percent = Number(c.getFirstPropertyValue("percent-complete") ?? 0);
+  let completed = status === "COMPLETED" || status === "CANCELLED";
+  if (!status && (completedProp || percent >= 100)) completed = true;
+  const cancelled = status === "CANCELLED";
+  if (cancelled) changes.push("CANCELLED (won't do): imported as completed (this app has no won't-do state)");
+  let completedAt: string | null = null;
+  if (completedProp) {
+    const t = timeOf(completedProp, userTz, [], "COMPLETED");
+    completedAt = t.value.length === 10 ? `${t.value}T00:00:00.000Z` : t.value;
+    if (!completed) changes.push(`STATUS ${status} with a COMPLETED time: imported open`);
+  }
+  const createdProp = c.getFirstProperty("created");
+  const createdRaw = createdProp ? timeOf(createdProp, userTz, [], "CREATED").value : null;
+  const createdAt = createdRaw === null ? null : createdRaw.length === 10 ? `${createdRaw}T00:00:00.000Z` : createdRaw;
+
+  const tags = c.getAllProperties("categories").flatMap((p) => p.getValues().map((v) => String(v).trim()));
+
+  let parentUid: string | null = null;
+  const childUids: string[] = [];
+  for (const p of c.getAllProperties("related-to")) {
+    const reltype = String(p.getParameter("reltype") ?? "PARENT").toUpperCase();
+    const v = String(p.getFirstValue() ?? "").trim();
+    if (!v) continue;
+    if (reltype === "PARENT") {
+      if (parentUid !== null && parentUid !== v) changes.push(`several parents: kept ${parentUid.slice(0, 60)}`);
+      else parentUid = v;
+    } else if (reltype === "CHILD") childUids.push(v);
+    else skips.push(`RELATED-TO;RELTYPE=${reltype.slice(0, 30)} is not a parent link: ignored`);
+  }
+
+  const rules = c.getAllProperties("rrule");
+  let rrule: string | null = null;
+  if (rules.length > 1) skips.push("repeat dropped: several RRULEs (a task repeats by one rule)");
+  else if (rules.length === 1) rrule = String(rules[0]!.getFirstValue());
+  for (const name of ["rdate", "exdate"]) if (c.hasProperty(name)) skips.push(`${name.toUpperCase()} dropped: single dates added to or removed from a repeat are not imported`);
+
+  const reminders = c.getAllSubcomponents("valarm").length;
+  const sort = c.getFirstPropertyValue("x-apple-sort-order");
+  const order = sort == null || !Number.isFinite(Number(sort)) ? null : Number(sort);
+  const ignored = [...new Set(c.getAllProperties().map((p) => p.name).filter((n) => !MAPPED.has(n)))];
+
+  return {
+    uid: text("uid").trim() || null,
+    title: text("summary"),
+    description: text("description"),
+    dueAt,
+    timezone,
+    priority: priorityFromIcal(Number(c.getFirstPropertyValue("priority") ?? 0)),
+    completed,
+    cancelled,
+    completedAt,
+    createdAt,
+    tags,
+    parentUid,
+    childUids,
+    rrule,
+    reminders,
+    order,
+    changes,
+    skips,
+    ignored,
+  };
+}
+
+/** A task as this app holds it, for taskToVtodo. */
+export interface TaskForVtodo {
+  id: string;
+  title: string;
+  description: string;
+  dueAt: string | null;
+  priority: number;
+  completed: boolean;
+  completedAt: string | null;
+  createdAt: string;
+  updatedAt: string;
+  tags: string[];
+  parentId: string | null;
+  rrule: string | null;
+  /** The recurrence's zone: a timed due with a repeat is written with its TZID, so the series keeps its wall-clock time. */
+  timezone: string | null;
+}
+
+const utcTime = (iso: string) => ICAL.Time.fromJSDate(new Date(iso), true);
+
+/** The other direction: a VTODO for a task (UID = the task's id). */
+export function taskToVtodo(t: TaskForVtodo): ICAL.Component {
+  const c = new ICAL.Component("vtodo");
+  c.addPropertyWithValue("uid", t.id);
+  c.addPropertyWithValue("dtstamp", utcTime(t.updatedAt));
+  c.addPropertyWithValue("created", utcTime(t.createdAt));
+  c.addPropertyWithValue("last-modified", utcTime(t.updatedAt));
+  c.addPropertyWithValue("summary", t.title);
+  if (t.description) c.addPropertyWithValue("description", t.description);
+  if (t.dueAt !== null) {
+    if (t.dueAt.length === 10) {
+      const [y, m, d] = t.dueAt.split("-").map(Number);
+      c.addPropertyWithValue("due", ICAL.Time.fromData({ year: y!, month: m!, day: d!, isDate: true }));
+    } else if (t.rrule && t.timezone && t.timezone !== "UTC") {
+      const z = Temporal.Instant.from(t.dueAt).toZonedDateTimeISO(t.timezone);
+      const p = c.addPropertyWithValue("due", ICAL.Time.fromData({ year: z.year, month: z.month, day: z.day, hour: z.hour, minute: z.minute, second: z.second, isDate: false }));
+      p.setParameter("tzid", t.timezone);
+    } else c.addPropertyWithValue("due", utcTime(t.dueAt));
+  }
+  const prio = priorityToIcal(t.priority);
+  if (prio) c.addPropertyWithValue("priority", prio);
+  c.addPropertyWithValue("status", t.completed ? "COMPLETED" : "NEEDS-ACTION");
+  if (t.completed && t.completedAt) c.addPropertyWithValue("completed", utcTime(t.completedAt));
+  if (t.tags.length) {
+    const p = new ICAL.Property("categories", c);
+    p.setValues(t.tags);
+    c.addProperty(p);
+  }
+  if (t.parentId) c.addPropertyWithValue("related-to", t.parentId);
+  if (t.rrule) c.addPropertyWithValue("rrule", ICAL.Recur.fromString(t.rrule));
+  return c;
+}
