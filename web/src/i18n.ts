@@ -27,6 +27,8 @@ export const en = {
   notAvailableHint: "This server version does not offer this feature. It will appear here once the server supports it.",
   errorGeneric: "Something went wrong.",
   offline: "The server cannot be reached.",
+  offlineWrite: "The server cannot be reached. Changes need the server: this one was not saved.",
+  offlineCopy: (when: string) => `Offline: showing what was last loaded${when ? ` (${when})` : ""}. Changes need the server.`,
   // One sentence per problem `code` (the app switches on the code, never on the server's text).
   errors: {
     byCode: {
