@@ -192,6 +192,17 @@ export const en = {
     duplicateList: (name: string) => `You already have a list named “${name}”.`,
     saveAnyway: "Create anyway",
   },
+  quickAdd: {
+    understood: "Understood",
+    help: "Dates (tomorrow 3pm, next fri, Dec 24), repeats (every monday), #tag, ~list and !1 to !3 or !high are read from the text. Backspace right after a highlighted piece, or Escape, keeps it as text.",
+    due: (d: string) => `Due ${d}`,
+    repeat: (s: string) => `Repeats ${s}`,
+    tag: (s: string) => `Tag ${s}`,
+    list: (s: string) => `List ${s}`,
+    priority: (s: string) => `Priority ${s}`,
+    keepAsText: (s: string) => `Keep “${s}” as text`,
+    repeatFailed: "The task was added without its repeat:",
+  },
   recurrence: {
     title: "Repeat",
     none: "Does not repeat",

@@ -8,13 +8,9 @@ import { DRAG_TASKS, Sidebar } from "./sidebar";
 import { TaskDetail } from "./task-detail";
 import type { TaskContext } from "./task-context";
 import { completeTask, completeTasks, deleteTasks } from "./task-completion";
+import { QuickAddBox } from "./quick-add";
 
 type Show = "open" | "done" | "all";
-
-/** The API's limits on a task's text, counted in characters (code points) as the server counts them. */
-const TITLE_MAX = 500;
-const DESCRIPTION_MAX = 20_000;
-const chars = (s: string) => [...s].length;
 
 /** Press and hold (touch or mouse) this long to select a task: multi-select on a phone. */
 const LONG_PRESS_MS = 500;
@@ -115,7 +111,6 @@ function TaskList({ listId, q, show, tagId, ctx }: { listId: string | null; q: s
   const [selected, setSelected] = useState<Set<string>>(new Set());
   // Selection mode without a selection yet (the phone's "Select" button).
   const [selectMode, setSelectMode] = useState(false);
-  const [tooLong, setTooLong] = useState(0);
   const [open, setOpen] = useState<string | null>(null);
   const sentinel = useRef<HTMLDivElement>(null);
   const quick = useRef<HTMLInputElement>(null);
@@ -158,32 +153,9 @@ function TaskList({ listId, q, show, tagId, ctx }: { listId: string | null; q: s
   const remove = (id: string) => setItems((xs) => xs.filter((x) => x.id !== id));
   const visible = (task: Task) => (!listId || task.list_id === listId) && (!tagId || task.tags.some((g) => g.id === tagId)) && (show === "all" || (show === "done") === task.completed);
 
-  // Quick add: the input is uncontrolled and cleared before the request, so typing never waits.
-  // A text longer than a title may be is never cut silently: the note under the field says so, and
-  // Enter adds it with its beginning as the title and the whole text as the description.
-  const add = async (e: KeyboardEvent) => {
-    if (e.key !== "Enter" || e.isComposing) return;
-    const input = e.currentTarget as HTMLInputElement;
-    const text = input.value.trim();
-    if (!text) return;
-    let body: { title: string; description?: string } = { title: text };
-    if (chars(text) > TITLE_MAX) {
-      if (chars(text) > DESCRIPTION_MAX) {
-        toast(t.tasks.tooLongRefused(DESCRIPTION_MAX));
-        return;
-      }
-      body = { title: [...text].slice(0, TITLE_MAX).join("").trimEnd(), description: text };
-    }
-    input.value = "";
-    setTooLong(0);
-    try {
-      const task = await api.post<Task>("/tasks", listId ? { ...body, list_id: listId } : body);
-      if (show !== "done") setItems((xs) => [task, ...xs]);
-      if (body.description !== undefined) toast(t.tasks.tooLongAdded(TITLE_MAX));
-    } catch (err) {
-      input.value ||= text;
-      toastError(err);
-    }
+  // Quick add (./quick-add.tsx): a new task goes on top when this view shows it.
+  const added = (task: Task) => {
+    if (visible(task)) setItems((xs) => [task, ...xs]);
   };
 
   const toggle = async (task: Task) => {
@@ -287,33 +259,13 @@ function TaskList({ listId, q, show, tagId, ctx }: { listId: string | null; q: s
   return (
     <div class={`task-list ${selecting ? "selecting" : ""}`}>
       {!q && (
-        <div class="quick-row">
-          <input
-            ref={quick}
-            class="quick-add"
-            placeholder={t.tasks.quickAdd}
-            aria-label={t.tasks.quickAddLabel}
-            aria-describedby={tooLong ? "quick-add-note" : undefined}
-            data-shortcut="quick-add"
-            dir="auto"
-            onKeyDown={add}
-            onInput={(e) => {
-              const n = chars((e.currentTarget as HTMLInputElement).value.trim());
-              setTooLong(n > TITLE_MAX ? n : 0);
-            }}
-            autoFocus={matchMedia("(min-width: 768px)").matches}
-          />
+        <QuickAddBox listId={listId} ctx={ctx} onAdded={added} inputRef={quick}>
           {!selecting && (
             <button class="select-mode" onClick={() => setSelectMode(true)}>
               {t.tasks.selectMode}
             </button>
           )}
-        </div>
-      )}
-      {tooLong > 0 && (
-        <p class="warning quick-note" id="quick-add-note" role="status">
-          {t.tasks.tooLong(tooLong, TITLE_MAX)} {tooLong <= DESCRIPTION_MAX ? t.tasks.tooLongHint : t.tasks.tooLongRefused(DESCRIPTION_MAX)}
-        </p>
+        </QuickAddBox>
       )}
       {selecting && (
         <div class="batch-bar" role="toolbar" aria-label={t.tasks.selected(selected.size)}>
