@@ -7,7 +7,7 @@ import { ErrorBox, formatDue, isDateOnly, toast, toastError, todayLocal, useLoad
 import { DRAG_TASKS, Sidebar } from "./sidebar";
 import { TaskDetail } from "./task-detail";
 import type { TaskContext } from "./task-context";
-import { completeTask, completeTasks, deleteTasks } from "./task-completion";
+import { completeTask, completeTasks, deleteTasks, undoBatch } from "./task-completion";
 import { QuickAddBox } from "./quick-add";
 
 type Show = "open" | "done" | "all";
@@ -16,6 +16,13 @@ type Show = "open" | "done" | "all";
 const LONG_PRESS_MS = 500;
 /** Rows are dragged onto lists with a mouse; on touch a drag would fight the scroll and the long press. */
 const finePointer = matchMedia("(pointer: fine)").matches;
+
+/** A YYYY-MM-DD date `n` days after another (calendar days, no zone involved). */
+function addDays(date: string, n: number): string {
+  const d = new Date(`${date}T00:00:00Z`);
+  d.setUTCDate(d.getUTCDate() + n);
+  return d.toISOString().slice(0, 10);
+}
 
 export function TasksPage({ query }: { query: URLSearchParams }) {
   const listParam = query.get("list");
@@ -214,15 +221,23 @@ function TaskList({ listId, q, show, tagId, ctx }: { listId: string | null; q: s
     setSelected(new Set());
     setSelectMode(false);
   };
+  // Every batch change answers an undo token: the toast's Undo puts each task back exactly (./task-completion.ts).
   const batch = async (change: Record<string, unknown>) => {
     const ids = [...selected];
     try {
-      await api.post("/tasks/batch", { task_ids: ids, ...change });
+      const r = await api.post<{ updated: number; undo_token: string | null }>("/tasks/batch", { task_ids: ids, ...change });
       endSelection();
       await load(null);
+      toast(t.tasks.batchChanged(r.updated), r.undo_token ? { label: t.tasks.undo, run: () => undo(() => undoBatch(r.undo_token).then(() => undefined)) } : undefined);
     } catch (e) {
       toastError(e);
     }
+  };
+  const pick = (f: (v: string) => void) => (e: Event) => {
+    const el = e.currentTarget as HTMLSelectElement | HTMLInputElement;
+    const v = el.value;
+    el.value = "";
+    if (v) f(v);
   };
   const batchComplete = async () => {
     try {
@@ -271,9 +286,26 @@ function TaskList({ listId, q, show, tagId, ctx }: { listId: string | null; q: s
         <div class="batch-bar" role="toolbar" aria-label={t.tasks.selected(selected.size)}>
           <span>{t.tasks.selected(selected.size)}</span>
           <button onClick={batchComplete} disabled={!selected.size}>{t.tasks.batchComplete}</button>
-          <select aria-label={t.tasks.batchMove} onChange={(e) => (e.currentTarget as HTMLSelectElement).value && batch({ list_id: (e.currentTarget as HTMLSelectElement).value })}>
+          <select aria-label={t.tasks.batchMove} onChange={pick((v) => batch({ list_id: v }))}>
             <option value="">{t.tasks.moveTo}</option>
             {ctx.lists.map((l) => <option key={l.id} value={l.id}>{l.is_inbox ? t.tasks.inbox : l.name}</option>)}
+          </select>
+          <select aria-label={t.tasks.batchDue} onChange={pick((v) => batch({ due_at: v === "none" ? null : v }))}>
+            <option value="">{t.tasks.batchDueMenu}</option>
+            <option value={today}>{t.tasks.dueToday}</option>
+            <option value={addDays(today, 1)}>{t.tasks.dueTomorrow}</option>
+            <option value={addDays(today, 7)}>{t.tasks.dueNextWeek}</option>
+            <option value="none">{t.tasks.noDate}</option>
+          </select>
+          <input type="date" class="batch-date" aria-label={t.tasks.batchDueOn} onChange={pick((v) => batch({ due_at: v }))} />
+          <select aria-label={t.tasks.batchPriority} onChange={pick((v) => batch({ priority: Number(v) }))}>
+            <option value="">{t.tasks.batchPriorityMenu}</option>
+            {t.priorities.map((name, i) => <option key={i} value={String(i)}>{name}</option>).reverse()}
+          </select>
+          <select aria-label={t.tasks.batchTags} onChange={pick((v) => batch({ tag_ids: v === "none" ? [] : [v] }))}>
+            <option value="">{t.tasks.batchTagsMenu}</option>
+            {ctx.tags.map((g) => <option key={g.id} value={g.id}>{t.tasks.onlyTag(g.name)}</option>)}
+            <option value="none">{t.tasks.noTags}</option>
           </select>
           <button class="danger" onClick={batchDelete} disabled={!selected.size}>{t.tasks.batchDelete}</button>
           <button class="link" onClick={() => setSelected(new Set(items.map((x) => x.id)))}>{t.tasks.selectAll}</button>
