@@ -58,7 +58,6 @@ export function QuickAddBox(p: { listId: string | null; ctx: TaskContext; onAdde
   const [text, setText] = useState("");
   const [ignore, setIgnore] = useState<Ignored[]>([]);
   const [parser, setParser] = useState<{ parser: Parser; timeZone: string } | null>(null);
-  const [busy, setBusy] = useState(false);
   const mirror = useRef<HTMLDivElement>(null);
   const own = useRef<HTMLInputElement | null>(null);
 
@@ -83,15 +82,25 @@ export function QuickAddBox(p: { listId: string | null; ctx: TaskContext; onAdde
 
   const keep = (tok: Parsed["tokens"][number]) => setIgnore((xs) => [...xs, { kind: tok.kind, text: tok.text }]);
 
-  const submit = async (input: HTMLInputElement) => {
+  // The box is cleared at once and the request goes on its own, so fast typing never waits and
+  // a second sentence can follow before the first is saved.
+  const submit = (input: HTMLInputElement) => {
     const raw = input.value;
     const whole = raw.trim();
-    if (!whole || busy) return;
+    if (!whole) return;
+    if (chars(whole) > DESCRIPTION_MAX) return toast(t.tasks.tooLongRefused(DESCRIPTION_MAX));
+    const ig = ignore;
+    input.value = "";
+    setText("");
+    setIgnore([]);
+    void send(input, raw, whole, ig);
+  };
+
+  const send = async (input: HTMLInputElement, raw: string, whole: string, ig: Ignored[]) => {
     let body: Record<string, unknown>;
     let q: Parsed | null = null;
     if (chars(whole) > TITLE_MAX) {
       // Never cut silently: the beginning is the title, the whole text the description.
-      if (chars(whole) > DESCRIPTION_MAX) return toast(t.tasks.tooLongRefused(DESCRIPTION_MAX));
       body = { title: [...whole].slice(0, TITLE_MAX).join("").trimEnd(), description: whole, ...(p.listId ? { list_id: p.listId } : {}) };
     } else {
       let ready = parser;
@@ -100,12 +109,9 @@ export function QuickAddBox(p: { listId: string | null; ctx: TaskContext; onAdde
       } catch {
         ready = null; // the parser chunk could not load (offline): the text is the title, as typed
       }
-      q = ready ? ready.parser.parseQuickAdd(whole, { now: new Date(), timeZone: ready.timeZone, lists: p.ctx.lists, tags: p.ctx.tags, ignore }) : null;
+      q = ready ? ready.parser.parseQuickAdd(whole, { now: new Date(), timeZone: ready.timeZone, lists: p.ctx.lists, tags: p.ctx.tags, ignore: ig }) : null;
       body = q ? { ...ready!.parser.taskCreateBody(q, { listId: p.listId ?? undefined }) } : { title: whole, ...(p.listId ? { list_id: p.listId } : {}) };
     }
-    input.value = "";
-    setText("");
-    setBusy(true);
     try {
       if (q && q.tags.length) {
         const ids: string[] = [];
@@ -121,7 +127,6 @@ export function QuickAddBox(p: { listId: string | null; ctx: TaskContext; onAdde
         if (made) p.ctx.reloadTags();
       }
       let task = await api.post<Task>("/tasks", body);
-      setIgnore([]);
       if (q?.recurrence) {
         try {
           await api.post("/recurrences", { task_id: task.id, ...q.recurrence });
@@ -134,11 +139,13 @@ export function QuickAddBox(p: { listId: string | null; ctx: TaskContext; onAdde
       p.onAdded(task);
       if (body.description !== undefined) toast(t.tasks.tooLongAdded(TITLE_MAX));
     } catch (err) {
-      input.value ||= raw;
-      setText(input.value);
+      // Nothing typed is lost: the sentence comes back unless something new was typed meanwhile.
+      if (!input.value) {
+        input.value = raw;
+        setText(raw);
+        setIgnore(ig);
+      }
       toastError(err);
-    } finally {
-      setBusy(false);
     }
   };
 
@@ -147,7 +154,7 @@ export function QuickAddBox(p: { listId: string | null; ctx: TaskContext; onAdde
     if (e.isComposing) return;
     if (e.key === "Enter") {
       e.preventDefault();
-      void submit(input);
+      submit(input);
       return;
     }
     // Undo a recognised piece: Backspace right after it (caret at its end, nothing selected) …
