@@ -27,10 +27,10 @@ describe("batch: priority, and undo", () => {
     const b = await mkTask(c, { title: "b", priority: 1 });
     const r = await c.post("/api/v1/tasks/batch", { task_ids: [a.id, b.id], priority: 3 });
     expect(r.status).toBe(200);
-    expect(r.body.updated).toBe(2);
+    expect(r.body).toEqual({ updated: 2 }); // without ?undo=true the answer is the contract's, unchanged
     expect((await get(c, a.id)).priority).toBe(3);
     expect((await get(c, b.id)).priority).toBe(3);
-    for (const bad of [4, -1, 1.5, "high"]) await rejected(app, () => c.post("/api/v1/tasks/batch", { task_ids: [a.id], priority: bad }), 422, "validation_failed");
+    for (const bad of [4, -1, 1.5, "high"]) await rejected(app, () => c.post("/api/v1/tasks/batch?undo=true", { task_ids: [a.id], priority: bad }), 422, "validation_failed");
   });
 
   test("undo puts every task back exactly: list (subtasks that followed too), due date, completion with its time, priority, tags", async () => {
@@ -45,7 +45,7 @@ describe("batch: priority, and undo", () => {
     const b = await mkTask(c, { title: "b", list_id: l1, completed: true, due_at: "2026-12-02T08:00:00Z", tag_ids: [t1, t2] });
     const before = [state(await get(c, a.id)), state(await get(c, b.id))];
     clock.advance(60_000);
-    const r = await c.post("/api/v1/tasks/batch", { task_ids: [a.id, b.id], list_id: l2, due_at: "2027-01-01", completed: true, priority: 3, tag_ids: [t2] });
+    const r = await c.post("/api/v1/tasks/batch?undo=true", { task_ids: [a.id, b.id], list_id: l2, due_at: "2027-01-01", completed: true, priority: 3, tag_ids: [t2] });
     expect(r.status).toBe(200);
     expect(typeof r.body.undo_token).toBe("string");
     expect((await get(c, a.id)).subtasks[0].list_id).toBe(l2);
@@ -66,17 +66,17 @@ describe("batch: priority, and undo", () => {
     const tag = await mkTag(c, "gone");
     const a = await mkTask(c, { title: "a", tag_ids: [tag] });
     const b = await mkTask(c, { title: "b" });
-    const r1 = await c.post("/api/v1/tasks/batch", { task_ids: [a.id, b.id], priority: 2 });
+    const r1 = await c.post("/api/v1/tasks/batch?undo=true", { task_ids: [a.id, b.id], priority: 2 });
     const cur = await get(c, b.id);
     expect((await c.patch(`/api/v1/tasks/${b.id}`, { version: cur.version, title: "edited" })).status).toBe(200);
     await rejected(app, () => c.post("/api/v1/tasks/batch/undo", { undo_token: r1.body.undo_token }), 409, "state_conflict");
     expect((await get(c, a.id)).priority).toBe(2); // not half undone
 
-    const r2 = await c.post("/api/v1/tasks/batch", { task_ids: [a.id], tag_ids: [] });
+    const r2 = await c.post("/api/v1/tasks/batch?undo=true", { task_ids: [a.id], tag_ids: [] });
     expect((await c.delete(`/api/v1/tags/${tag}`)).status).toBe(204);
     await rejected(app, () => c.post("/api/v1/tasks/batch/undo", { undo_token: r2.body.undo_token }), 409, "state_conflict");
 
-    const r3 = await c.post("/api/v1/tasks/batch", { task_ids: [b.id], due_at: "2026-12-24" });
+    const r3 = await c.post("/api/v1/tasks/batch?undo=true", { task_ids: [b.id], due_at: "2026-12-24" });
     clock.advance(11 * 60_000);
     const late = await rejected(app, () => c.post("/api/v1/tasks/batch/undo", { undo_token: r3.body.undo_token }), 409, "state_conflict");
     expect(late.body.detail).toContain("expired");
@@ -86,7 +86,7 @@ describe("batch: priority, and undo", () => {
     const c = await signedInUser(app, admin, uname());
     const other = await signedInUser(app, admin, uname());
     const a = await mkTask(c, { title: "a", due_at: "2026-12-01" });
-    const r = await c.post("/api/v1/tasks/batch", { task_ids: [a.id], priority: 1 });
+    const r = await c.post("/api/v1/tasks/batch?undo=true", { task_ids: [a.id], priority: 1 });
     const tok = r.body.undo_token as string;
     const [body, sig] = tok.split(".");
     // The same signature over a payload changed by the client (another priority to "restore").
@@ -101,12 +101,25 @@ describe("batch: priority, and undo", () => {
     await rejected(app, () => c.post("/api/v1/tasks/batch/undo", {}), 422, "validation_failed");
     // A completion's token is not a batch's, and the other way round.
     const rec = await c.post("/api/v1/recurrences", { task_id: a.id, kind: "rrule", rrule: "FREQ=DAILY" });
-    const done = await c.post(`/api/v1/recurrences/${rec.body.id}/complete`);
+    const done = await c.post(`/api/v1/recurrences/${rec.body.id}/complete?undo=true`);
     await rejected(app, () => c.post("/api/v1/tasks/batch/undo", { undo_token: done.body.undo_token }), 422, "validation_failed");
     await rejected(app, () => c.post("/api/v1/recurrences/completions/undo", { undo_token: tok }), 422, "validation_failed");
-    const del = await c.post("/api/v1/tasks/batch", { task_ids: [a.id], soft_delete: true });
+    const del = await c.post("/api/v1/tasks/batch?undo=true", { task_ids: [a.id], soft_delete: true });
     expect(del.body).toEqual({ updated: 1, undo_token: null });
   });
+});
+
+test("the undo token is asked for: without ?undo=true both answers keep the contract's shape; a bad value is 422", async () => {
+  const c = await signedInUser(app, admin, uname());
+  const a = await mkTask(c, { title: "a", due_at: "2026-12-01" });
+  const rec = (await c.post("/api/v1/recurrences", { task_id: a.id, kind: "rrule", rrule: "FREQ=DAILY" })).body;
+  const plain = await c.post(`/api/v1/recurrences/${rec.id}/complete`);
+  expect(Object.keys(plain.body).sort()).toEqual(["completed", "next"]);
+  const asked = await c.post(`/api/v1/recurrences/${rec.id}/complete?undo=true`);
+  expect(Object.keys(asked.body).sort()).toEqual(["completed", "next", "undo_token"]);
+  expect((await c.post("/api/v1/tasks/batch?undo=false", { task_ids: [a.id], priority: 1 })).body).toEqual({ updated: 1 });
+  await rejected(app, () => c.post("/api/v1/tasks/batch?undo=yes", { task_ids: [a.id], priority: 2 }), 422, "validation_failed");
+  await rejected(app, () => c.post(`/api/v1/recurrences/${rec.id}/complete?undo=1`), 422, "validation_failed");
 });
 
 describe("recurring completion: undo restores the series position", () => {
@@ -120,7 +133,7 @@ describe("recurring completion: undo restores the series position", () => {
     const before = state(await get(c, task.id));
     const recBefore = (await c.get(`/api/v1/recurrences/${rec.id}`)).body;
     clock.advance(60_000);
-    const done = await c.post(`/api/v1/recurrences/${rec.id}/complete`);
+    const done = await c.post(`/api/v1/recurrences/${rec.id}/complete?undo=true`);
     expect(done.status).toBe(200);
     expect(done.body.next.due_at).toBe("2026-12-09");
     const copy = done.body.completed.id as string;
@@ -134,7 +147,7 @@ describe("recurring completion: undo restores the series position", () => {
     expect((await c.get("/api/v1/trash")).body.items.map((x: { id: string }) => x.id)).not.toContain(copy);
     expect((await c.get(`/api/v1/recurrences/${rec.id}`)).body).toEqual(recBefore);
     // The series goes on from the same place: completing again gives the same next occurrence.
-    const again = await c.post(`/api/v1/recurrences/${rec.id}/complete`);
+    const again = await c.post(`/api/v1/recurrences/${rec.id}/complete?undo=true`);
     expect(again.body.next.due_at).toBe("2026-12-09");
     await rejected(app, () => c.post("/api/v1/recurrences/completions/undo", { undo_token: done.body.undo_token }), 409, "state_conflict");
   });
@@ -145,17 +158,17 @@ describe("recurring completion: undo restores the series position", () => {
     const rec = (await c.post("/api/v1/recurrences", { task_id: task.id, kind: "rrule", rrule: "FREQ=DAILY;COUNT=3", timezone: "Europe/Berlin" })).body;
     await c.post(`/api/v1/recurrences/${rec.id}/exceptions`, { date: "2026-11-26" });
     // 25th, then 27th (26th skipped): the 27th is the last.
-    expect((await c.post(`/api/v1/recurrences/${rec.id}/complete`)).body.next.due_at).toBe("2026-11-27T09:00:00.000Z");
+    expect((await c.post(`/api/v1/recurrences/${rec.id}/complete?undo=true`)).body.next.due_at).toBe("2026-11-27T09:00:00.000Z");
     const recBefore = (await c.get(`/api/v1/recurrences/${rec.id}`)).body;
     const before = state(await get(c, task.id));
-    const last = await c.post(`/api/v1/recurrences/${rec.id}/complete`);
+    const last = await c.post(`/api/v1/recurrences/${rec.id}/complete?undo=true`);
     expect(last.body.next).toBeNull();
     expect((await c.get(`/api/v1/tasks/${task.id}/recurrence`)).body).toBeNull();
     const u = await c.post("/api/v1/recurrences/completions/undo", { undo_token: last.body.undo_token });
     expect(u.status).toBe(200);
     expect(state(await get(c, task.id))).toEqual(before);
     expect((await c.get(`/api/v1/recurrences/${rec.id}`)).body).toEqual(recBefore);
-    expect((await c.post(`/api/v1/recurrences/${rec.id}/complete`)).body.next).toBeNull(); // still the last one
+    expect((await c.post(`/api/v1/recurrences/${rec.id}/complete?undo=true`)).body.next).toBeNull(); // still the last one
   });
 
   test("after_completion: due date back; a copy edited since or a task changed since refuses the undo", async () => {
@@ -163,7 +176,7 @@ describe("recurring completion: undo restores the series position", () => {
     const task = await mkTask(c, { title: "Filter", due_at: "2026-11-20" });
     const rec = (await c.post("/api/v1/recurrences", { task_id: task.id, kind: "after_completion", interval: 3, unit: "week" })).body;
     const before = state(await get(c, task.id));
-    const done = await c.post(`/api/v1/recurrences/${rec.id}/complete`);
+    const done = await c.post(`/api/v1/recurrences/${rec.id}/complete?undo=true`);
     expect(done.body.next.due_at).toBe("2026-12-16");
     const copy = done.body.completed;
     expect((await c.patch(`/api/v1/tasks/${copy.id}`, { version: copy.version, title: "kept" })).status).toBe(200);
@@ -172,11 +185,11 @@ describe("recurring completion: undo restores the series position", () => {
     const t2 = await mkTask(c, { title: "Filter 2", due_at: "2026-11-20" });
     const r2 = (await c.post("/api/v1/recurrences", { task_id: t2.id, kind: "after_completion", interval: 1, unit: "day" })).body;
     const before2 = state(await get(c, t2.id));
-    const d2 = await c.post(`/api/v1/recurrences/${r2.id}/complete`);
+    const d2 = await c.post(`/api/v1/recurrences/${r2.id}/complete?undo=true`);
     const u2 = await c.post("/api/v1/recurrences/completions/undo", { undo_token: d2.body.undo_token });
     expect(u2.status).toBe(200);
     expect(state(await get(c, t2.id))).toEqual(before2);
-    const d3 = await c.post(`/api/v1/recurrences/${r2.id}/complete`);
+    const d3 = await c.post(`/api/v1/recurrences/${r2.id}/complete?undo=true`);
     const now = await get(c, t2.id);
     expect((await c.patch(`/api/v1/tasks/${t2.id}`, { version: now.version, priority: 2 })).status).toBe(200);
     await rejected(app, () => c.post("/api/v1/recurrences/completions/undo", { undo_token: d3.body.undo_token }), 409, "state_conflict");

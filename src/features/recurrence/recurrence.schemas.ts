@@ -88,7 +88,7 @@ export type Recurrence = z.infer<typeof Recurrence>;
 export const CompleteResult = z.object({
     completed: Task.describe("the completed occurrence: a new completed copy, or the task itself when the series ended"),
     next: Task.nullable().describe("the recurring task at its next occurrence; null when COUNT/UNTIL are exhausted"),
-    undo_token: z.string().describe("send to POST /recurrences/completions/undo (within 10 minutes) to take this completion back exactly"),
+    undo_token: z.string().optional().describe("only with ?undo=true: send to POST /recurrences/completions/undo (within 10 minutes) to take this completion back exactly"),
   })
   .meta({ id: "RecurrenceCompletion" });
 export type CompleteResult = z.infer<typeof CompleteResult>;

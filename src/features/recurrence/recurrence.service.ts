@@ -242,7 +242,8 @@ export class RecurrenceService implements RepeatingTasks {
   }
 
   /** POST /recurrences/{id}/complete: the current occurrence, in a transaction of its own. */
-  complete(user: AuthUser, id: string): Completion & { undo_token: string } {
+  /** `withUndo`: also answer an undo token (?undo=true), else the contract's `{ completed, next }` alone. */
+  complete(user: AuthUser, id: string, withUndo = false): Completion & { undo_token?: string } {
     const at = this.core.clock.now();
     return writeTx(this.db, (tx) => {
       const { rec, task } = this.visible(tx, user.id, id);
@@ -256,11 +257,8 @@ export class RecurrenceService implements RepeatingTasks {
         before.copy = done.completedId;
         before.rec = null; // the series goes on: the recurrence is untouched
       }
-      return {
-        completed: this.presentTask(tx, user.id, done.completedId),
-        next: done.next ? this.presentTask(tx, user.id, task.id) : null,
-        undo_token: this.undoTokens.encode(COMPLETION_UNDO, user.id, at, before),
-      };
+      const answer = { completed: this.presentTask(tx, user.id, done.completedId), next: done.next ? this.presentTask(tx, user.id, task.id) : null };
+      return withUndo ? { ...answer, undo_token: this.undoTokens.encode(COMPLETION_UNDO, user.id, at, before) } : answer;
     });
   }
 

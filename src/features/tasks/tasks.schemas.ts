@@ -142,7 +142,12 @@ export const BatchResult = z.object({
   undo_token: z
     .string()
     .nullable()
-    .describe("send to POST /tasks/batch/undo (within 10 minutes) to put every task back as it was; null for soft_delete (restore each from the trash) and for a batch that completed a recurring task's occurrence"),
+    .optional()
+    .describe("only with ?undo=true: send to POST /tasks/batch/undo (within 10 minutes) to put every task back as it was; null for soft_delete (restore each from the trash) and for a batch that completed a recurring task's occurrence"),
+});
+/** `?undo=true` asks a change for an undo token (the answer's shape is otherwise the contract's). */
+export const UndoQuery = z.strictObject({
+  undo: z.enum(["true", "false"], { error: "undo must be true or false" }).optional().describe("true: the answer carries an undo_token"),
 });
 export const BatchUndo = z.strictObject({ undo_token: maxChars(z.string(), UNDO_TOKEN_MAX).describe("the undo_token a change answered with") });
 export type BatchUndo = z.infer<typeof BatchUndo>;

@@ -376,7 +376,8 @@ export class TasksService {
    * as PATCH does, after the batch's other changes (and after the plain tasks named with it, so
    * a completed subtask is recorded as such in the copy).
    */
-  batch(user: AuthUser, b: TaskBatch): { updated: number; undo_token: string | null } {
+  /** `withUndo`: also answer an undo token (POST /tasks/batch?undo=true), else the contract's `{ updated }` alone. */
+  batch(user: AuthUser, b: TaskBatch, withUndo = false): { updated: number; undo_token?: string | null } {
     const ids = [...new Set(b.task_ids)];
     return writeTx(this.db, (tx) => {
       const at = this.core.clock.now();
@@ -416,7 +417,7 @@ export class TasksService {
           .filter((s) => !named.has(s));
         setDeleted(tx, user.id, [...ids, ...subs], now, now);
         // Its undo is POST /tasks/{id}/restore for each named task.
-        return { updated: ids.length, undo_token: null };
+        return withUndo ? { updated: ids.length, undo_token: null } : { updated: ids.length };
       }
 
       let followers: string[] = [];
@@ -433,12 +434,13 @@ export class TasksService {
       const occurrences = b.completed === true ? this.repeatHooks.repeating(tx, user.id, ids.filter((id) => rows.get(id)!.completed === 0)) : new Set<string>();
       const plain = occurrences.size ? ids.filter((id) => !occurrences.has(id)) : ids;
       // The state before, for the undo (a completed occurrence is undone through its own completion's undo).
-      const before = occurrences.size ? null : [...snapshotTasks(tx, user.id, ids, tagIds !== undefined), ...snapshotTasks(tx, user.id, followers, false)];
+      const before = occurrences.size || !withUndo ? null : [...snapshotTasks(tx, user.id, ids, tagIds !== undefined), ...snapshotTasks(tx, user.id, followers, false)];
       if (plain.length) batchUpdate(tx, user.id, plain, { listId, dueAt: b.due_at, completed: b.completed, priority: b.priority }, now);
       if (occurrences.size) batchUpdate(tx, user.id, [...occurrences], { listId, dueAt: b.due_at, priority: b.priority }, now);
       if (followers.length && listId !== undefined) updateTasks(tx, user.id, followers, { listId }, now);
       if (tagIds !== undefined) replaceTags(tx, ids, tagIds);
       for (const id of ids) if (occurrences.has(id)) this.repeatHooks.completeOccurrence(tx, user, id, at);
+      if (!withUndo) return { updated: ids.length };
       return { updated: ids.length, undo_token: before ? this.undoTokens.encode(BATCH_UNDO, user.id, at, before) : null };
     });
   }

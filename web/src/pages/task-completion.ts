@@ -47,15 +47,15 @@ async function reopen(id: string): Promise<void> {
   if (now.completed) await api.patch(`/tasks/${id}`, { completed: false, version: now.version });
 }
 
-const undoCompletion = (done: RecurrenceCompletion) => api.post("/recurrences/completions/undo", { undo_token: done.undo_token });
+const undoCompletion = (done: RecurrenceCompletion) => api.post("/recurrences/completions/undo", { undo_token: done.undo_token ?? "" });
 /** POST /tasks/batch/undo with a batch's token (null: nothing to undo that way). */
-export const undoBatch = (token: string | null) => (token ? api.post("/tasks/batch/undo", { undo_token: token }) : Promise.resolve());
+export const undoBatch = (token: string | null | undefined) => (token ? api.post("/tasks/batch/undo", { undo_token: token }) : Promise.resolve());
 
 /** Completes one task (a repeating one through its recurrence). */
 export async function completeTask(task: Task): Promise<Completion> {
   const rec = await recurrenceOf(task);
   if (rec) {
-    const r = await api.post<RecurrenceCompletion>(`/recurrences/${rec.id}/complete`);
+    const r = await api.post<RecurrenceCompletion>(`/recurrences/${rec.id}/complete`, {}, { undo: true });
     return {
       updated: r.next ?? r.completed,
       recurring: true,
@@ -75,11 +75,11 @@ export async function completeTasks(tasks: Task[]): Promise<{ count: number; und
   const open = tasks.filter((x) => !x.completed);
   const recs = await limited(open, 6, recurrenceOf);
   const plain = open.filter((_, i) => !recs[i]);
-  const batch = plain.length ? await api.post<{ undo_token: string | null }>("/tasks/batch", { task_ids: plain.map((x) => x.id), completed: true }) : null;
+  const batch = plain.length ? await api.post<{ undo_token?: string | null }>("/tasks/batch", { task_ids: plain.map((x) => x.id), completed: true }, { undo: true }) : null;
   const repeating: RecurrenceCompletion[] = [];
   for (let i = 0; i < open.length; i++) {
     const rec = recs[i];
-    if (rec) repeating.push(await api.post<RecurrenceCompletion>(`/recurrences/${rec.id}/complete`));
+    if (rec) repeating.push(await api.post<RecurrenceCompletion>(`/recurrences/${rec.id}/complete`, {}, { undo: true }));
   }
   return {
     count: open.length,

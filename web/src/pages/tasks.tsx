@@ -225,7 +225,7 @@ function TaskList({ listId, q, show, tagId, ctx }: { listId: string | null; q: s
   const batch = async (change: Record<string, unknown>) => {
     const ids = [...selected];
     try {
-      const r = await api.post<{ updated: number; undo_token: string | null }>("/tasks/batch", { task_ids: ids, ...change });
+      const r = await api.post<{ updated: number; undo_token?: string | null }>("/tasks/batch", { task_ids: ids, ...change }, { undo: true });
       endSelection();
       await load(null);
       toast(t.tasks.batchChanged(r.updated), r.undo_token ? { label: t.tasks.undo, run: () => undo(() => undoBatch(r.undo_token).then(() => undefined)) } : undefined);
