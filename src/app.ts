@@ -171,7 +171,7 @@ export function createApp(opts: AppOptions): AppHandle {
     .use(tagsRoutes(new TagsService(core, tagDeleteHooks)))
     .use(tasksRoutes(tasks))
     .use(trashRoutes(tasks))
-    .use(recurrenceRoutes(new RecurrenceService(core, tasks.repeatHooks)))
+    .use(recurrenceRoutes(new RecurrenceService(core, tasks.repeatHooks, taskPurgeHooks)))
     .use(attachmentsRoutes(attachments))
     .use(legacyRoutes(legacy, core.clock))
     .use(backupRoutes(backup))

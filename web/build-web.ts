@@ -19,6 +19,8 @@ export interface WebBundle {
   manifest: WebAsset;
   /** /favicon.ico: the app icon in an ICO container, for clients that ask for it by that name. */
   favicon: WebAsset;
+  /** /sw.js: the service worker (web/src/sw/sw.ts) with this bundle's app shell list. */
+  serviceWorker: WebAsset;
   /** Gzipped bytes of the JavaScript the first page loads, and of the parts loaded later on demand. */
   jsGzip: { firstPage: number; lazy: number };
 }
@@ -33,6 +35,9 @@ const TYPES: Record<string, string> = {
 
 const ASSETS_DIR = join(import.meta.dir, "..", "assets");
 const THEME = "#255ccc"; // the icon's colour, also the browser's toolbar colour
+// Computed, so that bundling the server (build.ts) does not follow it: dist/app embeds the icons
+// made here and never runs the rasteriser.
+const ICONS_MODULE = join(import.meta.dir, "icons.ts");
 
 /** `name-<hash>.ext` for a file read from assets/, so it can be cached for a year like the bundle. */
 function hashedName(file: string, bytes: Uint8Array): string {
@@ -87,15 +92,25 @@ export async function buildWeb(opts: { minify?: boolean } = {}): Promise<WebBund
     if (ext === "css") styles.push(name);
     if (ext === "js") jsGzip[out.kind === "entry-point" ? "firstPage" : "lazy"] += Bun.gzipSync(body).length;
   }
-  // The app icon (assets/icon.svg, and a 192 px PNG of it for the manifest, apple-touch-icon and
-  // /favicon.ico). Kept simple on purpose: generating every size at build time is later work.
-  const svg = readFileSync(join(ASSETS_DIR, "icon.svg"));
-  const png = readFileSync(join(ASSETS_DIR, "icon-192.png"));
-  const svgName = hashedName("icon.svg", svg);
-  const pngName = hashedName("icon-192.png", png);
-  assets[svgName] = { type: TYPES.svg!, body: svg.toString("utf8") };
-  assets[pngName] = { type: TYPES.png!, body: png.toString("base64"), base64: true };
+  // The app icon: assets/icon.svg is the one source; the PNGs (manifest, maskable, apple-touch-icon,
+  // /favicon.ico) are rasterised from it here (web/icons.ts).
+  const svgText = readFileSync(join(ASSETS_DIR, "icon.svg"), "utf8");
+  const icons: typeof import("./icons") = await import(ICONS_MODULE);
+  const addPng = async (name: string, svg: string, size: number) => {
+    const png = await icons.pngOf(svg, size);
+    const hashed = hashedName(name, png);
+    assets[hashed] = { type: TYPES.png!, body: Buffer.from(png).toString("base64"), base64: true };
+    return { name: hashed, png };
+  };
+  const svgName = hashedName("icon.svg", new TextEncoder().encode(svgText));
+  assets[svgName] = { type: TYPES.svg!, body: svgText };
+  const icon192 = await addPng("icon-192.png", svgText, 192);
+  const icon512 = await addPng("icon-512.png", svgText, 512);
+  const maskable = await addPng("icon-maskable-512.png", icons.maskableSvg(svgText, THEME), 512);
+  const touch = await addPng("apple-touch-icon-180.png", icons.maskableSvg(svgText, THEME), 180);
+  const favicon = await icons.pngOf(svgText, 48);
   const manifest = {
+    id: "/",
     name: "app",
     short_name: "app",
     description: "Tasks, habits, countdowns and memos",
@@ -106,7 +121,9 @@ export async function buildWeb(opts: { minify?: boolean } = {}): Promise<WebBund
     theme_color: THEME,
     icons: [
       { src: `/assets/${svgName}`, type: "image/svg+xml", sizes: "any", purpose: "any" },
-      { src: `/assets/${pngName}`, type: "image/png", sizes: "192x192", purpose: "any" },
+      { src: `/assets/${icon192.name}`, type: "image/png", sizes: "192x192", purpose: "any" },
+      { src: `/assets/${icon512.name}`, type: "image/png", sizes: "512x512", purpose: "any" },
+      { src: `/assets/${maskable.name}`, type: "image/png", sizes: "512x512", purpose: "maskable" },
     ],
   };
   const indexHtml = `<!doctype html>
@@ -118,7 +135,7 @@ export async function buildWeb(opts: { minify?: boolean } = {}): Promise<WebBund
 <meta name="theme-color" content="${THEME}">
 <title>app</title>
 <link rel="icon" href="/assets/${svgName}" type="image/svg+xml">
-<link rel="apple-touch-icon" href="/assets/${pngName}">
+<link rel="apple-touch-icon" href="/assets/${touch.name}">
 <link rel="manifest" href="/manifest.webmanifest">
 ${styles.map((s) => `<link rel="stylesheet" href="/assets/${s}">`).join("\n")}
 ${scripts.map((s) => `<script type="module" src="/assets/${s}"></script>`).join("\n")}
@@ -130,9 +147,28 @@ ${scripts.map((s) => `<script type="module" src="/assets/${s}"></script>`).join(
     indexHtml,
     assets,
     manifest: { type: "application/manifest+json; charset=utf-8", body: JSON.stringify(manifest) },
-    favicon: { type: "image/x-icon", body: Buffer.from(icoOf(png)).toString("base64"), base64: true },
+    favicon: { type: "image/x-icon", body: Buffer.from(icoOf(favicon)).toString("base64"), base64: true },
+    serviceWorker: await buildServiceWorker(indexHtml, assets, opts.minify ?? true),
     jsGzip,
   };
+}
+
+/**
+ * /sw.js (web/src/sw/sw.ts), bundled on its own as a classic script, with the app shell's URLs and
+ * a version derived from them and index.html: a release with any new file is a new worker.
+ */
+async function buildServiceWorker(indexHtml: string, assets: Record<string, WebAsset>, minify: boolean): Promise<WebAsset> {
+  const files = ["/", "/manifest.webmanifest", "/favicon.ico", ...Object.keys(assets).filter((n) => !n.endsWith(".map")).sort().map((n) => `/assets/${n}`)];
+  const version = Bun.hash(JSON.stringify(files) + indexHtml).toString(36);
+  const result = await Bun.build({
+    entrypoints: [join(import.meta.dir, "src", "sw", "sw.ts")],
+    target: "browser",
+    format: "iife",
+    minify,
+    define: { __SHELL_FILES__: JSON.stringify(files), __SHELL_VERSION__: JSON.stringify(version) },
+  });
+  if (!result.success) throw new AggregateError(result.logs, "service worker build failed");
+  return { type: TYPES.js!, body: await result.outputs[0]!.text() };
 }
 
 /** The newest modification time under web/src: the server, run from source, rebuilds when it moves. */

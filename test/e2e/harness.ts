@@ -60,8 +60,11 @@ export async function startServer(): Promise<Server> {
 /**
  * Chromium with a fresh profile directory (playwright passes it as --user-data-dir) and one context.
  * Phone-sized pages are made with setViewportSize, so one browser process serves the whole run.
+ * The app's service worker is blocked unless asked for (`serviceWorkers: "allow"`, test/e2e/pwa.test.ts):
+ * page.route cannot see requests a service worker makes, and the other flows simulate a lost
+ * connection with it.
  */
-export async function launchBrowser(base: string): Promise<{ context: BrowserContext; close(): Promise<void> }> {
+export async function launchBrowser(base: string, opts: { serviceWorkers?: "allow" | "block" } = {}): Promise<{ context: BrowserContext; close(): Promise<void> }> {
   const profile = mkdtempSync(join(tmpdir(), "app-chromium-"));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
@@ -71,6 +74,7 @@ export async function launchBrowser(base: string): Promise<{ context: BrowserCon
     baseURL: base,
     acceptDownloads: true,
     viewport: DESKTOP,
+    serviceWorkers: opts.serviceWorkers ?? "block",
   });
   context.setDefaultTimeout(15_000);
   return {

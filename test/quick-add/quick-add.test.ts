@@ -36,6 +36,10 @@ describe("quick add: sentences", () => {
     expect(parseQuickAdd(text, ctx)).toMatchObject({ title, due_at: due, recurrence: null });
   });
 
+  test("a date the API cannot hold (a year beyond 9999) stays text", () => {
+    expect(parseQuickAdd("Capsule in 20000 years", ctx)).toMatchObject({ title: "Capsule in 20000 years", due_at: null, tokens: [] });
+  });
+
   test("the same words in another zone name another instant", () => {
     expect(parseQuickAdd("x tomorrow at 3pm", { ...ctx, timeZone: "America/New_York" }).due_at).toBe("2026-11-27T20:00:00.000Z");
     // 23:30 on the 26th in UTC is already the 27th in Tokyo: "tomorrow" is the 28th there.

@@ -4,7 +4,8 @@ import type { User } from "./api/types";
 import { t } from "./i18n";
 import { match, navigate, useLocation } from "./router";
 import { installShortcuts, ShortcutHelp } from "./shortcuts";
-import { ErrorBox, Toasts, useTitle } from "./ui";
+import { ErrorBox, formatInstant, Toasts, useTitle } from "./ui";
+import { useOfflineCopy } from "./offline";
 import { LoginPage, SetupPage } from "./pages/auth";
 import { TasksPage } from "./pages/tasks";
 import { TrashPage } from "./pages/trash";
@@ -14,6 +15,18 @@ import { MemosPage } from "./pages/memos";
 import { SettingsPage } from "./pages/settings";
 import { BackupPage } from "./pages/backup";
 import { ImportPage } from "./pages/import";
+
+/** Says when the lists on screen are the saved copy (the server cannot be reached). */
+function OfflineBanner() {
+  const at = useOfflineCopy();
+  if (at === null) return null;
+  const when = at === "unknown" ? "" : formatInstant(at);
+  return (
+    <div class="offline-banner" role="status">
+      {t.offlineCopy(when)}
+    </div>
+  );
+}
 
 function NotFound() {
   useTitle(t.nav.notFound);
@@ -107,6 +120,7 @@ export function App() {
         <span class="spacer" />
         <span class="user muted">{user.display_name}</span>
       </nav>
+      <OfflineBanner />
       <main class="page">{page}</main>
       {help && <ShortcutHelp onClose={() => setHelp(false)} />}
       <Toasts />

@@ -68,7 +68,7 @@ function fieldName(path: string): string {
  */
 export function errorText(e: unknown): string {
   if (!(e instanceof ApiError)) return t.errorGeneric;
-  if (e.network) return t.offline;
+  if (e.network) return e.write ? t.offlineWrite : t.offline;
   switch (e.code) {
     case "validation_failed":
     case "invalid_reference":

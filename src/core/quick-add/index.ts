@@ -179,6 +179,9 @@ function find(text: string, ctx: QuickAddContext, withMarks: boolean, skip: Take
     while (s < e && /\s/.test(blanked[s]!)) s++;
     while (e > s && /\s/.test(blanked[e - 1]!)) e--;
     if (s === e || taken.overlaps(s, e)) continue;
+    // A deadline is a four-digit year (the API's YYYY-MM-DD); "in 20000 years" stays text.
+    const year = r.start.get("year");
+    if (year === null || year < 1000 || year > 9999) continue;
     out.chronoResult = r;
     push(s, e, "date");
     break;

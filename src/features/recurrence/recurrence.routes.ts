@@ -3,8 +3,11 @@ import { doc } from "../../core/openapi";
 import { principalOf } from "../../core/http";
 import type { RecurrenceService } from "./recurrence.service";
 import { presentRecurrence } from "./recurrence.present";
+import { UndoQuery } from "../tasks/tasks.schemas";
 import {
   CompleteResult,
+  CompletionUndo,
+  CompletionUndoResult,
   ExceptionBody,
   ExceptionParams,
   Recurrence,
@@ -100,15 +103,27 @@ export function recurrenceRoutes(service: RecurrenceService) {
         detail: doc({ summary: "Stop the task recurring (the task stays as it is)", description: "Deletes the recurrence and its exceptions; the task keeps its current `due_at` and everything else. `404` when the recurrence is not the user's or its task is not visible (trash, archived list).", tags: TAGS, ok: { status: 204 }, errors: ["not_found", "csrf_failed"] }),
       },
     )
-    .post("/recurrences/:id/complete", ({ params, request }) => service.complete(principalOf(request).user, params.id), {
+    .post("/recurrences/completions/undo", ({ body, request }) => service.undoCompletion(principalOf(request).user, body.undo_token), {
+      body: CompletionUndo,
+      detail: doc({
+        summary: "Undo a completion of a recurring task, exactly",
+        description:
+          "`undo_token` is what `POST /recurrences/{id}/complete?undo=true` answered (signed by the server, bound to the user, valid for 10 minutes). In one transaction: the completed copy (and its subtask copies) is removed for good, as if it never existed; the task goes back to the occurrence it was on (its `due_at`, `completed` and `completed_at`) and the subtasks the completion had reset are completed again with their own `completed_at`; when that completion had ended the series (COUNT/UNTIL), the recurrence comes back as it was, with the same id, rule, DTSTART, zone and skipped dates, so the series continues from the same position. Each restored task's `version` grows by one. All or nothing: a task or the copy changed since (versions moved on, the copy edited or trashed), a list no longer active, or a recurrence given to the task since is `409 state_conflict` and nothing changes; an expired token is `409` too; a token that is not the server's, another user's or of another kind is `422 validation_failed`. Undoing twice is a `409`.",
+        tags: TAGS,
+        ok: { status: 200, schema: CompletionUndoResult },
+        errors: [...WRITE_ERRORS, "state_conflict"],
+      }),
+    })
+    .post("/recurrences/:id/complete", ({ params, query, request }) => service.complete(principalOf(request).user, params.id, query.undo === "true"), {
       params: RecurrenceParams,
+      query: UndoQuery,
       detail: doc({
         summary: "Complete the current occurrence",
         description:
-          "Records a completed copy of the current occurrence (new id, no recurrence, tags and subtasks copied as they were) and moves the task to the next occurrence (`rrule`: the first after the current `due_at` that is not an exception; `after_completion`: the completion date in the user's current time zone plus the interval), its subtasks reset to not completed. When COUNT/UNTIL is exhausted, `completed` is the task itself, now completed, `next` is null, and the recurrence is deleted.",
+          "Records a completed copy of the current occurrence (new id, no recurrence, tags and subtasks copied as they were) and moves the task to the next occurrence (`rrule`: the first after the current `due_at` that is not an exception; `after_completion`: the completion date in the user's current time zone plus the interval), its subtasks reset to not completed. With `?undo=true` the answer also carries an `undo_token` that takes the completion back exactly (`POST /recurrences/completions/undo`). When COUNT/UNTIL is exhausted, `completed` is the task itself, now completed, `next` is null, and the recurrence is deleted.",
         tags: TAGS,
         ok: { status: 200, schema: CompleteResult },
-        errors: ["not_found", "state_conflict", "csrf_failed"],
+        errors: ["not_found", "state_conflict", "csrf_failed", "validation_failed"],
       }),
     })
     .post(

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { maxChars } from "../../core/text";
+import { UNDO_TOKEN_MAX } from "../../core/undo-token";
 import { isCalendarDate, isTimeZone } from "../../core/time";
 import { Task } from "../tasks/tasks.schemas";
 import { MAX_INTERVAL, MAX_RRULE_LENGTH, parseRRule, UNITS } from "./recurrence.engine";
@@ -87,6 +88,10 @@ export type Recurrence = z.infer<typeof Recurrence>;
 export const CompleteResult = z.object({
     completed: Task.describe("the completed occurrence: a new completed copy, or the task itself when the series ended"),
     next: Task.nullable().describe("the recurring task at its next occurrence; null when COUNT/UNTIL are exhausted"),
+    undo_token: z.string().optional().describe("only with ?undo=true: send to POST /recurrences/completions/undo (within 10 minutes) to take this completion back exactly"),
   })
   .meta({ id: "RecurrenceCompletion" });
 export type CompleteResult = z.infer<typeof CompleteResult>;
+
+export const CompletionUndo = z.strictObject({ undo_token: maxChars(z.string(), UNDO_TOKEN_MAX).describe("the undo_token the completion answered with") });
+export const CompletionUndoResult = z.object({ restored: z.number().int().describe("the task and the subtasks put back") });

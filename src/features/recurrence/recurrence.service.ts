@@ -2,10 +2,16 @@ import type { Core } from "../../core/core";
 import { readTx, writeTx, type Conn } from "../../core/db";
 import type { AuthUser } from "../../core/auth/principal";
 import { invalidReference, notFound, stateConflict, validationFailed } from "../../core/errors";
+import { UndoTokens } from "../../core/undo-token";
+import { runAfterCommit, TaskPurgeHooks } from "../tasks/tasks.purge-hooks";
+import { isSnapshots, restoreSnapshots, snapshotTasks, type TaskSnapshot } from "../tasks/tasks.undo";
 import { newId } from "../../core/ids";
 import {
   completeTaskItself,
+  deleteTasks,
   findSubtasks,
+  findTasksWithList,
+  subtaskIds,
   findTagsOfTasks,
   findTaskWithList,
   findVisibleTask,
@@ -37,6 +43,15 @@ import {
   type RecurrenceRecord,
 } from "./recurrence.repo";
 import type { RecurrencePatch, RecurrenceCreate } from "./recurrence.schemas";
+
+/** The kind an undo token of POST /recurrences/{id}/complete is bound to. */
+const COMPLETION_UNDO = "recurrences.complete";
+/** What a completion's undo token carries: the task and reset subtasks before, the copy made, the recurrence if it ended. */
+interface CompletionUndo {
+  tasks: TaskSnapshot[];
+  copy: string | null;
+  rec: [RecurrenceRecord, string[]] | null;
+}
 
 /** A recurrence with its skipped dates, as the presenter takes it. */
 export interface RecurrenceView {
@@ -78,9 +93,12 @@ export class RecurrenceService implements RepeatingTasks {
   constructor(
     private readonly core: Core,
     repeatHooks: TaskRepeatHooks,
+    private readonly purgeHooks: TaskPurgeHooks = new TaskPurgeHooks(),
   ) {
     repeatHooks.register(this);
+    this.undoTokens = new UndoTokens(core.secret);
   }
+  private readonly undoTokens: UndoTokens;
 
   /** The root connection, where each use case opens its transaction. */
   private get db() {
@@ -224,13 +242,61 @@ export class RecurrenceService implements RepeatingTasks {
   }
 
   /** POST /recurrences/{id}/complete: the current occurrence, in a transaction of its own. */
-  complete(user: AuthUser, id: string): Completion {
+  /** `withUndo`: also answer an undo token (?undo=true), else the contract's `{ completed, next }` alone. */
+  complete(user: AuthUser, id: string, withUndo = false): Completion & { undo_token?: string } {
     const at = this.core.clock.now();
     return writeTx(this.db, (tx) => {
       const { rec, task } = this.visible(tx, user.id, id);
+      // The state before, for the undo: the task and the subtasks the completion resets (each grows by one).
+      const resetIds = findSubtasks(tx, [task.id], false)
+        .filter((s) => s.completed === 1)
+        .map((s) => s.id);
+      const before: CompletionUndo = { tasks: snapshotTasks(tx, user.id, [task.id, ...resetIds], false), copy: null, rec: [rec, listExceptions(tx, rec.id)] };
       const done = this.completeCurrent(tx, user, rec, task, at, 1);
-      return { completed: this.presentTask(tx, user.id, done.completedId), next: done.next ? this.presentTask(tx, user.id, task.id) : null };
+      if (done.next !== null) {
+        before.copy = done.completedId;
+        before.rec = null; // the series goes on: the recurrence is untouched
+      }
+      const answer = { completed: this.presentTask(tx, user.id, done.completedId), next: done.next ? this.presentTask(tx, user.id, task.id) : null };
+      return withUndo ? { ...answer, undo_token: this.undoTokens.encode(COMPLETION_UNDO, user.id, at, before) } : answer;
     });
+  }
+
+  /**
+   * POST /recurrences/completions/undo: the completion taken back in one transaction. The task
+   * returns to the occurrence it was on (its due_at, completed state and subtasks as they were), the
+   * completed copy is removed for good (it never existed), and when that completion had ended the
+   * series, the recurrence comes back as it was (same id, rule, DTSTART, zone and skipped dates).
+   */
+  undoCompletion(user: AuthUser, token: string): { restored: number } {
+    const after = writeTx(this.db, (tx) => {
+      const now = this.core.clock.now();
+      const u = this.undoTokens.decode(COMPLETION_UNDO, user.id, token, now) as CompletionUndo;
+      if (!u || typeof u !== "object" || !isSnapshots(u.tasks) || (u.copy !== null && typeof u.copy !== "string")) {
+        throw validationFailed([{ path: "undo_token", message: "not an undo token for this" }], "the undo token is not valid");
+      }
+      let callbacks: (() => void)[] = [];
+      if (u.copy !== null) {
+        const ids = [u.copy, ...subtaskIds(tx, [u.copy])];
+        const rows = findTasksWithList(tx, user.id, ids);
+        // The copy as the completion made it (version 1, not in the trash), else someone has worked on it since.
+        if (rows.length !== ids.length || rows.some((r) => r.version !== 1 || r.deleted_at !== null)) {
+          throw stateConflict("the completed copy was changed since; nothing was undone");
+        }
+        callbacks = this.purgeHooks.beforePurge(tx, user.id, ids);
+        deleteTasks(tx, user.id, ids);
+      }
+      restoreSnapshots(tx, user.id, u.tasks, now.toISOString());
+      if (u.rec !== null) {
+        const [rec, exceptions] = u.rec;
+        if (findRecurrenceOfTask(tx, rec.task_id)) throw stateConflict("the task has a recurrence again; nothing was undone");
+        insertRecurrence(tx, rec);
+        for (const d of exceptions) insertException(tx, rec.id, d, rec.updated_at);
+      }
+      return { restored: u.tasks.length, callbacks };
+    });
+    runAfterCommit(after.callbacks, (e) => this.core.logger.error("after-purge hook failed", { error: String(e) }));
+    return { restored: after.restored };
   }
 
   // ---- RepeatingTasks (the tasks feature's hook) -------------------------------------------------

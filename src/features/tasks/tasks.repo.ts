@@ -477,11 +477,15 @@ export function batchUpdate(
   c: Conn,
   userId: string,
   ids: string[],
-  ch: { listId?: string; dueAt?: string | null; completed?: boolean },
+  ch: { listId?: string; dueAt?: string | null; completed?: boolean; priority?: number },
   now: string,
 ): number {
   const sets: string[] = [];
   const values: (string | number | null)[] = [];
+  if (ch.priority !== undefined) {
+    sets.push("priority = ?");
+    values.push(ch.priority);
+  }
   if (ch.listId !== undefined) {
     sets.push("list_id = ?");
     values.push(ch.listId);

@@ -2,7 +2,7 @@ import { Elysia } from "elysia";
 import { doc } from "../../core/openapi";
 import { principalOf } from "../../core/http";
 import type { TasksService } from "./tasks.service";
-import { BatchResult, Task, TaskBatch, TaskCreate, TaskPage, TaskParams, TaskPatch, TaskQuery } from "./tasks.schemas";
+import { BatchResult, BatchUndo, Task, TaskBatch, UndoQuery, UndoResult, TaskCreate, TaskPage, TaskParams, TaskPatch, TaskQuery } from "./tasks.schemas";
 
 const WRITE_ERRORS = ["validation_failed", "csrf_failed", "malformed_request", "payload_too_large"] as const;
 
@@ -39,15 +39,27 @@ export function tasksRoutes(service: TasksService) {
         }),
       },
     )
-    .post("/tasks/batch", ({ body, request }) => service.batch(principalOf(request).user, body), {
+    .post("/tasks/batch", ({ body, query, request }) => service.batch(principalOf(request).user, body, query.undo === "true"), {
       body: TaskBatch,
+      query: UndoQuery,
       detail: doc({
-        summary: "Complete, move, set due date, replace tags or soft-delete up to 500 tasks, all or nothing",
+        summary: "Complete, move, set due date, priority, replace tags or soft-delete up to 500 tasks, all or nothing",
         description:
-          "Every named task's `version` grows by one. `completed: true` on a recurring task that is not completed does what `POST /recurrences/{id}/complete` does (a completed copy is recorded and the task moves to its next occurrence, its subtasks reset; when the series has ended the task itself is completed and its recurrence ends), after the batch's other changes (so a `due_at` given is the occurrence completed) and after the plain tasks named with it (a subtask named too is completed in the copy). One task that cannot be completed that way (an `rrule` task left without `due_at`) refuses the whole batch: `409 state_conflict`, nothing changes. The answer counts the named tasks, not the copies.",
+          "Every named task's `version` grows by one. With `?undo=true` the answer also carries an `undo_token` that takes the whole batch back (`POST /tasks/batch/undo`). `completed: true` on a recurring task that is not completed does what `POST /recurrences/{id}/complete` does (a completed copy is recorded and the task moves to its next occurrence, its subtasks reset; when the series has ended the task itself is completed and its recurrence ends), after the batch's other changes (so a `due_at` given is the occurrence completed) and after the plain tasks named with it (a subtask named too is completed in the copy). One task that cannot be completed that way (an `rrule` task left without `due_at`) refuses the whole batch: `409 state_conflict`, nothing changes. The answer counts the named tasks, not the copies.",
         tags: ["tasks"],
         ok: { status: 200, schema: BatchResult },
         errors: [...WRITE_ERRORS, "invalid_reference", "invalid_parent", "state_conflict"],
+      }),
+    })
+    .post("/tasks/batch/undo", ({ body, request }) => service.undoBatch(principalOf(request).user, body.undo_token), {
+      body: BatchUndo,
+      detail: doc({
+        summary: "Undo a batch: every task back exactly as it was",
+        description:
+          "`undo_token` is what `POST /tasks/batch?undo=true` answered (signed by the server, bound to the user, valid for 10 minutes). In one transaction every task the batch changed (subtasks moved with their parent included) gets back its `list_id`, `due_at`, `completed`, `completed_at`, `priority` and, when the batch replaced them, its tags; each `version` grows by one (a version never goes back, so an edit based on the batch's result cannot pass unnoticed). All or nothing: a task changed since the batch (its version moved on, or it went to the trash), a list no longer active or a tag deleted since is `409 state_conflict` and nothing changes; an expired token is `409 state_conflict` too; a token that is not the server's, another user's or of another kind is `422 validation_failed`. Undoing twice is a `409` (the versions moved on).",
+        tags: ["tasks"],
+        ok: { status: 200, schema: UndoResult },
+        errors: [...WRITE_ERRORS, "state_conflict"],
       }),
     })
     .get("/tasks/:task_id", ({ params, request }) => service.getTaskForUser(principalOf(request).user.id, params.task_id), {

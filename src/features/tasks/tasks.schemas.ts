@@ -2,6 +2,7 @@ import { z } from "zod";
 import { maxChars } from "../../core/text";
 import { isCalendarDate, parseInstant } from "../../core/time";
 import { UrlId } from "../../core/ids";
+import { UNDO_TOKEN_MAX } from "../../core/undo-token";
 import { pageQueryShape } from "../../core/pagination";
 import { Tag } from "../tags/tags.schemas";
 import { MAX_TERMS, searchTerms } from "./tasks.search";
@@ -82,14 +83,15 @@ export const TaskBatch = z.strictObject({
     list_id: Id.optional(),
     due_at: DueAt.optional(),
     tag_ids: TagIds.optional(),
+    priority: Priority.optional(),
     soft_delete: z.literal(true).optional(),
   })
   .superRefine((b, ctx) => {
-    const ops = [b.completed, b.list_id, b.due_at, b.tag_ids].filter((v) => v !== undefined).length;
+    const ops = [b.completed, b.list_id, b.due_at, b.tag_ids, b.priority].filter((v) => v !== undefined).length;
     if (b.soft_delete) {
       if (ops > 0) ctx.addIssue({ code: "custom", path: ["soft_delete"], message: "soft_delete must be alone" });
     } else if (ops === 0) {
-      ctx.addIssue({ code: "custom", path: [], message: "one or more of completed, list_id, due_at, tag_ids, or soft_delete" });
+      ctx.addIssue({ code: "custom", path: [], message: "one or more of completed, list_id, due_at, tag_ids, priority, or soft_delete" });
     }
   });
 export type TaskBatch = z.infer<typeof TaskBatch>;
@@ -135,7 +137,21 @@ export const Task = z.object({ ...TaskFields, subtasks: z.array(Subtask) }).meta
 export type Task = z.infer<typeof Task>;
 
 export const TaskPage = z.object({ items: z.array(Task), next_cursor: z.string().nullable() }).meta({ id: "TaskPage" });
-export const BatchResult = z.object({ updated: z.number().int() });
+export const BatchResult = z.object({
+  updated: z.number().int(),
+  undo_token: z
+    .string()
+    .nullable()
+    .optional()
+    .describe("only with ?undo=true: send to POST /tasks/batch/undo (within 10 minutes) to put every task back as it was; null for soft_delete (restore each from the trash) and for a batch that completed a recurring task's occurrence"),
+});
+/** `?undo=true` asks a change for an undo token (the answer's shape is otherwise the contract's). */
+export const UndoQuery = z.strictObject({
+  undo: z.enum(["true", "false"], { error: "undo must be true or false" }).optional().describe("true: the answer carries an undo_token"),
+});
+export const BatchUndo = z.strictObject({ undo_token: maxChars(z.string(), UNDO_TOKEN_MAX).describe("the undo_token a change answered with") });
+export type BatchUndo = z.infer<typeof BatchUndo>;
+export const UndoResult = z.object({ restored: z.number().int().describe("tasks put back") });
 // Any id in the URL that names nothing of the user is 404, whatever its length (core/ids.ts UrlId).
 export const TaskParams = z.object({ task_id: UrlId });
 export const TrashQuery = z.strictObject(pageQueryShape);

@@ -56,6 +56,8 @@ import type { Task, TaskBatch, TaskCreate, TaskPatch, TaskQuery } from "./tasks.
 import { ftsPhrase, normalizeSearch, searchTerms, taskSearchText, usesTrigramIndex } from "./tasks.search";
 import { localMidnightUtc } from "../../core/time";
 import { recurrenceOnSubtaskProblem } from "./tasks.rules";
+import { isSnapshots, restoreSnapshots, snapshotTasks } from "./tasks.undo";
+import { UndoTokens } from "../../core/undo-token";
 
 /**
  * Below this many index matches (or tag links) a page starts from them, fetching and sorting at
@@ -66,8 +68,12 @@ import { recurrenceOnSubtaskProblem } from "./tasks.rules";
 const DRIVE_CAP = 500;
 
 /** Tasks, their tree, the trash: the rules. No HTTP here. */
+/** The kind an undo token of POST /tasks/batch is bound to. */
+const BATCH_UNDO = "tasks.batch";
+
 export class TasksService {
   static readonly PAGE_ENDPOINT = "tasks";
+  private readonly undoTokens: UndoTokens;
   static readonly TRASH_ENDPOINT = "trash";
 
   /**
@@ -83,6 +89,7 @@ export class TasksService {
     tagDeleteHooks: TagDeleteHooks,
     readonly repeatHooks: TaskRepeatHooks = new TaskRepeatHooks(),
   ) {
+    this.undoTokens = new UndoTokens(core.secret);
     // A deleted tag leaves its tasks (task_tags cascade): their versions grow, as for any change of their tags.
     tagDeleteHooks.register((c, tagId, now) => bumpTasksTagged(c, tagId, now));
     // The list's tasks (subtasks included) go with it by FK cascade; the hooks of what builds on
@@ -369,7 +376,8 @@ export class TasksService {
    * as PATCH does, after the batch's other changes (and after the plain tasks named with it, so
    * a completed subtask is recorded as such in the copy).
    */
-  batch(user: AuthUser, b: TaskBatch): { updated: number } {
+  /** `withUndo`: also answer an undo token (POST /tasks/batch?undo=true), else the contract's `{ updated }` alone. */
+  batch(user: AuthUser, b: TaskBatch, withUndo = false): { updated: number; undo_token?: string | null } {
     const ids = [...new Set(b.task_ids)];
     return writeTx(this.db, (tx) => {
       const at = this.core.clock.now();
@@ -408,7 +416,8 @@ export class TasksService {
           .map((s) => s.id)
           .filter((s) => !named.has(s));
         setDeleted(tx, user.id, [...ids, ...subs], now, now);
-        return { updated: ids.length };
+        // Its undo is POST /tasks/{id}/restore for each named task.
+        return withUndo ? { updated: ids.length, undo_token: null } : { updated: ids.length };
       }
 
       let followers: string[] = [];
@@ -424,12 +433,26 @@ export class TasksService {
       }
       const occurrences = b.completed === true ? this.repeatHooks.repeating(tx, user.id, ids.filter((id) => rows.get(id)!.completed === 0)) : new Set<string>();
       const plain = occurrences.size ? ids.filter((id) => !occurrences.has(id)) : ids;
-      if (plain.length) batchUpdate(tx, user.id, plain, { listId, dueAt: b.due_at, completed: b.completed }, now);
-      if (occurrences.size) batchUpdate(tx, user.id, [...occurrences], { listId, dueAt: b.due_at }, now);
+      // The state before, for the undo (a completed occurrence is undone through its own completion's undo).
+      const before = occurrences.size || !withUndo ? null : [...snapshotTasks(tx, user.id, ids, tagIds !== undefined), ...snapshotTasks(tx, user.id, followers, false)];
+      if (plain.length) batchUpdate(tx, user.id, plain, { listId, dueAt: b.due_at, completed: b.completed, priority: b.priority }, now);
+      if (occurrences.size) batchUpdate(tx, user.id, [...occurrences], { listId, dueAt: b.due_at, priority: b.priority }, now);
       if (followers.length && listId !== undefined) updateTasks(tx, user.id, followers, { listId }, now);
       if (tagIds !== undefined) replaceTags(tx, ids, tagIds);
       for (const id of ids) if (occurrences.has(id)) this.repeatHooks.completeOccurrence(tx, user, id, at);
-      return { updated: ids.length };
+      if (!withUndo) return { updated: ids.length };
+      return { updated: ids.length, undo_token: before ? this.undoTokens.encode(BATCH_UNDO, user.id, at, before) : null };
+    });
+  }
+
+  /** POST /tasks/batch/undo: every task of the batch back as it was, in one transaction. */
+  undoBatch(user: AuthUser, token: string): { restored: number } {
+    return writeTx(this.db, (tx) => {
+      const now = this.core.clock.now();
+      const snaps = this.undoTokens.decode(BATCH_UNDO, user.id, token, now);
+      if (!isSnapshots(snaps)) throw validationFailed([{ path: "undo_token", message: "not an undo token for this" }], "the undo token is not valid");
+      restoreSnapshots(tx, user.id, snaps, now.toISOString());
+      return { restored: snaps.length };
     });
   }
 

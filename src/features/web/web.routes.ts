@@ -42,7 +42,8 @@ async function page(web: WebService, request: Request): Promise<Response> {
 }
 
 /**
- * The web app: `/`, the hashed files under `/assets/`, `/manifest.webmanifest`, `/favicon.ico`
+ * The web app: `/`, the hashed files under `/assets/`, `/manifest.webmanifest`, `/sw.js` (the service
+ * worker), `/favicon.ico`
  * (a real icon: browsers, feed readers and bookmark tools ask for it), and the SPA fallback that answers
  * index.html for any other GET outside /api (client-side routes such as /tasks or /memos/…).
  * /api/* never falls back: an unknown API path stays the problem+json 404.
@@ -60,6 +61,13 @@ export function webRoutes(web: WebService) {
       { detail: { hide: true } },
     )
     .get("/manifest.webmanifest", async ({ request }) => respond(await web.manifest(), request, { "cache-control": ONE_DAY }), { detail: { hide: true } })
+    // The service worker: at the root so its scope is the whole app; revalidated on every check
+    // (browsers also skip their HTTP cache for it after 24 h) so a release reaches installed apps.
+    .get(
+      "/sw.js",
+      async ({ request }) => respond(await web.serviceWorker(), request, { "cache-control": "no-cache", "content-security-policy": WEB_CSP, "service-worker-allowed": "/" }),
+      { detail: { hide: true } },
+    )
     .get("/favicon.ico", async ({ request }) => respond(await web.favicon(), request, { "cache-control": ONE_DAY }), { detail: { hide: true } })
     .get(
       "/*",

@@ -46,6 +46,8 @@ export class WebService {
     if (old) Object.assign(this.earlier, old.assets);
     this.encoded.delete("index.html");
     this.encoded.delete("manifest.webmanifest");
+    this.encoded.delete("sw.js");
+    this.encoded.delete("favicon.ico");
     this.bundle = null;
   }
 
@@ -59,6 +61,12 @@ export class WebService {
   async manifest(): Promise<ServedAsset> {
     await this.reloadIfEdited();
     return this.encode("manifest.webmanifest", (await this.load()).manifest);
+  }
+
+  /** /sw.js: the service worker, with this bundle's app shell list. */
+  async serviceWorker(): Promise<ServedAsset> {
+    await this.reloadIfEdited();
+    return this.encode("sw.js", (await this.load()).serviceWorker);
   }
 
   /** /favicon.ico: the app icon as an ICO file (never the page). */

@@ -1,5 +1,7 @@
 // The one way the web app talks to /api/v1: same origin, session cookie, CSRF double-submit header,
 // problem+json errors turned into ApiError.
+import { forgetOfflineCopy, noteReadAnswer } from "../offline";
+
 const BASE = "/api/v1";
 
 export interface FieldProblem {
@@ -16,6 +18,8 @@ export class ApiError extends Error {
     readonly errors: FieldProblem[] = [],
     /** Seconds from a Retry-After header (429), else null. */
     readonly retryAfter: number | null = null,
+    /** A write (not GET) that got no answer: it needs the server and was not saved. */
+    readonly write = false,
   ) {
     super(detail || code);
   }
@@ -33,7 +37,7 @@ export class ApiError extends Error {
 }
 
 /** Thrown for a request that got no answer (offline, server stopped, DNS, refused connection). */
-export const networkError = () => new ApiError(0, "network_error", "");
+export const networkError = (write = false) => new ApiError(0, "network_error", "", [], null, write);
 
 type Listener = () => void;
 const unauthenticatedListeners = new Set<Listener>();
@@ -81,11 +85,15 @@ export async function request<T>(method: string, path: string, opts: { json?: un
   try {
     res = await fetch(url(path, opts.query), { method, headers, body, credentials: "same-origin" });
   } catch {
-    throw networkError(); // fetch rejects only when no answer came (its message is the browser's own)
+    throw networkError(method !== "GET" && method !== "HEAD"); // fetch rejects only when no answer came (its message is the browser's own)
   }
+  if (method === "GET") noteReadAnswer(res);
   if (!res.ok) {
     const e = await problemOf(res);
-    if (res.status === 401 && e.code === "unauthenticated") for (const f of unauthenticatedListeners) f();
+    if (res.status === 401 && e.code === "unauthenticated") {
+      void forgetOfflineCopy();
+      for (const f of unauthenticatedListeners) f();
+    }
     throw e;
   }
   if (res.status === 204) return undefined as T;
@@ -109,7 +117,7 @@ export function upload<T>(path: string, file: File, onProgress: (fraction: numbe
     xhr.setRequestHeader("x-csrf-token", csrfToken());
     xhr.setRequestHeader("accept", "application/json");
     xhr.upload.onprogress = (e) => e.lengthComputable && onProgress(e.loaded / e.total);
-    xhr.onerror = () => reject(networkError());
+    xhr.onerror = () => reject(networkError(true));
     xhr.onload = () => {
       let body: { code?: string; detail?: string; errors?: FieldProblem[] } = {};
       try {

@@ -1,3 +1,4 @@
+import { forgetOfflineCopy } from "../offline";
 import { useState } from "preact/hooks";
 import { api } from "../api/client";
 import type { SessionInfo, User } from "../api/types";
@@ -55,6 +56,7 @@ export function SettingsPage({ user, onUser, onSignedOut }: { user: User; onUser
     } catch {
       // signed out either way
     }
+    await forgetOfflineCopy();
     navigate("/", { replace: true });
     onSignedOut();
   };

@@ -1,9 +1,10 @@
 // Completing tasks, one or many, and undoing it exactly. A plain task is completed with PATCH and
-// undone with PATCH. A repeating one is completed through its recurrence (a completed copy is
-// recorded and the task moves to its next occurrence, its subtasks reset), so undoing it removes the
-// copy for good, moves the task back to the occurrence it was on and completes again the subtasks
-// that were completed; when that completion ended the series (the task itself completed, the
-// recurrence deleted), undo reopens the task and gives it the same remaining schedule again.
+// undone with PATCH (it was open: completed_at was null). A repeating one is completed through its
+// recurrence (a completed copy is recorded and the task moves to its next occurrence, its subtasks
+// reset); its undo is the server's own: POST /recurrences/completions/undo with the token the
+// completion answered, which in one transaction removes the copy, puts the task back on the
+// occurrence it was on with its subtasks, and brings back a recurrence that completion had ended.
+// A batch is undone with POST /tasks/batch/undo and the batch's token.
 import { api } from "../api/client";
 import type { Recurrence, RecurrenceCompletion, Task } from "../api/types";
 import { t } from "../i18n";
@@ -46,44 +47,20 @@ async function reopen(id: string): Promise<void> {
   if (now.completed) await api.patch(`/tasks/${id}`, { completed: false, version: now.version });
 }
 
-/** Undoes a recurrence completion; `before` is the task as it was just before. */
-async function undoRecurring(before: Task, rec: Recurrence, done: RecurrenceCompletion): Promise<void> {
-  if (done.next) {
-    // The completed copy goes for good (to the trash, then purged: it never existed).
-    await api.del(`/tasks/${done.completed.id}`);
-    await api.del(`/trash/${done.completed.id}`);
-    let now = await current(before.id);
-    if (now.due_at !== before.due_at) now = await api.patch<Task>(`/tasks/${before.id}`, { due_at: before.due_at, version: now.version });
-    for (const s of before.subtasks) {
-      const sub = now.subtasks.find((x) => x.id === s.id);
-      if (s.completed && sub && !sub.completed) await api.patch(`/tasks/${s.id}`, { completed: true, version: sub.version });
-    }
-    return;
-  }
-  // The series had ended with this occurrence: the task itself was completed and the recurrence
-  // deleted. Reopen it and give it the same remaining schedule: anchored at this occurrence, a COUNT
-  // rule has exactly one occurrence left (this one); UNTIL rules keep their end, and the skipped
-  // dates after this one are skipped again.
-  await reopen(before.id);
-  const body =
-    rec.kind === "rrule"
-      ? { task_id: before.id, kind: "rrule", rrule: (rec.rrule ?? "").replace(/COUNT=\d+/i, "COUNT=1"), timezone: rec.timezone }
-      : { task_id: before.id, kind: "after_completion", interval: rec.interval, unit: rec.unit, timezone: rec.timezone };
-  const again = await api.post<Recurrence>("/recurrences", body);
-  const from = (before.due_at ?? "").slice(0, 10);
-  for (const d of rec.exceptions) if (d > from) await api.post(`/recurrences/${again.id}/exceptions`, { date: d });
-}
+const undoCompletion = (done: RecurrenceCompletion) => api.post("/recurrences/completions/undo", { undo_token: done.undo_token ?? "" });
+/** POST /tasks/batch/undo with a batch's token (null: nothing to undo that way). */
+export const undoBatch = (token: string | null | undefined) => (token ? api.post("/tasks/batch/undo", { undo_token: token }) : Promise.resolve());
 
 /** Completes one task (a repeating one through its recurrence). */
 export async function completeTask(task: Task): Promise<Completion> {
   const rec = await recurrenceOf(task);
   if (rec) {
-    const r = await api.post<RecurrenceCompletion>(`/recurrences/${rec.id}/complete`);
+    const r = await api.post<RecurrenceCompletion>(`/recurrences/${rec.id}/complete`, {}, { undo: true });
     return {
       updated: r.next ?? r.completed,
       recurring: true,
       message: r.next?.due_at ? t.tasks.nextOccurrence(formatDue(r.next.due_at)) : t.tasks.seriesEnded,
-      undo: () => undoRecurring(task, rec, r),
+      undo: () => undoCompletion(r).then(() => undefined),
     };
   }
   const updated = await api.patch<Task>(`/tasks/${task.id}`, { completed: true, version: task.version });
@@ -98,17 +75,17 @@ export async function completeTasks(tasks: Task[]): Promise<{ count: number; und
   const open = tasks.filter((x) => !x.completed);
   const recs = await limited(open, 6, recurrenceOf);
   const plain = open.filter((_, i) => !recs[i]);
-  if (plain.length) await api.post("/tasks/batch", { task_ids: plain.map((x) => x.id), completed: true });
-  const repeating: [Task, Recurrence, RecurrenceCompletion][] = [];
+  const batch = plain.length ? await api.post<{ undo_token?: string | null }>("/tasks/batch", { task_ids: plain.map((x) => x.id), completed: true }, { undo: true }) : null;
+  const repeating: RecurrenceCompletion[] = [];
   for (let i = 0; i < open.length; i++) {
     const rec = recs[i];
-    if (rec) repeating.push([open[i]!, rec, await api.post<RecurrenceCompletion>(`/recurrences/${rec.id}/complete`)]);
+    if (rec) repeating.push(await api.post<RecurrenceCompletion>(`/recurrences/${rec.id}/complete`, {}, { undo: true }));
   }
   return {
     count: open.length,
     undo: async () => {
-      if (plain.length) await api.post("/tasks/batch", { task_ids: plain.map((x) => x.id), completed: false });
-      for (const [task, rec, done] of repeating) await undoRecurring(task, rec, done);
+      for (const done of repeating.reverse()) await undoCompletion(done);
+      await undoBatch(batch?.undo_token ?? null);
     },
   };
 }

@@ -7,19 +7,22 @@ import { ErrorBox, formatDue, isDateOnly, toast, toastError, todayLocal, useLoad
 import { DRAG_TASKS, Sidebar } from "./sidebar";
 import { TaskDetail } from "./task-detail";
 import type { TaskContext } from "./task-context";
-import { completeTask, completeTasks, deleteTasks } from "./task-completion";
+import { completeTask, completeTasks, deleteTasks, undoBatch } from "./task-completion";
+import { QuickAddBox } from "./quick-add";
 
 type Show = "open" | "done" | "all";
-
-/** The API's limits on a task's text, counted in characters (code points) as the server counts them. */
-const TITLE_MAX = 500;
-const DESCRIPTION_MAX = 20_000;
-const chars = (s: string) => [...s].length;
 
 /** Press and hold (touch or mouse) this long to select a task: multi-select on a phone. */
 const LONG_PRESS_MS = 500;
 /** Rows are dragged onto lists with a mouse; on touch a drag would fight the scroll and the long press. */
 const finePointer = matchMedia("(pointer: fine)").matches;
+
+/** A YYYY-MM-DD date `n` days after another (calendar days, no zone involved). */
+function addDays(date: string, n: number): string {
+  const d = new Date(`${date}T00:00:00Z`);
+  d.setUTCDate(d.getUTCDate() + n);
+  return d.toISOString().slice(0, 10);
+}
 
 export function TasksPage({ query }: { query: URLSearchParams }) {
   const listParam = query.get("list");
@@ -115,7 +118,6 @@ function TaskList({ listId, q, show, tagId, ctx }: { listId: string | null; q: s
   const [selected, setSelected] = useState<Set<string>>(new Set());
   // Selection mode without a selection yet (the phone's "Select" button).
   const [selectMode, setSelectMode] = useState(false);
-  const [tooLong, setTooLong] = useState(0);
   const [open, setOpen] = useState<string | null>(null);
   const sentinel = useRef<HTMLDivElement>(null);
   const quick = useRef<HTMLInputElement>(null);
@@ -158,32 +160,9 @@ function TaskList({ listId, q, show, tagId, ctx }: { listId: string | null; q: s
   const remove = (id: string) => setItems((xs) => xs.filter((x) => x.id !== id));
   const visible = (task: Task) => (!listId || task.list_id === listId) && (!tagId || task.tags.some((g) => g.id === tagId)) && (show === "all" || (show === "done") === task.completed);
 
-  // Quick add: the input is uncontrolled and cleared before the request, so typing never waits.
-  // A text longer than a title may be is never cut silently: the note under the field says so, and
-  // Enter adds it with its beginning as the title and the whole text as the description.
-  const add = async (e: KeyboardEvent) => {
-    if (e.key !== "Enter" || e.isComposing) return;
-    const input = e.currentTarget as HTMLInputElement;
-    const text = input.value.trim();
-    if (!text) return;
-    let body: { title: string; description?: string } = { title: text };
-    if (chars(text) > TITLE_MAX) {
-      if (chars(text) > DESCRIPTION_MAX) {
-        toast(t.tasks.tooLongRefused(DESCRIPTION_MAX));
-        return;
-      }
-      body = { title: [...text].slice(0, TITLE_MAX).join("").trimEnd(), description: text };
-    }
-    input.value = "";
-    setTooLong(0);
-    try {
-      const task = await api.post<Task>("/tasks", listId ? { ...body, list_id: listId } : body);
-      if (show !== "done") setItems((xs) => [task, ...xs]);
-      if (body.description !== undefined) toast(t.tasks.tooLongAdded(TITLE_MAX));
-    } catch (err) {
-      input.value ||= text;
-      toastError(err);
-    }
+  // Quick add (./quick-add.tsx): a new task goes on top when this view shows it.
+  const added = (task: Task) => {
+    if (visible(task)) setItems((xs) => [task, ...xs]);
   };
 
   const toggle = async (task: Task) => {
@@ -242,15 +221,23 @@ function TaskList({ listId, q, show, tagId, ctx }: { listId: string | null; q: s
     setSelected(new Set());
     setSelectMode(false);
   };
+  // Every batch change answers an undo token: the toast's Undo puts each task back exactly (./task-completion.ts).
   const batch = async (change: Record<string, unknown>) => {
     const ids = [...selected];
     try {
-      await api.post("/tasks/batch", { task_ids: ids, ...change });
+      const r = await api.post<{ updated: number; undo_token?: string | null }>("/tasks/batch", { task_ids: ids, ...change }, { undo: true });
       endSelection();
       await load(null);
+      toast(t.tasks.batchChanged(r.updated), r.undo_token ? { label: t.tasks.undo, run: () => undo(() => undoBatch(r.undo_token).then(() => undefined)) } : undefined);
     } catch (e) {
       toastError(e);
     }
+  };
+  const pick = (f: (v: string) => void) => (e: Event) => {
+    const el = e.currentTarget as HTMLSelectElement | HTMLInputElement;
+    const v = el.value;
+    el.value = "";
+    if (v) f(v);
   };
   const batchComplete = async () => {
     try {
@@ -287,41 +274,38 @@ function TaskList({ listId, q, show, tagId, ctx }: { listId: string | null; q: s
   return (
     <div class={`task-list ${selecting ? "selecting" : ""}`}>
       {!q && (
-        <div class="quick-row">
-          <input
-            ref={quick}
-            class="quick-add"
-            placeholder={t.tasks.quickAdd}
-            aria-label={t.tasks.quickAddLabel}
-            aria-describedby={tooLong ? "quick-add-note" : undefined}
-            data-shortcut="quick-add"
-            dir="auto"
-            onKeyDown={add}
-            onInput={(e) => {
-              const n = chars((e.currentTarget as HTMLInputElement).value.trim());
-              setTooLong(n > TITLE_MAX ? n : 0);
-            }}
-            autoFocus={matchMedia("(min-width: 768px)").matches}
-          />
+        <QuickAddBox listId={listId} ctx={ctx} onAdded={added} inputRef={quick}>
           {!selecting && (
             <button class="select-mode" onClick={() => setSelectMode(true)}>
               {t.tasks.selectMode}
             </button>
           )}
-        </div>
-      )}
-      {tooLong > 0 && (
-        <p class="warning quick-note" id="quick-add-note" role="status">
-          {t.tasks.tooLong(tooLong, TITLE_MAX)} {tooLong <= DESCRIPTION_MAX ? t.tasks.tooLongHint : t.tasks.tooLongRefused(DESCRIPTION_MAX)}
-        </p>
+        </QuickAddBox>
       )}
       {selecting && (
         <div class="batch-bar" role="toolbar" aria-label={t.tasks.selected(selected.size)}>
           <span>{t.tasks.selected(selected.size)}</span>
           <button onClick={batchComplete} disabled={!selected.size}>{t.tasks.batchComplete}</button>
-          <select aria-label={t.tasks.batchMove} onChange={(e) => (e.currentTarget as HTMLSelectElement).value && batch({ list_id: (e.currentTarget as HTMLSelectElement).value })}>
+          <select aria-label={t.tasks.batchMove} onChange={pick((v) => batch({ list_id: v }))}>
             <option value="">{t.tasks.moveTo}</option>
             {ctx.lists.map((l) => <option key={l.id} value={l.id}>{l.is_inbox ? t.tasks.inbox : l.name}</option>)}
+          </select>
+          <select aria-label={t.tasks.batchDue} onChange={pick((v) => batch({ due_at: v === "none" ? null : v }))}>
+            <option value="">{t.tasks.batchDueMenu}</option>
+            <option value={today}>{t.tasks.dueToday}</option>
+            <option value={addDays(today, 1)}>{t.tasks.dueTomorrow}</option>
+            <option value={addDays(today, 7)}>{t.tasks.dueNextWeek}</option>
+            <option value="none">{t.tasks.noDate}</option>
+          </select>
+          <input type="date" class="batch-date" aria-label={t.tasks.batchDueOn} onChange={pick((v) => batch({ due_at: v }))} />
+          <select aria-label={t.tasks.batchPriority} onChange={pick((v) => batch({ priority: Number(v) }))}>
+            <option value="">{t.tasks.batchPriorityMenu}</option>
+            {t.priorities.map((name, i) => <option key={i} value={String(i)}>{name}</option>).reverse()}
+          </select>
+          <select aria-label={t.tasks.batchTags} onChange={pick((v) => batch({ tag_ids: v === "none" ? [] : [v] }))}>
+            <option value="">{t.tasks.batchTagsMenu}</option>
+            {ctx.tags.map((g) => <option key={g.id} value={g.id}>{t.tasks.onlyTag(g.name)}</option>)}
+            <option value="none">{t.tasks.noTags}</option>
           </select>
           <button class="danger" onClick={batchDelete} disabled={!selected.size}>{t.tasks.batchDelete}</button>
           <button class="link" onClick={() => setSelected(new Set(items.map((x) => x.id)))}>{t.tasks.selectAll}</button>
