@@ -112,6 +112,11 @@ export const tasks = sqliteTable(
     index("tasks_open_timed_idx")
       .on(t.userId, t.dueAt, t.id)
       .where(sql`parent_id IS NULL AND deleted_at IS NULL AND completed = 0 AND length(due_at) > 10`),
+    // The calendar: dated top-level tasks, open or completed, by due_at (both forms; a range of
+    // local days is read as the text range covering its dates and instants, tested per row).
+    index("tasks_live_due_idx")
+      .on(t.userId, t.dueAt, t.id)
+      .where(sql`parent_id IS NULL AND deleted_at IS NULL AND due_at IS NOT NULL`),
     // The No date view: open undated top-level tasks, newest first.
     index("tasks_open_undated_idx")
       .on(t.userId, t.createdAt, t.id)

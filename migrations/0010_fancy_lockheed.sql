@@ -3,6 +3,7 @@ ALTER TABLE `tasks` ADD `rank` text DEFAULT '' NOT NULL;--> statement-breakpoint
 CREATE INDEX `tasks_top_rank_idx` ON `tasks` (`list_id`,`rank`,`id`) WHERE parent_id IS NULL;--> statement-breakpoint
 CREATE INDEX `tasks_open_day_idx` ON `tasks` (`user_id`,`due_at`,`id`) WHERE parent_id IS NULL AND deleted_at IS NULL AND completed = 0 AND length(due_at) = 10;--> statement-breakpoint
 CREATE INDEX `tasks_open_timed_idx` ON `tasks` (`user_id`,`due_at`,`id`) WHERE parent_id IS NULL AND deleted_at IS NULL AND completed = 0 AND length(due_at) > 10;--> statement-breakpoint
+CREATE INDEX `tasks_live_due_idx` ON `tasks` (`user_id`,`due_at`,`id`) WHERE parent_id IS NULL AND deleted_at IS NULL AND due_at IS NOT NULL;--> statement-breakpoint
 CREATE INDEX `tasks_open_undated_idx` ON `tasks` (`user_id`,`created_at`,`id`) WHERE parent_id IS NULL AND deleted_at IS NULL AND completed = 0 AND due_at IS NULL;--> statement-breakpoint
 CREATE INDEX `tasks_done_idx` ON `tasks` (`user_id`,`completed_at`,`id`) WHERE parent_id IS NULL AND deleted_at IS NULL AND completed = 1;--> statement-breakpoint
 -- hand-written
