@@ -139,7 +139,7 @@ export function exportListRow(c: Conn, id: string): ListExportRow | null {
 }
 
 /** Inserts a restored list; never an inbox (the user has one: the file's inbox maps onto it). */
-export function insertRestoredList(c: Conn, userId: string, r: Omit<ListExportRow, "is_inbox" | "sort"> & { sort?: ListExportRow["sort"] }): void {
+export function insertRestoredList(c: Conn, userId: string, r: Omit<ListExportRow, "is_inbox" | "sort"> & { sort?: ListExportRow["sort"] | null }): void {
   c.sqlite
     .query("INSERT INTO lists (id, user_id, name, folder_id, is_inbox, color, position, created_at, updated_at, deleted_at, sort) VALUES (?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?)")
     .run(r.id, userId, r.name, r.folder_id, r.color, r.position, r.created_at, r.updated_at, r.deleted_at, r.sort ?? "created");
