@@ -136,6 +136,22 @@ describe.skipIf(!hasChromium)("planning (issue 14)", () => {
     expect(errors).toEqual([]);
   }, STEP);
 
+  test("on a phone: the smart lists are in the menu with their counts; a view and the calendar open from there", async () => {
+    await page.setViewportSize(PHONE);
+    await open("/tasks");
+    await page.getByRole("button", { name: t.nav.menu }).click();
+    await poll(() => smart(t.planner.views.tomorrow).locator(".count").innerText(), (s) => s === "1");
+    await smart(t.planner.views.tomorrow).click();
+    await page.locator("section.view-tomorrow").getByText("Dentist").waitFor();
+    await page.getByRole("button", { name: t.nav.menu }).click();
+    await smart(t.planner.calendar).click();
+    await poll(() => page.locator(".cal-day").count(), (n) => n === 42);
+    // The grid fits the phone's width (no sideways scrolling).
+    const width = await page.evaluate(() => (globalThis as unknown as { document: { documentElement: { scrollWidth: number } } }).document.documentElement.scrollWidth);
+    expect(width).toBeLessThanOrEqual(PHONE.width);
+    expect(errors).toEqual([]);
+  }, STEP);
+
   for (const scheme of ["light", "dark"] as const) {
     test(`axe finds nothing on the views and the calendar, desktop and phone, ${scheme}`, async () => {
       await page.emulateMedia({ colorScheme: scheme });

@@ -49,7 +49,7 @@ const cases: [string, () => unknown, string][] = [
   ["countCompleted", () => countCompleted(db, userId, 1000), "tasks_done_idx (user_id=?)"],
   ["datedInRange", () => datedInRange(db, userId, range, 2000), "tasks_live_due_idx (user_id=? AND "],
   ["pageListSorted manual", () => pageListSorted(db, list, "manual", undefined, ["a0", "x"], 51), "tasks_top_rank_idx (list_id=? AND "],
-  ["lastRank", () => lastRank(db, list, null), "tasks_top_rank_idx (list_id=?)"],
+  ["lastRank", () => lastRank(db, list, null), "tasks_top_rank_idx (list_id=? AND rank>?)"],
   ["siblingsNear", () => siblingsNear(db, { listId: list, parentId: null }, ["g0000100", "x"], "below", false, "x", 17), "tasks_top_rank_idx (list_id=? AND "],
 ];
 

@@ -124,7 +124,7 @@ for (const tz of ["America/New_York", "Asia/Kolkata", "Pacific/Kiritimati", "Pac
       const r = await c.get("/api/v1/views/counts");
       expect(r.status).toBe(200);
       expect(r.body.today).toBe(today);
-      expect(r.body.cap).toBe(1000);
+      expect(r.body.cap).toBe(100);
       const counts = Object.fromEntries(Object.entries(expected).map(([k, v]) => [k, v.length]));
       expect(r.body.counts).toEqual(counts);
       // Completing a task of today moves it from today (and next 7 days, upcoming) to completed.
@@ -158,6 +158,15 @@ describe("errors", () => {
     await rejected(app, () => o.get(`/api/v1/views/upcoming?cursor=${encodeURIComponent(page.next_cursor)}`), 422, "invalid_cursor");
     await rejected(app, () => c.get(`/api/v1/views/upcoming?cursor=x${encodeURIComponent(page.next_cursor)}`), 422, "invalid_cursor");
     expect((await app.client().get("/api/v1/views/counts")).status).toBe(401);
+  });
+
+  test("counts stop at the cap", async () => {
+    const c = await signedInUser(app, admin, uname());
+    const d = new Date(clock.now().getTime()).toISOString().slice(0, 10);
+    for (let i = 0; i < 60; i++) await mkTask(c, { title: `d${i}`, due_at: d });
+    for (let i = 0; i < 50; i++) await mkTask(c, { title: `t${i}`, due_at: `${d}T23:00:00Z` });
+    const r = (await c.get("/api/v1/views/counts")).body;
+    expect(r.counts).toMatchObject({ today: 100, next_7_days: 100, upcoming: 100, tomorrow: 0, overdue: 0 });
   });
 
   test("a timed task late in the local evening is on that local day, not the UTC one", async () => {

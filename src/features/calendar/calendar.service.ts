@@ -82,12 +82,9 @@ export class CalendarService {
         let cursor = t.due_at;
         if ((isDateOnly(cursor) ? cursor : filterDayOf(cursor, tz)) < startAt) cursor = startAt;
         try {
-          for (let i = 0; i <= MAX_RANGE_DAYS * 24 + 48; i++) {
-            const next = series.nextAfter(cursor, exceptions);
-            if (next === null) break;
+          // Through two days past the range (the series' zone can differ from the user's by a day).
+          for (const next of series.occurrencesThrough(cursor, addDays(through, 2), exceptions, MAX_OCCURRENCES + 1)) {
             const date = isDateOnly(next) ? next : filterDayOf(next, tz);
-            if (date > through) break;
-            cursor = next;
             const day = byDate.get(date);
             if (!day) continue;
             if (made >= MAX_OCCURRENCES) {

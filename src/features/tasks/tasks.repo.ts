@@ -722,10 +722,14 @@ export type RankScope = { listId: string; parentId: string | null };
 const SCOPE = (s: RankScope) =>
   s.parentId === null ? { sql: "t.list_id = ? AND t.parent_id IS NULL", arg: s.listId } : { sql: "t.parent_id = ?", arg: s.parentId };
 
-/** The largest rank among a scope's tasks, the trash included (null: none). */
+/**
+ * The largest rank among a scope's tasks, the trash included (null: none). The column's default ''
+ * (a row written by raw SQL, as the benchmark seeds do) is not a key and is passed over.
+ */
 export function lastRank(c: Conn, listId: string, parentId: string | null): string | null {
   const s = SCOPE({ listId, parentId });
-  return c.sqlite.query<{ r: string | null }, [string]>(`SELECT max(t.rank) AS r FROM tasks t WHERE ${s.sql}`).get(s.arg)?.r ?? null;
+  // The index walked backwards one step (ORDER BY … DESC LIMIT 1), whatever the range test does to max().
+  return c.sqlite.query<{ r: string }, [string]>(`SELECT t.rank AS r FROM tasks t WHERE ${s.sql} AND t.rank > '' ORDER BY t.rank DESC LIMIT 1`).get(s.arg)?.r ?? null;
 }
 
 /**

@@ -103,12 +103,13 @@ export function countOpenDue(
         WHERE ${VISIBLE_TOP} AND t.completed = 0 AND length(t.due_at) = 10 AND t.due_at >= ? AND t.due_at <= ? LIMIT ?)`,
     )
     .get(userId, range.from ?? "", range.through ?? "9999-99-99", cap)!.n;
+  if (day >= cap) return cap;
   const timed = c.sqlite
     .query<{ n: number }, (string | number)[]>(
       `SELECT count(*) AS n FROM (SELECT 1 FROM tasks t INDEXED BY tasks_open_timed_idx
         WHERE ${VISIBLE_TOP} AND t.completed = 0 AND length(t.due_at) > 10 AND t.due_at >= ? AND t.due_at < ? LIMIT ?)`,
     )
-    .get(userId, range.fromInstant ?? "", range.beforeInstant ?? "A", cap)!.n;
+    .get(userId, range.fromInstant ?? "", range.beforeInstant ?? "A", cap - day)!.n;
   return Math.min(cap, day + timed);
 }
 

@@ -10,7 +10,7 @@ export function taskViewsRoutes(views: TaskViews) {
       detail: doc({
         summary: "How many tasks each smart view holds (for a sidebar), in one request",
         description:
-          "Each count stops at `cap` (1000): a client shows `999+` there. Counted as the views answer them: open top-level tasks of active lists for overdue, today, tomorrow, next_7_days and upcoming (today onwards), open undated ones for no_date, completed ones for completed. Reading it after each change keeps a sidebar right.",
+          "Each count stops at `cap` (100): a client shows `99+` there. Counted as the views answer them: open top-level tasks of active lists for overdue, today, tomorrow, next_7_days and upcoming (today onwards), open undated ones for no_date, completed ones for completed. Reading it after each change keeps a sidebar right.",
         tags: ["views"],
         ok: { status: 200, schema: ViewCounts },
         errors: [],

@@ -3,7 +3,7 @@ import { readSnapshot, type Conn } from "../../core/db";
 import type { AuthUser } from "../../core/auth/principal";
 import { invalidCursor } from "../../core/errors";
 import { addDays } from "../../core/days";
-import { dateOfDue, isCalendarDate, localMidnightUtc, today } from "../../core/time";
+import { isCalendarDate, localDate, localMidnightUtc, today } from "../../core/time";
 import type { TaskRow } from "./tasks.repo";
 import { presentTasks } from "./tasks.present";
 import {
@@ -18,8 +18,12 @@ import {
 } from "./tasks.views.repo";
 import type { ViewCounts, ViewName, ViewPage } from "./tasks.views.schemas";
 
-/** Sidebar counts stop here: counting is a walk, and "999+" is all a sidebar shows. */
-export const COUNT_CAP = 1000;
+/**
+ * Sidebar counts stop here: each count is a walk of its index (a few µs a row), re-read after every
+ * change, and "99+" is all a sidebar shows. Measured on 100,000 tasks (bench/views.ts): capped at
+ * 1000, the seven counts took 63 ms (p50) on the shared machine.
+ */
+export const COUNT_CAP = 100;
 
 /**
  * The local day an instant falls on in `tz`, exactly as the due-date filters draw days
@@ -27,10 +31,25 @@ export const COUNT_CAP = 1000;
  * wall-clock date by the filters' own rule).
  */
 export function filterDayOf(instant: string, tz: string): string {
-  let d = dateOfDue(instant, tz);
-  if (instant < localMidnightUtc(d, tz)) d = addDays(d, -1);
-  else if (instant >= localMidnightUtc(d, tz, 1)) d = addDays(d, 1);
+  // Intl's date (cached formatter) is the guess; the filters' bounds (cached) settle it. Temporal
+  // for each row cost ~80 µs; this ~3 µs.
+  let d = localDate(new Date(instant), tz);
+  if (instant < midnightOf(d, tz)) d = addDays(d, -1);
+  else if (instant >= midnightOf(addDays(d, 1), tz)) d = addDays(d, 1);
   return d;
+}
+
+const midnights = new Map<string, string>();
+/** localMidnightUtc(date, tz), remembered (a bounded cache: dates and zones in use are few). */
+function midnightOf(date: string, tz: string): string {
+  const key = `${tz} ${date}`;
+  let m = midnights.get(key);
+  if (m === undefined) {
+    if (midnights.size >= 20_000) midnights.clear();
+    m = localMidnightUtc(date, tz);
+    midnights.set(key, m);
+  }
+  return m;
 }
 
 /** A view's days, inclusive (null: open end), relative to the user's today. */
