@@ -133,6 +133,24 @@ describe.skipIf(!hasChromium)("planning (issue 14)", () => {
     await open(`/tasks?list=${list.id}`);
     expect(await page.getByLabel(t.planner.sort).inputValue()).toBe("manual");
     await poll(titles, (x) => x.join() === "two,one,three");
+
+    // On a phone, by touch: the row's handle dragged onto another row puts it before that row.
+    await page.setViewportSize(PHONE);
+    await open(`/tasks?list=${list.id}`);
+    await poll(titles, (x) => x.join() === "two,one,three");
+    const cdp = await browser.context.newCDPSession(page);
+    const handle = await page.locator("li.task", { hasText: "three" }).locator(".drag-handle").boundingBox();
+    const target = await page.locator("li.task", { hasText: "two" }).boundingBox();
+    if (!handle || !target) throw new Error("rows not visible");
+    const from = { x: handle.x + handle.width / 2, y: handle.y + handle.height / 2 };
+    const to = { x: from.x, y: target.y + target.height / 2 };
+    await cdp.send("Input.dispatchTouchEvent", { type: "touchStart", touchPoints: [from] });
+    for (let i = 1; i <= 5; i++) await cdp.send("Input.dispatchTouchEvent", { type: "touchMove", touchPoints: [{ x: from.x, y: from.y + ((to.y - from.y) * i) / 5 }] });
+    await cdp.send("Input.dispatchTouchEvent", { type: "touchEnd", touchPoints: [] });
+    await poll(order, (x) => x === "three,two,one");
+    await poll(titles, (x) => x.join() === "three,two,one");
+    await cdp.detach();
+    await page.setViewportSize(DESKTOP);
     expect(errors).toEqual([]);
   }, STEP);
 

@@ -1,6 +1,5 @@
 import { z } from "zod";
 import { isCalendarDate } from "../../core/time";
-import { Task } from "../tasks/tasks.schemas";
 
 /** The longest range one request answers: a month view's six weeks, and a margin. */
 export const MAX_RANGE_DAYS = 62;
@@ -15,6 +14,20 @@ export const CalendarQuery = z.strictObject({
   to: DateParam.describe(`day after the last (exclusive); at most ${MAX_RANGE_DAYS} days after from`),
 });
 export type CalendarQuery = z.infer<typeof CalendarQuery>;
+
+/** A dated task as a calendar cell shows it (GET /tasks/{id} has the rest). */
+export const CalendarTask = z
+  .object({
+    id: z.string(),
+    list_id: z.string(),
+    title: z.string(),
+    due_at: z.string(),
+    completed: z.boolean(),
+    priority: z.number().int(),
+    version: z.number().int().describe("for POST /tasks/{id}/reschedule"),
+    recurring: z.boolean().describe("the task repeats on a schedule (rrule): its later occurrences are in `occurrences`"),
+  })
+  .meta({ id: "CalendarTask" });
 
 export const CalendarOccurrence = z
   .object({
@@ -44,7 +57,7 @@ export const CalendarCheckIn = z
 export const CalendarDay = z
   .object({
     date: z.string(),
-    tasks: z.array(Task).describe("dated top-level tasks falling on the day (open and completed)"),
+    tasks: z.array(CalendarTask).describe("dated top-level tasks falling on the day (open and completed), by due_at"),
     occurrences: z.array(CalendarOccurrence).describe("later occurrences of repeating tasks (computed, not stored)"),
     countdowns: z.array(CalendarCountdown),
     check_ins: z.array(CalendarCheckIn),

@@ -5,7 +5,6 @@ import { validationFailed } from "../../core/errors";
 import { addDays, dateOfDay, dayNumber } from "../../core/days";
 import { isDateOnly, localMidnightUtc, today } from "../../core/time";
 import { findTasksWithList, isVisibleTask } from "../tasks/tasks.repo";
-import { presentTasks } from "../tasks/tasks.present";
 import { datedInRange } from "../tasks/tasks.views.repo";
 import { filterDayOf } from "../tasks/tasks.views";
 import type { TasksService } from "../tasks/tasks.service";
@@ -62,12 +61,22 @@ export class CalendarService {
         truncated = true;
         rows.length = MAX_CALENDAR_TASKS;
       }
-      const presented = presentTasks(c, rows);
-      rows.forEach((r, i) => byDate.get(isDateOnly(r.due_at!) ? r.due_at! : filterDayOf(r.due_at!, tz))?.tasks.push(presented[i]!));
-
       // Later occurrences of open repeating tasks: after the task's own due_at (which is the task
       // itself), from the range's first day on.
       const recs = rruleRecurrencesOfUser(c, user.id);
+      const repeating = new Set(recs.map((r) => r.task_id));
+      for (const r of rows) {
+        byDate.get(isDateOnly(r.due_at!) ? r.due_at! : filterDayOf(r.due_at!, tz))?.tasks.push({
+          id: r.id,
+          list_id: r.list_id,
+          title: r.title,
+          due_at: r.due_at!,
+          completed: r.completed === 1,
+          priority: r.priority,
+          version: r.version,
+          recurring: repeating.has(r.id),
+        });
+      }
       const tasks = new Map(findTasksWithList(c, user.id, recs.map((r) => r.task_id)).map((t) => [t.id, t]));
       let made = 0;
       for (const rec of recs) {

@@ -188,9 +188,20 @@ export function ViewPageContent({ view, ctx }: { view: ViewName; ctx: TaskContex
 
 // ---- calendar ------------------------------------------------------------------------------
 
+/** A calendar cell's task (the server's compact CalendarTask). */
+interface CalTask {
+  id: string;
+  list_id: string;
+  title: string;
+  due_at: string;
+  completed: boolean;
+  priority: number;
+  version: number;
+  recurring: boolean;
+}
 interface CalDay {
   date: string;
-  tasks: Task[];
+  tasks: CalTask[];
   occurrences: { task_id: string; title: string; due_at: string }[];
   countdowns: { id: string; name: string; count: number | null }[];
   check_ins: { habit_id: string; name: string; value: number; goal: number }[];
@@ -230,7 +241,7 @@ export function CalendarContent({ mode, date }: { mode: "month" | "week"; date: 
     if (cell && grid.current?.contains(document.activeElement) && document.activeElement?.classList.contains("cal-day")) cell.focus();
   }, [focus]);
 
-  const reschedule = async (task: Task, day: string) => {
+  const reschedule = async (task: CalTask, day: string) => {
     try {
       await api.post(`/tasks/${task.id}/reschedule`, { date: day, version: task.version });
     } catch (e) {

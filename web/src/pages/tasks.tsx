@@ -397,6 +397,7 @@ function TaskList({ listId, q, show, tagId, ctx, sort }: { listId: string | null
             dragIds={() => (selected.has(task.id) ? [...selected] : [task.id])}
             onMove={manual ? (dir) => moveBy(task, dir) : undefined}
             onDropBefore={manual ? (id) => id !== task.id && placeBefore(id, { before_id: task.id }, task.id, -1) : undefined}
+            onDragBefore={manual ? (target) => target !== task.id && placeBefore(task.id, { before_id: target }, target, -1) : undefined}
           />
         ))}
       </ul>
@@ -436,6 +437,8 @@ function TaskRow(p: {
   /** Manual order only: Alt+↑/↓, and a dragged row dropped on this one goes before it. */
   onMove?: (dir: -1 | 1) => void;
   onDropBefore?: (id: string) => void;
+  /** Manual order by the row's handle (pointer events: touch, pen and mouse): goes before the row it is released on. */
+  onDragBefore?: (targetId: string) => void;
 }) {
   const { task } = p;
   const [renaming, setRenaming] = useState(false);
@@ -452,7 +455,7 @@ function TaskRow(p: {
     if (keep && title && title !== task.title) p.onRename(title);
   };
   // Press and hold selects (touch has no Shift-click and no hover to reveal the checkbox).
-  const hold = useLongPress(() => p.onSelect(!p.selected), { ms: LONG_PRESS_MS, skip: (e) => renaming || !!(e.target as HTMLElement).closest("input,button,a,label") });
+  const hold = useLongPress(() => p.onSelect(!p.selected), { ms: LONG_PRESS_MS, skip: (e) => renaming || !!(e.target as HTMLElement).closest("input,button,a,label,.drag-handle") });
   const dueDate = task.due_at ? (isDateOnly(task.due_at) ? task.due_at : task.due_at.slice(0, 10)) : null;
   const overdue = !task.completed && dueDate !== null && dueDate < p.today;
   const doneSubs = task.subtasks.filter((s) => s.completed).length;
@@ -493,7 +496,7 @@ function TaskRow(p: {
       }}
       onClick={(e) => {
         if (hold.consumeClick()) return; // the click that ends a press-and-hold
-        if ((e.target as HTMLElement).closest("input,button,a,label")) return;
+        if ((e.target as HTMLElement).closest("input,button,a,label,.drag-handle")) return;
         if (e.shiftKey || e.ctrlKey || e.metaKey || p.selecting) p.onSelect(!p.selected);
         else p.onOpen();
       }}
@@ -546,6 +549,37 @@ function TaskRow(p: {
           {task.description && <span class="has-notes" aria-hidden="true">≡</span>}
         </span>
       </div>
+      {p.onDragBefore && (
+        // Pointer drag for touch (HTML drag and drop is mouse-only here); the keyboard has Alt+↑/↓.
+        <span
+          class="drag-handle"
+          aria-hidden="true"
+          title={t.planner.reorderHint}
+          onPointerDown={(e) => {
+            e.preventDefault();
+            (e.currentTarget as HTMLElement).setPointerCapture(e.pointerId);
+            (e.currentTarget as HTMLElement).closest("li")?.classList.add("dragging");
+          }}
+          onPointerMove={(e) => {
+            if (!(e.currentTarget as HTMLElement).hasPointerCapture(e.pointerId)) return;
+            const over = document.elementFromPoint(e.clientX, e.clientY)?.closest<HTMLElement>("li[data-task-id]");
+            for (const el of document.querySelectorAll(".drop-before")) el.classList.remove("drop-before");
+            if (over && over.dataset.taskId !== task.id) over.classList.add("drop-before");
+          }}
+          onPointerUp={(e) => {
+            const el = e.currentTarget as HTMLElement;
+            if (!el.hasPointerCapture(e.pointerId)) return;
+            el.releasePointerCapture(e.pointerId);
+            el.closest("li")?.classList.remove("dragging");
+            for (const x of document.querySelectorAll(".drop-before")) x.classList.remove("drop-before");
+            const over = document.elementFromPoint(e.clientX, e.clientY)?.closest<HTMLElement>("li[data-task-id]");
+            if (over?.dataset.taskId && over.dataset.taskId !== task.id) p.onDragBefore!(over.dataset.taskId);
+          }}
+          onPointerCancel={(e) => (e.currentTarget as HTMLElement).closest("li")?.classList.remove("dragging")}
+        >
+          ⠿
+        </span>
+      )}
       {!renaming && (
         <span class="row-actions">
           <button class="icon small" aria-label={`${t.tasks.renameTask}: ${task.title}`} title={`${t.tasks.renameTask} (F2)`} onClick={startRename}>✎</button>
