@@ -160,6 +160,21 @@ describe("errors", () => {
     expect((await app.client().get("/api/v1/views/counts")).status).toBe(401);
   });
 
+  test("completed: a task completed without a recorded time (an old archive can hold one) comes last, through the cursors", async () => {
+    const c = await signedInUser(app, admin, uname());
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      ids.push((await mkTask(c, { title: `c${i}`, completed: true })).id);
+      clock.advance(1000);
+    }
+    clock.set("2026-11-26T20:00:00.000Z");
+    // As a restored archive may leave it (backup allows completed without completed_at).
+    app.db.sqlite.query("UPDATE tasks SET completed_at = NULL WHERE id IN (?, ?)").run(ids[1]!, ids[3]!);
+    const all = await walk(c, "completed", 1);
+    expect(all.map((x) => x.id)).toEqual([ids[2], ids[0], ...[ids[3]!, ids[1]!].sort().reverse()]);
+    expect(all.slice(2).every((x) => x.day === null)).toBe(true);
+  });
+
   test("counts stop at the cap", async () => {
     const c = await signedInUser(app, admin, uname());
     const d = new Date(clock.now().getTime()).toISOString().slice(0, 10);
