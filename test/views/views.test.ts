@@ -171,7 +171,7 @@ describe("errors", () => {
     // As a restored archive may leave it (backup allows completed without completed_at).
     app.db.sqlite.query("UPDATE tasks SET completed_at = NULL WHERE id IN (?, ?)").run(ids[1]!, ids[3]!);
     const all = await walk(c, "completed", 1);
-    expect(all.map((x) => x.id)).toEqual([ids[2], ids[0], ...[ids[3]!, ids[1]!].sort().reverse()]);
+    expect(all.map((x) => x.id)).toEqual([ids[2]!, ids[0]!, ...[ids[3]!, ids[1]!].sort().reverse()]);
     expect(all.slice(2).every((x) => x.day === null)).toBe(true);
   });
 
