@@ -1,9 +1,12 @@
 // The calendar API (issue 14) through HTTP: dated tasks on their local days, repeating tasks'
 // later occurrences from the recurrence engine (not stored), countdowns and habit check-ins on
 // their days, range bounds, and rescheduling that keeps the time of day.
-import { afterAll, describe, expect, test } from "bun:test";
+import { afterAll, describe, expect, test, setDefaultTimeout } from "bun:test";
 import { FixedClock, dump, makeTestApp, rejected, setupAdmin, signedInUser } from "../helpers/app";
 import { mkTask, uname } from "../helpers/tasks";
+
+// Many requests through the real stack: on a loaded machine well over bun's 5 s default.
+setDefaultTimeout(120_000);
 
 const clock = new FixedClock(new Date("2026-11-10T15:00:00.000Z"));
 const app = makeTestApp({ clock });

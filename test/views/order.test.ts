@@ -1,10 +1,13 @@
 // Manual order and list sorts through HTTP (issue 14): POST /tasks/{id}/move, new tasks last,
 // GET /tasks?list_id=&sort= with cursors, PATCH /lists/{id} sort, and a random walk of moves
 // checked against a model array.
-import { afterAll, describe, expect, test } from "bun:test";
+import { afterAll, describe, expect, test, setDefaultTimeout } from "bun:test";
 import fc from "fast-check";
 import { makeTestApp, rejected, setupAdmin, signedInUser, type TestClient } from "../helpers/app";
 import { mkList, mkTask, uname } from "../helpers/tasks";
+
+// Many requests through the real stack: on a loaded machine well over bun's 5 s default.
+setDefaultTimeout(120_000);
 
 const app = makeTestApp();
 afterAll(() => app.close());

@@ -1,10 +1,13 @@
 // Manual order and list sorts through backup and legacy (issue 14): exported and restored as they
 // were; files written before them (no `rank`, no `sort`, a CSV without those columns) restore with
 // each task last among its siblings in the file's order, and lists sorted `created`.
-import { afterAll, describe, expect, test } from "bun:test";
+import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { makeTestApp, setupAdmin, signedInUser, type TestClient } from "../helpers/app";
 import { mkList, mkTask, uname } from "../helpers/tasks";
 import { entriesOf, exportBytes, preflight, readJson, rebuild, writeJson } from "../backup/helpers";
+
+// Exports and restores run in the job worker; on a loaded machine one test takes well over bun's 5 s default.
+setDefaultTimeout(120_000);
 
 const app = makeTestApp();
 afterAll(() => app.close());

@@ -2,9 +2,12 @@
 // worked out here with Temporal's own zone conversion (the zones used have no midnight
 // transitions, where the filters' rule and the wall clock could differ), then sorted and compared
 // with every page of every view, walked through its cursors with small pages.
-import { afterAll, describe, expect, test } from "bun:test";
+import { afterAll, describe, expect, test, setDefaultTimeout } from "bun:test";
 import { FixedClock, makeTestApp, rejected, setupAdmin, signedInUser } from "../helpers/app";
 import { mkList, mkTask, uname } from "../helpers/tasks";
+
+// Many requests through the real stack: on a loaded machine well over bun's 5 s default.
+setDefaultTimeout(120_000);
 
 const clock = new FixedClock(new Date("2026-11-26T20:00:00.000Z"));
 const app = makeTestApp({ clock });
