@@ -30,6 +30,10 @@ import { webRoutes } from "./features/web/web.routes";
 import { TaskPurgeHooks } from "./features/tasks/tasks.purge-hooks";
 import { TasksService } from "./features/tasks/tasks.service";
 import { tasksRoutes } from "./features/tasks/tasks.routes";
+import { TaskViews } from "./features/tasks/tasks.views";
+import { CalendarService } from "./features/calendar/calendar.service";
+import { calendarRoutes } from "./features/calendar/calendar.routes";
+import { taskViewsRoutes } from "./features/tasks/tasks.views.routes";
 import { trashRoutes } from "./features/trash/trash.routes";
 import { FoldersService } from "./features/folders/folders.service";
 import { FolderDeleteHooks } from "./features/folders/folders.delete-hooks";
@@ -170,6 +174,8 @@ export function createApp(opts: AppOptions): AppHandle {
     .use(listsRoutes(lists))
     .use(tagsRoutes(new TagsService(core, tagDeleteHooks)))
     .use(tasksRoutes(tasks))
+    .use(taskViewsRoutes(new TaskViews(core)))
+    .use(calendarRoutes(new CalendarService(core, tasks)))
     .use(trashRoutes(tasks))
     .use(recurrenceRoutes(new RecurrenceService(core, tasks.repeatHooks, taskPurgeHooks)))
     .use(attachmentsRoutes(attachments))

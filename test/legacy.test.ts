@@ -125,6 +125,7 @@ describe("export", () => {
       completed_at: null,
       due_at: "2026-12-01T08:00:00.000Z",
       priority: 3,
+      rank: expect.any(String),
       tags: ["home", "Urgent"],
       created_at: ship.created_at,
       updated_at: ship.updated_at,

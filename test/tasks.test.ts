@@ -17,7 +17,7 @@ describe("create and read", () => {
     expect(r.status).toBe(201);
     expect(r.headers.get("location")).toBe(`/api/v1/tasks/${r.body.id}`);
     expect(Object.keys(r.body).sort()).toEqual(
-      ["completed", "completed_at", "created_at", "deleted_at", "description", "due_at", "id", "list_id", "parent_id", "priority", "subtasks", "tags", "title", "updated_at", "version"].sort(),
+      ["completed", "completed_at", "created_at", "deleted_at", "description", "due_at", "id", "list_id", "parent_id", "priority", "rank", "subtasks", "tags", "title", "updated_at", "version"].sort(),
     );
     expect(r.body).toMatchObject({ list_id: inbox, parent_id: null, title: "Buy milk", description: "", completed: false, completed_at: null, due_at: null, priority: 0, version: 1, tags: [], subtasks: [], deleted_at: null });
     expect(r.body.created_at).toMatch(ISO);
@@ -195,7 +195,7 @@ describe("PATCH", () => {
     // list_id omitted: the task joins its new parent's list.
     const r = await c.patch(`/api/v1/tasks/${a.id}`, { version: 1, parent_id: b.id });
     expect(r.body).toMatchObject({ parent_id: b.id, list_id: l2, version: 2 });
-    expect((await c.get(`/api/v1/tasks/${b.id}`)).body.subtasks.map((x: { id: string }) => x.id)).toEqual([a.id, bs.id]); // by creation time
+    expect((await c.get(`/api/v1/tasks/${b.id}`)).body.subtasks.map((x: { id: string }) => x.id)).toEqual([bs.id, a.id]); // manual order: a joined its new siblings last
   });
 
   test("20 parallel PATCHes with the same version: exactly one wins", async () => {

@@ -92,6 +92,10 @@ export const TAG_DESCRIPTIONS: Record<string, string> = {
   lists: "Task lists: each user has an inbox that cannot be renamed, moved or archived. An archived list hides its tasks until it is restored, or is purged with them.",
   tags: "Labels for tasks, unique per user (case-insensitively), each with a colour.",
   tasks: "Tasks with a title, a Markdown description, a due date or instant, a priority, tags and one level of subtasks; searched and paged by cursor. Writes to one task use optimistic locking (`version`).",
+  views:
+    "Smart views across all lists (Today, overdue, Tomorrow, Next 7 days, Upcoming, No date, Completed), grouped by the user's local day, with counts for a sidebar.",
+  calendar:
+    "A month or week at a glance: dated tasks, the later occurrences of repeating tasks (computed, not stored), countdowns and habit check-ins on their days; moving a task to another day keeping its time.",
   trash: "Deleted tasks (with their subtasks), kept until restored or deleted for good.",
   recurrence:
     "Repeating tasks: an RFC 5545 RRULE from the task's due date, or an interval after each completion. Completing an occurrence records a completed copy and moves the task to the next occurrence; single occurrences can be skipped.",

@@ -33,7 +33,8 @@ const OWNERS: Record<string, string[]> = {
   folders: ["features/folders/folders.repo.ts"],
   lists: ["features/lists/lists.repo.ts"],
   tags: ["features/tags/tags.repo.ts"],
-  tasks: ["features/tasks/tasks.repo.ts"],
+  // tasks.views.repo.ts: the smart views' and the calendar's reads (issue 14), beside the writer.
+  tasks: ["features/tasks/tasks.repo.ts", "features/tasks/tasks.views.repo.ts"],
   task_tags: ["features/tasks/tasks.repo.ts"],
   recurrences: ["features/recurrence/recurrence.repo.ts"],
   recurrence_exceptions: ["features/recurrence/recurrence.repo.ts"],
@@ -51,7 +52,7 @@ const READERS: Record<string, string[]> = {
   sessions: ["features/account/account.repo.ts"],
   attachment_usage: ["features/account/account.repo.ts"],
   folders: ["features/lists/lists.repo.ts"],
-  lists: ["features/tasks/tasks.repo.ts", "features/recurrence/recurrence.repo.ts", "features/attachments/attachments.repo.ts"],
+  lists: ["features/tasks/tasks.repo.ts", "features/tasks/tasks.views.repo.ts", "features/recurrence/recurrence.repo.ts", "features/attachments/attachments.repo.ts"],
   tags: ["features/tasks/tasks.repo.ts"],
   tasks: ["features/recurrence/recurrence.repo.ts", "features/attachments/attachments.repo.ts", "features/tags/tags.repo.ts"],
   task_tags: ["features/tags/tags.repo.ts"],

@@ -27,6 +27,8 @@ export const lists = sqliteTable(
     isInbox: integer("is_inbox", { mode: "boolean" }).notNull().default(false),
     color: text("color"),
     position: integer("position").notNull().default(0),
+    // How the list's tasks are shown (remembered per list so every client agrees; issue 14).
+    sort: text("sort", { enum: ["manual", "due_date", "priority", "title", "created"] }).notNull().default("created"),
     ...timestamps(),
     deletedAt: text("deleted_at"),
   },
@@ -69,6 +71,9 @@ export const tasks = sqliteTable(
     priority: integer("priority").notNull().default(0),
     version: integer("version").notNull().default(1),
     position: integer("position").notNull().default(0),
+    // Manual order among the task's siblings (a list's top-level tasks, or a parent's subtasks):
+    // a fractional-indexing key (tasks.rank.ts), compared as bytes; ties broken by id.
+    rank: text("rank").notNull().default(""),
     ...timestamps(),
     deletedAt: text("deleted_at"),
     // Title and description, NFKC, lower-cased, without diacritics (see tasks.search.ts): what
@@ -93,6 +98,33 @@ export const tasks = sqliteTable(
     index("tasks_live_list_idx")
       .on(t.listId, t.createdAt, t.id)
       .where(sql`parent_id IS NULL AND deleted_at IS NULL`),
+    // A list's top-level tasks in manual order, and the largest rank (a new task goes after it;
+    // the trash counts, so a restored task never ties with a new one).
+    index("tasks_top_rank_idx")
+      .on(t.listId, t.rank, t.id)
+      .where(sql`parent_id IS NULL`),
+    // Smart views (tasks.views.ts): open dated top-level tasks by due date, one index per form of
+    // due_at, so each form is walked in its own order (a date sorts before that day's instants as
+    // text, but an instant's local date depends on the user's zone).
+    index("tasks_open_day_idx")
+      .on(t.userId, t.dueAt, t.id)
+      .where(sql`parent_id IS NULL AND deleted_at IS NULL AND completed = 0 AND length(due_at) = 10`),
+    index("tasks_open_timed_idx")
+      .on(t.userId, t.dueAt, t.id)
+      .where(sql`parent_id IS NULL AND deleted_at IS NULL AND completed = 0 AND length(due_at) > 10`),
+    // The calendar: dated top-level tasks, open or completed, by due_at (both forms; a range of
+    // local days is read as the text range covering its dates and instants, tested per row).
+    index("tasks_live_due_idx")
+      .on(t.userId, t.dueAt, t.id)
+      .where(sql`parent_id IS NULL AND deleted_at IS NULL AND due_at IS NOT NULL`),
+    // The No date view: open undated top-level tasks, newest first.
+    index("tasks_open_undated_idx")
+      .on(t.userId, t.createdAt, t.id)
+      .where(sql`parent_id IS NULL AND deleted_at IS NULL AND completed = 0 AND due_at IS NULL`),
+    // The Completed view: by completion, most recent first.
+    index("tasks_done_idx")
+      .on(t.userId, t.completedAt, t.id)
+      .where(sql`parent_id IS NULL AND deleted_at IS NULL AND completed = 1`),
   ],
 );
 

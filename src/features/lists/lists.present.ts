@@ -9,6 +9,7 @@ export function presentList(l: ListView): List {
     is_inbox: l.isInbox,
     color: l.color,
     position: l.position,
+    sort: l.sort,
     created_at: l.createdAt,
     updated_at: l.updatedAt,
     deleted_at: l.deletedAt,

@@ -30,6 +30,7 @@ const viewColumns = {
   isInbox: lists.isInbox,
   color: lists.color,
   position: lists.position,
+  sort: lists.sort,
   createdAt: lists.createdAt,
   updatedAt: lists.updatedAt,
   deletedAt: lists.deletedAt,
@@ -111,7 +112,7 @@ export function detachListsFromFolder(c: Conn, userId: string, folderId: string,
 
 /** A list as backup and legacy read and write it: every stored column but the owner. */
 export type ListExportRow = Omit<SqlRow<typeof lists>, "user_id">;
-const LIST_COLUMNS = "id, name, folder_id, is_inbox, color, position, created_at, updated_at, deleted_at";
+const LIST_COLUMNS = "id, name, folder_id, is_inbox, color, position, created_at, updated_at, deleted_at, sort";
 
 /** The user's lists in id order (archived ones and the inbox too). */
 export function exportListRows(c: Conn, userId: string): Generator<ListExportRow> {
@@ -127,7 +128,7 @@ export function listRowsInOrder(c: Conn, userId: string): Generator<ListExportRo
     c,
     `SELECT l.id, l.name,
             CASE WHEN EXISTS (SELECT 1 FROM folders f WHERE f.id = l.folder_id AND f.deleted_at IS NULL) THEN l.folder_id ELSE NULL END AS folder_id,
-            l.is_inbox, l.color, l.position, l.created_at, l.updated_at, l.deleted_at
+            l.is_inbox, l.color, l.position, l.created_at, l.updated_at, l.deleted_at, l.sort
        FROM lists l WHERE l.user_id = ? ORDER BY l.is_inbox DESC, l.position, l.created_at, l.rowid`,
     userId,
   );
@@ -138,10 +139,10 @@ export function exportListRow(c: Conn, id: string): ListExportRow | null {
 }
 
 /** Inserts a restored list; never an inbox (the user has one: the file's inbox maps onto it). */
-export function insertRestoredList(c: Conn, userId: string, r: Omit<ListExportRow, "is_inbox">): void {
+export function insertRestoredList(c: Conn, userId: string, r: Omit<ListExportRow, "is_inbox" | "sort"> & { sort?: ListExportRow["sort"] | null }): void {
   c.sqlite
-    .query("INSERT INTO lists (id, user_id, name, folder_id, is_inbox, color, position, created_at, updated_at, deleted_at) VALUES (?, ?, ?, ?, 0, ?, ?, ?, ?, ?)")
-    .run(r.id, userId, r.name, r.folder_id, r.color, r.position, r.created_at, r.updated_at, r.deleted_at);
+    .query("INSERT INTO lists (id, user_id, name, folder_id, is_inbox, color, position, created_at, updated_at, deleted_at, sort) VALUES (?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?)")
+    .run(r.id, userId, r.name, r.folder_id, r.color, r.position, r.created_at, r.updated_at, r.deleted_at, r.sort ?? "created");
 }
 
 /** The id of the user's inbox (every user has exactly one). */

@@ -60,9 +60,9 @@ export function listsRoutes(service: ListsService) {
       params: ListParams,
       body: ListPatch,
       detail: doc({
-        summary: "Rename or recolour a list (the inbox cannot be renamed)",
+        summary: "Rename or recolour a list, or set how its tasks are sorted (the inbox cannot be renamed)",
         description:
-          "`name` follows the rules of `POST /lists`; `color` is `#RRGGBB`, or null to remove it. Renaming the inbox is `409 inbox_immutable` (its colour can change). An archived list is `404` until restored.",
+          "`name` follows the rules of `POST /lists`; `color` is `#RRGGBB`, or null to remove it; `sort` (`manual`, `due_date`, `priority`, `title`, `created`; a new list has `created`) is remembered for every client, which passes it to `GET /tasks?list_id=…&sort=…`. Renaming the inbox is `409 inbox_immutable` (its colour can change). An archived list is `404` until restored.",
         tags: ["lists"],
         ok: { status: 200, schema: List },
         errors: [...WRITE_ERRORS, "not_found", "inbox_immutable"],

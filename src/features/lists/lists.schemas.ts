@@ -11,6 +11,12 @@ export const ListName = maxChars(z.string().trim().min(1, "name is required"), L
   "no control characters",
 );
 
+/** How a list's tasks are shown, remembered per list (GET /tasks `sort` takes the same values). */
+export const ListSort = z
+  .enum(["manual", "due_date", "priority", "title", "created"], { error: "sort must be manual, due_date, priority, title or created" })
+  .describe("manual (rank), due_date, priority (high first), title, created (newest first)");
+export type ListSort = z.infer<typeof ListSort>;
+
 export const List = z.object({
     id: z.string(),
     name: z.string(),
@@ -18,6 +24,7 @@ export const List = z.object({
     is_inbox: z.boolean(),
     color: z.string().nullable(),
     position: z.number().int(),
+    sort: ListSort,
     created_at: z.string(),
     updated_at: z.string(),
     deleted_at: z.string().nullable().describe("set while the list is archived"),
@@ -28,7 +35,7 @@ export type List = z.infer<typeof List>;
 export const ListCreate = z.strictObject({ name: ListName, folder_id: maxChars(z.string(), 64).nullable().optional(), color: Color.nullable().optional() });
 export type ListCreate = z.infer<typeof ListCreate>;
 
-export const ListPatch = z.strictObject({ name: ListName.optional(), color: Color.nullable().optional() });
+export const ListPatch = z.strictObject({ name: ListName.optional(), color: Color.nullable().optional(), sort: ListSort.optional() });
 export type ListPatch = z.infer<typeof ListPatch>;
 
 export const ListMove = z.strictObject({ folder_id: maxChars(z.string(), 64).nullable() });

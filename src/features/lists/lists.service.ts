@@ -90,7 +90,8 @@ export class ListsService {
     return writeTx(this.core.db, (tx) => {
       const l = this.active(tx, userId, id);
       if (l.isInbox && input.name !== undefined) throw inboxImmutable();
-      const set: { name?: string; color?: string | null; updatedAt: string } = { updatedAt: this.now() };
+      const set: { name?: string; color?: string | null; sort?: ListPatch["sort"]; updatedAt: string } = { updatedAt: this.now() };
+      if (input.sort !== undefined) set.sort = input.sort;
       if (input.name !== undefined) set.name = input.name;
       if (input.color !== undefined) set.color = input.color;
       updateList(tx, userId, id, set);

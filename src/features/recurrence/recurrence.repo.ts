@@ -166,3 +166,8 @@ export function exceptionDatesReader(c: Conn): { of(recurrenceId: string): strin
 export function insertRestoredRecurrenceException(c: Conn, r: RecurrenceExceptionRow): void {
   c.sqlite.query("INSERT INTO recurrence_exceptions (recurrence_id, date, created_at) VALUES (?, ?, ?)").run(r.recurrence_id, r.date, r.created_at);
 }
+
+/** The user's rrule recurrences (the calendar expands them; it asks tasks which are visible). */
+export function rruleRecurrencesOfUser(c: Conn, userId: string): RecurrenceRecord[] {
+  return c.sqlite.query<RecurrenceRecord, [string]>(`SELECT ${COLS} FROM recurrences r WHERE r.user_id = ? AND r.kind = 'rrule'`).all(userId);
+}

@@ -16,6 +16,7 @@ function shape<S extends Subtask[]>(r: TaskRow, tags: Tag[], subtasks: S) {
     due_at: r.due_at,
     priority: r.priority,
     version: r.version,
+    rank: r.rank,
     tags,
     subtasks,
     created_at: r.created_at,

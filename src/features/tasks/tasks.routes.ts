@@ -2,7 +2,7 @@ import { Elysia } from "elysia";
 import { doc } from "../../core/openapi";
 import { principalOf } from "../../core/http";
 import type { TasksService } from "./tasks.service";
-import { BatchResult, BatchUndo, Task, TaskBatch, UndoQuery, UndoResult, TaskCreate, TaskPage, TaskParams, TaskPatch, TaskQuery } from "./tasks.schemas";
+import { BatchResult, BatchUndo, Task, TaskBatch, TaskMove, UndoQuery, UndoResult, TaskCreate, TaskPage, TaskParams, TaskPatch, TaskQuery } from "./tasks.schemas";
 
 const WRITE_ERRORS = ["validation_failed", "csrf_failed", "malformed_request", "payload_too_large"] as const;
 
@@ -96,6 +96,18 @@ export function tasksRoutes(service: TasksService) {
         }),
       },
     )
+    .post("/tasks/:task_id/move", ({ params, body, request }) => service.move(principalOf(request).user, params.task_id, body), {
+      params: TaskParams,
+      body: TaskMove,
+      detail: doc({
+        summary: "Manual order: place a task before or after a sibling, or first or last",
+        description:
+          "Siblings are the top-level tasks of one list, or the subtasks of one parent; the trash and completed tasks keep their places. Exactly one of `before_id`, `after_id` (a visible sibling: another list's or parent's task, the task itself or a missing one is `422 invalid_reference`) or `to` (`first`, `last`). The task gets a new `rank` between its new neighbours' and its `version` grows by one; no other task changes, except when the neighbours' ranks tie or leave no short key between them: then a few neighbours around the spot get new ranks too (their versions grow). A new task, and a task moved to another list or parent, goes last.",
+        tags: ["tasks"],
+        ok: { status: 200, schema: Task },
+        errors: [...WRITE_ERRORS, "not_found", "invalid_reference"],
+      }),
+    })
     .post("/tasks/:task_id/restore", ({ params, request }) => service.restore(principalOf(request).user, params.task_id), {
       params: TaskParams,
       detail: doc({

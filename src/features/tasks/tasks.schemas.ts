@@ -6,6 +6,11 @@ import { UNDO_TOKEN_MAX } from "../../core/undo-token";
 import { pageQueryShape } from "../../core/pagination";
 import { Tag } from "../tags/tags.schemas";
 import { MAX_TERMS, searchTerms } from "./tasks.search";
+import { isRank, RANK_MAX } from "./tasks.rank";
+import { ListSort } from "../lists/lists.schemas";
+
+/** A stored manual-order key (backup restores check it; the API makes them itself). */
+export const Rank = z.string().max(RANK_MAX).refine(isRank, `a fractional-indexing key of at most ${RANK_MAX} characters`);
 
 const Id = maxChars(z.string(), 64);
 
@@ -96,6 +101,18 @@ export const TaskBatch = z.strictObject({
   });
 export type TaskBatch = z.infer<typeof TaskBatch>;
 
+/** Manual order: exactly one of a sibling to stand before or after, or the first or last place. */
+export const TaskMove = z.strictObject({
+    before_id: Id.optional().describe("the sibling (same list and parent) the task goes just before"),
+    after_id: Id.optional().describe("the sibling the task goes just after"),
+    to: z.enum(["first", "last"]).optional().describe("the first or last place among its siblings"),
+  })
+  .superRefine((m, ctx) => {
+    const n = [m.before_id, m.after_id, m.to].filter((v) => v !== undefined).length;
+    if (n !== 1) ctx.addIssue({ code: "custom", path: [], message: "exactly one of before_id, after_id or to" });
+  });
+export type TaskMove = z.infer<typeof TaskMove>;
+
 // The refinement allows exactly 10 characters; maxLength and format say so in the document.
 const DateParam = z.string().refine(isCalendarDate, "a date YYYY-MM-DD").meta({ format: "date", maxLength: 10 });
 
@@ -110,6 +127,7 @@ export const TaskQuery = z.strictObject({
     completed: z.enum(["true", "false"], { error: "completed must be true or false" }).optional(),
     due_before: DateParam.optional().describe("inclusive"),
     due_after: DateParam.optional().describe("inclusive"),
+    sort: ListSort.optional().describe("created (default: newest first), manual (rank), due_date (undated last), priority (high first, then manual), title"),
   });
 export type TaskQuery = z.infer<typeof TaskQuery>;
 
@@ -124,6 +142,7 @@ const TaskFields = {
   due_at: z.string().nullable().describe("YYYY-MM-DD or RFC 3339 UTC instant"),
   priority: z.number().int().min(0).max(3).describe("0 none … 3 high"),
   version: z.number().int().min(1).max(VERSION_MAX),
+  rank: z.string().describe("manual order among its siblings (the list's top-level tasks, or the parent's subtasks): sort by rank, then id, comparing bytes"),
   tags: z.array(Tag),
   created_at: z.string(),
   updated_at: z.string(),

@@ -35,8 +35,15 @@ import {
   ownedTagIds,
   ownsList,
   pageLiveTasks,
+  pageListSorted,
   pageTrash,
+  ranksAtEnd,
+  SORT_KEY_LENGTH,
+  type ListOrder,
   replaceTags,
+  setRanks,
+  siblingsNear,
+  updateRankOnly,
   setDeleted,
   subtaskIds,
   tagNames,
@@ -52,7 +59,8 @@ import { presentTasks } from "./tasks.present";
 import type { TagDeleteHooks } from "../tags/tags.delete-hooks";
 import { runAfterCommit, type TaskPurgeHooks } from "./tasks.purge-hooks";
 import { TaskRepeatHooks } from "./tasks.repeat-hooks";
-import type { Task, TaskBatch, TaskCreate, TaskPatch, TaskQuery } from "./tasks.schemas";
+import type { Task, TaskBatch, TaskCreate, TaskMove, TaskPatch, TaskQuery } from "./tasks.schemas";
+import { placeAt, rankAfter, type Ranked } from "./tasks.rank";
 import { ftsPhrase, normalizeSearch, searchTerms, taskSearchText, usesTrigramIndex } from "./tasks.search";
 import { localMidnightUtc } from "../../core/time";
 import { recurrenceOnSubtaskProblem } from "./tasks.rules";
@@ -163,6 +171,7 @@ export class TasksService {
   }
 
   page(user: AuthUser, q: TaskQuery): Page<Task> {
+    if (q.sort !== undefined && q.sort !== "created") return this.sortedListPage(user, q, q.sort);
     let after: [string, string] | null = null;
     if (q.cursor) after = this.decodePair(TasksService.PAGE_ENDPOINT, user.id, q.cursor);
     const f: TaskFilter = {};
@@ -205,6 +214,39 @@ export class TasksService {
       if (!f.driveBy && f.tagId !== undefined && countTagLinks(c, f.tagId, DRIVE_CAP) < DRIVE_CAP) f.driveByTag = true;
       const rows = pageLiveTasks(c, user.id, f, after, q.limit);
       return this.toPage(c, TasksService.PAGE_ENDPOINT, user.id, rows, q.limit, (r) => [r.created_at, r.id], false);
+    });
+  }
+
+  /**
+   * A list's page in the order its `sort` names (anything but newest first): only with `list_id`,
+   * and with no filter but `completed` (the order is the list's; searches stay newest first).
+   */
+  private sortedListPage(user: AuthUser, q: TaskQuery, sort: ListOrder): Page<Task> {
+    const errors: FieldProblem[] = [];
+    if (q.list_id === undefined) errors.push({ path: "sort", message: `sort=${sort} needs list_id` });
+    for (const f of ["q", "tag_id", "due_before", "due_after"] as const) {
+      if (q[f] !== undefined) errors.push({ path: f, message: `not with sort=${sort} (only list_id, completed, limit, cursor)` });
+    }
+    if (errors.length) throw validationFailed(errors, `sort=${sort} pages one list, with at most the completed filter`);
+    let after: (string | number)[] | null = null;
+    if (q.cursor) {
+      const key = this.core.cursors.decode(TasksService.PAGE_ENDPOINT, user.id, q.cursor);
+      if (key[0] !== sort || key.length !== SORT_KEY_LENGTH[sort] + 1 || !key.slice(1).every((v) => typeof v === "string" || typeof v === "number")) throw invalidCursor();
+      after = key.slice(1) as (string | number)[];
+    }
+    const completed = q.completed === undefined ? undefined : q.completed === "true";
+    return readSnapshot(this.db, (c) => {
+      // Another user's list, or an archived one, shows nothing (as the newest-first page).
+      const list = findList(c, user.id, q.list_id!);
+      if (!list || list.deletedAt !== null) return { items: [], next_cursor: null };
+      const rows = pageListSorted(c, q.list_id!, sort, completed, after, q.limit);
+      const more = rows.length > q.limit;
+      const pageRows = more ? rows.slice(0, q.limit) : rows;
+      const last = pageRows[pageRows.length - 1];
+      return {
+        items: presentTasks(c, pageRows),
+        next_cursor: more && last ? this.core.cursors.encode(TasksService.PAGE_ENDPOINT, user.id, [sort, ...(JSON.parse(last.k) as (string | number)[])]) : null,
+      };
     });
   }
 
@@ -322,6 +364,8 @@ export class TasksService {
       }
       if (newList !== cur.list_id) ch.listId = newList;
       if (p.parent_id !== undefined && p.parent_id !== cur.parent_id) ch.parentId = p.parent_id;
+      // Joining other siblings (another list, another parent, or top level): at their end.
+      if (ch.listId !== undefined || ch.parentId !== undefined) ch.rank = ranksAtEnd(tx, { listId: newList, parentId: newParent }, [id])[0]!.rank;
 
       const completesOccurrence = p.completed === true && cur.completed === 0 && repeats;
       if (p.completed !== undefined && !completesOccurrence) {
@@ -340,6 +384,63 @@ export class TasksService {
       if (ch.listId !== undefined && newParent === null) updateTasks(tx, user.id, subtaskIds(tx, [id]), { listId: ch.listId }, now);
       if (tagIds !== undefined) replaceTags(tx, [id], tagIds);
       if (completesOccurrence) this.repeatHooks.completeOccurrence(tx, user, id, at);
+      return this.present(tx, user.id, id);
+    });
+  }
+
+  /**
+   * Manual order: places the task just before or after a sibling (a task of the same list and
+   * parent), or first or last among its siblings. One new rank between the two neighbours; only
+   * when they tie or the key would grow past RANK_MAX do a few neighbours get fresh ranks too
+   * (placeAt). The task's version (and a re-ranked neighbour's) grows by one.
+   */
+  move(user: AuthUser, id: string, m: TaskMove): Task {
+    return writeTx(this.db, (tx) => {
+      const now = this.now();
+      const cur = this.visibleTask(tx, user.id, id);
+      const scope = { listId: cur.list_id, parentId: cur.parent_id };
+      const anchorId = m.before_id ?? m.after_id;
+      let anchor: TaskWithList | null = null;
+      if (anchorId !== undefined) {
+        const path = m.before_id !== undefined ? "before_id" : "after_id";
+        anchor = findVisibleTask(tx, user.id, anchorId);
+        if (!anchor) throw invalidReference([{ path, message: `no task ${anchorId}` }], `task ${anchorId} does not exist`);
+        if (anchor.id === id) throw invalidReference([{ path, message: "a task cannot be placed next to itself" }], "a task cannot be placed next to itself");
+        if (anchor.list_id !== cur.list_id || anchor.parent_id !== cur.parent_id) {
+          throw invalidReference([{ path, message: `task ${anchorId} is not a sibling (same list and parent)` }], `task ${anchorId} is not in the same list and parent`);
+        }
+      }
+      const changes: Ranked[] = [];
+      if (m.to === "last") {
+        const others = siblingsNear(tx, scope, null, "below", false, id, 1);
+        changes.push({ id, rank: rankAfter(others[0]?.rank ?? null) });
+      } else {
+        // A window of siblings around the spot, grown until the new key fits (placeAt).
+        for (let w = 16; ; w *= 4) {
+          let below: Ranked[];
+          let above: Ranked[];
+          if (anchor === null) {
+            below = [];
+            above = siblingsNear(tx, scope, null, "above", true, id, w + 1);
+          } else {
+            const key: [string, string] = [anchor.rank, anchor.id];
+            // before_id: the anchor starts the upper side; after_id: it ends the lower side.
+            below = siblingsNear(tx, scope, key, "below", false, id, w + 1);
+            above = siblingsNear(tx, scope, key, "above", true, id, w + 1);
+            if (m.after_id !== undefined) below.unshift(above.shift()!);
+          }
+          const lower = below.length > w ? below.pop()!.rank : null;
+          const upper = above.length > w ? above.pop()!.rank : null;
+          const window = [...below.reverse(), ...above];
+          const placed = placeAt(window, below.length, lower, upper);
+          if (placed) {
+            changes.push({ id, rank: placed.rank }, ...placed.rekeyed);
+            break;
+          }
+          if (lower === null && upper === null) throw new Error("no rank fits a whole scope");
+        }
+      }
+      setRanks(tx, user.id, changes, now);
       return this.present(tx, user.id, id);
     });
   }
@@ -436,6 +537,11 @@ export class TasksService {
       // The state before, for the undo (a completed occurrence is undone through its own completion's undo).
       const before = occurrences.size || !withUndo ? null : [...snapshotTasks(tx, user.id, ids, tagIds !== undefined), ...snapshotTasks(tx, user.id, followers, false)];
       if (plain.length) batchUpdate(tx, user.id, plain, { listId, dueAt: b.due_at, completed: b.completed, priority: b.priority }, now);
+      if (listId !== undefined) {
+        // Top-level tasks joining the list go to its end, in the order named (their versions already grew).
+        const joining = topLevel.filter((id) => rows.get(id)!.list_id !== listId);
+        for (const r of ranksAtEnd(tx, { listId, parentId: null }, joining)) updateRankOnly(tx, r.id, r.rank);
+      }
       if (occurrences.size) batchUpdate(tx, user.id, [...occurrences], { listId, dueAt: b.due_at, priority: b.priority }, now);
       if (followers.length && listId !== undefined) updateTasks(tx, user.id, followers, { listId }, now);
       if (tagIds !== undefined) replaceTags(tx, ids, tagIds);

@@ -10,7 +10,8 @@ import { isDateOnly } from "../../core/time";
 import { parseRRule } from "../../features/recurrence/recurrence.rules";
 import { CalendarDate, kindFields } from "../../features/recurrence/recurrence.schemas";
 import { Color, TagName } from "../../features/tags/tags.schemas";
-import { DueAt, TAG_IDS_MAX, Version } from "../../features/tasks/tasks.schemas";
+import { DueAt, Rank, TAG_IDS_MAX, Version } from "../../features/tasks/tasks.schemas";
+import { ListSort } from "../../features/lists/lists.schemas";
 import { recordFields } from "../record-fields";
 
 /**
@@ -76,12 +77,15 @@ const Position = z.number().int().min(-(2 ** 53)).max(2 ** 53);
 const F = recordFields({ Id, Instant, Position });
 
 export const FolderRecord = z.strictObject({ ...F.folder, deleted_at: Instant.nullable() });
-export const ListRecord = z.strictObject(F.list);
+// `sort` is absent in archives made before issue 14 (then `created`).
+export const ListRecord = z.strictObject({ ...F.list, sort: ListSort.optional() });
 export const TagRecord = z.strictObject({ id: Id, name: TagName, color: Color, ...F.stamps });
 export const TaskRecord = z.strictObject({
     ...F.taskHead,
     version: Version,
     position: Position,
+    // Absent in archives made before manual order (issue 14): the restore puts such tasks last.
+    rank: Rank.optional(),
     tag_ids: z.array(Id).max(TAG_IDS_MAX, `at most ${TAG_IDS_MAX} tags`),
     ...F.stampsDeleted,
   });

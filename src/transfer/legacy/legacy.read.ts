@@ -98,6 +98,9 @@ function readJsonBytes(bytes: Uint8Array, locate: Locate): StoredFile {
   return c.finish();
 }
 
+/** Columns added after legacy v1 was first written (issue 14): an older file may lack them. */
+const CSV_LATER_COLUMNS = new Set(["sort", "rank"]);
+
 const KIND_OF_CSV = new Map(KINDS.map((k) => [CSV_KIND[k], k]));
 /** Per kind, the CSV columns it uses (the others must be empty on its rows). */
 const USED_COLUMNS = Object.fromEntries(
@@ -131,7 +134,7 @@ export function readCsvFile(bytes: Uint8Array): { file: StoredFile; locate: Loca
           else if (col.has(h)) problems.push({ code: "validation_failed", path: `line 1, column ${i + 1}`, message: `column ${h} appears twice` });
           else col.set(h, i);
         });
-        for (const c of CSV_COLUMNS) if (!col.has(c)) problems.push({ code: "validation_failed", path: "line 1", message: `missing column ${c}` });
+        for (const c of CSV_COLUMNS) if (!col.has(c) && !CSV_LATER_COLUMNS.has(c)) problems.push({ code: "validation_failed", path: "line 1", message: `missing column ${c}` });
         if (problems.length) rejectWith(problems);
         kindCol = col.get("kind")!;
         continue;
@@ -153,12 +156,15 @@ export function readCsvFile(bytes: Uint8Array): { file: StoredFile; locate: Loca
       const record: Record<string, unknown> = {};
       const used = USED_COLUMNS[kind];
       for (const [field, type] of Object.entries(fields)) {
-        const v = cellValue(type, decodeCell(row.cells[col.get(columnOf(kind, field))!]!));
+        const idx = col.get(columnOf(kind, field));
+        // A column added later (CSV_LATER_COLUMNS) missing from an older file: the field is absent.
+        if (idx === undefined) continue;
+        const v = cellValue(type, decodeCell(row.cells[idx]!));
         // An empty optional JSON cell (lunar) is simply absent.
         if (!(v === null && type === "json" && field === "lunar")) record[field] = v;
       }
       for (const c of CSV_COLUMNS) {
-        if (!used.has(c) && row.cells[col.get(c)!] !== "") problems.push({ code: "validation_failed", path: at(c), message: `not a field of kind ${kindText}` });
+        if (!used.has(c) && col.has(c) && row.cells[col.get(c)!] !== "") problems.push({ code: "validation_failed", path: at(c), message: `not a field of kind ${kindText}` });
       }
       lines[kind].push(row.line);
       collector.add(kind, record, locate, row.size);

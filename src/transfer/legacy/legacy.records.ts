@@ -7,6 +7,8 @@ import { pinnedWhileArchived } from "../../features/countdowns/countdowns.rules"
 import { parseRRule } from "../../features/recurrence/recurrence.rules";
 import { kindFields } from "../../features/recurrence/recurrence.schemas";
 import { recordFields } from "../record-fields";
+import { Rank } from "../../features/tasks/tasks.schemas";
+import { ListSort } from "../../features/lists/lists.schemas";
 import type { Kind } from "./legacy.schemas";
 
 // Legacy v1 records: the API's shapes, flat (subtasks carry parent_id), tasks with their tag
@@ -33,11 +35,14 @@ const F = recordFields({ Id, Instant, Position });
 export const LegacyFolder = z.strictObject(F.folder);
 export type LegacyFolder = z.infer<typeof LegacyFolder>;
 
-export const LegacyList = z.strictObject(F.list);
+// `sort` and a task's `rank` (issue 14) may be absent or null: files written before them restore
+// with the default sort and each task last among its siblings, in the file's order.
+export const LegacyList = z.strictObject({ ...F.list, sort: ListSort.nullable().optional() });
 export type LegacyList = z.infer<typeof LegacyList>;
 
 export const LegacyTask = z.strictObject({
     ...F.taskHead,
+    rank: Rank.nullable().optional(),
     tags: z.array(TagName).max(100, "at most 100 tags").describe("tag names; missing tags are created"),
     ...F.stampsDeleted,
   });

@@ -96,6 +96,8 @@ export async function request<T>(method: string, path: string, opts: { json?: un
     }
     throw e;
   }
+  // Every successful write: views and counts on screen read again (pages/planner.tsx).
+  if (method !== "GET" && method !== "HEAD") window.dispatchEvent(new Event("app:changed"));
   if (res.status === 204) return undefined as T;
   const type = res.headers.get("content-type") ?? "";
   return (type.includes("json") ? await res.json() : await res.text()) as T;

@@ -6,6 +6,7 @@ import type { Folder, List } from "../api/types";
 import { t } from "../i18n";
 import { navigate } from "../router";
 import { Modal, toastError } from "../ui";
+import { SmartLists } from "./planner";
 
 export interface SidebarProps {
   lists: List[];
@@ -15,6 +16,8 @@ export interface SidebarProps {
   reload: () => void;
   onDropTasks: (listId: string, taskIds: string[]) => void;
   onNavigate?: () => void;
+  /** The smart view or calendar on screen (then no list is current). */
+  view?: string | null;
 }
 
 const DRAG_LIST = "application/x-app-list";
@@ -121,7 +124,7 @@ export function Sidebar(p: SidebarProps) {
   });
 
   const listItem = (l: List) => (
-    <li key={l.id} class={p.current === l.id || (!p.current && l.is_inbox) ? "current" : ""} {...dropProps({ listId: l.id })}>
+    <li key={l.id} class={p.current === l.id || (!p.current && !p.view && l.is_inbox) ? "current" : ""} {...dropProps({ listId: l.id })}>
       <a
         href={l.is_inbox ? "/tasks" : `/tasks?list=${l.id}`}
         draggable={!l.is_inbox}
@@ -145,6 +148,7 @@ export function Sidebar(p: SidebarProps) {
   const rootLists = others.filter((l) => !l.folder_id || !p.folders.some((f) => f.id === l.folder_id));
   return (
     <aside class="sidebar" aria-label={t.tasks.lists}>
+      <SmartLists current={p.view ?? null} onNavigate={p.onNavigate} />
       <ul class="lists">{inbox && listItem(inbox)}</ul>
       <ul class="lists" {...dropProps({ folderId: null })}>{rootLists.map(listItem)}</ul>
       {p.folders.map((f) => (

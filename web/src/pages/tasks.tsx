@@ -9,6 +9,7 @@ import { TaskDetail } from "./task-detail";
 import type { TaskContext } from "./task-context";
 import { completeTask, completeTasks, deleteTasks, undoBatch } from "./task-completion";
 import { QuickAddBox } from "./quick-add";
+import { CalendarContent, ViewPageContent, VIEWS, type ViewName } from "./planner";
 
 type Show = "open" | "done" | "all";
 
@@ -29,6 +30,8 @@ export function TasksPage({ query }: { query: URLSearchParams }) {
   const q = query.get("q") ?? "";
   const show = (query.get("show") as Show | null) ?? "open";
   const tagId = query.get("tag");
+  const viewParam = query.get("view");
+  const view = viewParam === "calendar" || (VIEWS as readonly string[]).includes(viewParam ?? "") ? viewParam : null;
   const [drawer, setDrawer] = useState(false);
   const side = useLoad(
     () => Promise.all([api.get<{ items: List[] }>("/lists"), api.get<{ items: Folder[] }>("/folders"), api.get<{ items: List[] }>("/lists", { archived: true }), api.get<{ items: Tag[] }>("/tags")]),
@@ -40,7 +43,8 @@ export function TasksPage({ query }: { query: URLSearchParams }) {
   const listId = listParam ?? inbox?.id ?? null;
   const current = lists.find((l) => l.id === listId);
   const [dropped, setDropped] = useState(0);
-  const heading = q ? `“${q}”` : current ? (current.is_inbox ? t.tasks.inbox : current.name) : t.nav.tasks;
+  const heading =
+    view === "calendar" ? t.planner.calendar : view ? t.planner.views[view as ViewName] : q ? `“${q}”` : current ? (current.is_inbox ? t.tasks.inbox : current.name) : t.nav.tasks;
   useTitle(heading);
 
   const setQuery = (patch: Record<string, string | null>) => {
@@ -68,6 +72,7 @@ export function TasksPage({ query }: { query: URLSearchParams }) {
         folders={foldersData?.items ?? []}
         archived={archivedData?.items ?? []}
         current={listParam}
+        view={view}
         reload={side.reload}
         onDropTasks={onDropTasks}
         onNavigate={() => setDrawer(false)}
@@ -84,34 +89,58 @@ export function TasksPage({ query }: { query: URLSearchParams }) {
             aria-label={t.tasks.search}
             data-shortcut="search"
             defaultValue={q}
-            onKeyDown={(e) => e.key === "Enter" && setQuery({ q: (e.currentTarget as HTMLInputElement).value.trim() || null })}
-            onSearch={(e: Event) => setQuery({ q: (e.currentTarget as HTMLInputElement).value.trim() || null })}
+            onKeyDown={(e) => e.key === "Enter" && setQuery({ q: (e.currentTarget as HTMLInputElement).value.trim() || null, view: null })}
+            onSearch={(e: Event) => setQuery({ q: (e.currentTarget as HTMLInputElement).value.trim() || null, view: null })}
           />
-          {(tagsData?.items.length ?? 0) > 0 && (
+          {current && !q && !view && (
+            <select
+              class="sort-select"
+              aria-label={t.planner.sort}
+              value={current.sort}
+              onChange={async (e) => {
+                try {
+                  await api.patch(`/lists/${current.id}`, { sort: (e.currentTarget as HTMLSelectElement).value });
+                } catch (err) {
+                  toastError(err);
+                }
+                side.reload();
+              }}
+            >
+              {(["manual", "due_date", "priority", "title", "created"] as const).map((s) => <option key={s} value={s}>{t.planner.sorts[s]}</option>)}
+            </select>
+          )}
+          {!view && (tagsData?.items.length ?? 0) > 0 && (
             <select aria-label={t.tasks.filterTag} value={tagId ?? ""} onChange={(e) => setQuery({ tag: (e.currentTarget as HTMLSelectElement).value || null })}>
               <option value="">{t.tasks.allTags}</option>
               {tagsData!.items.map((g) => <option key={g.id} value={g.id}>{g.name}</option>)}
             </select>
           )}
-          <div class="segmented" role="group">
+          {!view && <div class="segmented" role="group">
             {(["open", "done", "all"] as Show[]).map((s) => (
               <button key={s} class={show === s ? "on" : ""} aria-pressed={show === s} onClick={() => setQuery({ show: s === "open" ? null : s })}>
                 {s === "open" ? t.tasks.filterOpen : s === "done" ? t.tasks.filterDone : t.tasks.filterAll}
               </button>
             ))}
-          </div>
+          </div>}
         </header>
         {side.loading && !side.data ? (
           <p class="muted">{t.loading}</p>
+        ) : view === "calendar" ? (
+          <CalendarContent mode={query.get("mode") === "week" ? "week" : "month"} date={query.get("date")} />
+        ) : view ? (
+          <ViewPageContent key={view} view={view as ViewName} ctx={ctx} />
         ) : (
-          <TaskList key={`${listId}|${q}|${show}|${tagId}|${dropped}`} listId={q ? null : listId} q={q} show={show} tagId={tagId} ctx={ctx} />
+          <TaskList key={`${listId}|${q}|${show}|${tagId}|${dropped}|${current?.sort}`} listId={q ? null : listId} q={q} show={show} tagId={tagId} ctx={ctx} sort={current?.sort ?? "created"} />
         )}
       </section>
     </div>
   );
 }
 
-function TaskList({ listId, q, show, tagId, ctx }: { listId: string | null; q: string; show: Show; tagId: string | null; ctx: TaskContext }) {
+function TaskList({ listId, q, show, tagId, ctx, sort }: { listId: string | null; q: string; show: Show; tagId: string | null; ctx: TaskContext; sort: List["sort"] }) {
+  // The list's own order (PATCH /lists/{id} sort) applies to a plain list page; a search or a tag filter stays newest first.
+  const order = listId && !q && !tagId && sort !== "created" ? sort : null;
+  const manual = order === "manual";
   const [items, setItems] = useState<Task[]>([]);
   const [cursor, setCursor] = useState<string | null>(null);
   const [state, setState] = useState<{ loading: boolean; error?: unknown; done: boolean }>({ loading: true, done: false });
@@ -126,7 +155,7 @@ function TaskList({ listId, q, show, tagId, ctx }: { listId: string | null; q: s
   const load = async (after: string | null) => {
     setState((s) => ({ ...s, loading: true }));
     try {
-      const page = await api.get<Page<Task>>("/tasks", { list_id: listId, q: q || null, tag_id: tagId, completed: show === "all" ? null : show === "done", cursor: after, limit: 50 });
+      const page = await api.get<Page<Task>>("/tasks", { list_id: listId, q: q || null, tag_id: tagId, completed: show === "all" ? null : show === "done", cursor: after, limit: 50, sort: order });
       if (firstPage.current) performance.mark("tasks:api");
       setItems((xs) => (after ? [...xs, ...page.items] : page.items));
       setCursor(page.next_cursor);
@@ -160,9 +189,9 @@ function TaskList({ listId, q, show, tagId, ctx }: { listId: string | null; q: s
   const remove = (id: string) => setItems((xs) => xs.filter((x) => x.id !== id));
   const visible = (task: Task) => (!listId || task.list_id === listId) && (!tagId || task.tags.some((g) => g.id === tagId)) && (show === "all" || (show === "done") === task.completed);
 
-  // Quick add (./quick-add.tsx): a new task goes on top when this view shows it.
+  // Quick add (./quick-add.tsx): a new task goes where this view's order puts it (last in manual order, else on top).
   const added = (task: Task) => {
-    if (visible(task)) setItems((xs) => [task, ...xs]);
+    if (visible(task)) setItems((xs) => (manual ? [...xs, task] : [task, ...xs]));
   };
 
   const toggle = async (task: Task) => {
@@ -212,6 +241,28 @@ function TaskList({ listId, q, show, tagId, ctx }: { listId: string | null; q: s
           }
         },
       });
+    } catch (e) {
+      toastError(e);
+    }
+  };
+
+  /** Manual order: one place up (-1) or down (+1), by the neighbour on screen; the focus stays on the task. */
+  const moveBy = async (task: Task, dir: -1 | 1) => {
+    const i = items.findIndex((x) => x.id === task.id);
+    const anchor = items[i + dir];
+    if (!manual || !anchor) return;
+    await placeBefore(task.id, dir < 0 ? { before_id: anchor.id } : { after_id: anchor.id }, anchor.id, dir);
+  };
+  const placeBefore = async (id: string, body: Record<string, string>, anchorId: string, dir: -1 | 1) => {
+    try {
+      const moved = await api.post<Task>(`/tasks/${id}/move`, body);
+      setItems((xs) => {
+        const rest = xs.filter((x) => x.id !== id);
+        const k = rest.findIndex((x) => x.id === anchorId);
+        rest.splice(dir < 0 ? k : k + 1, 0, moved);
+        return rest;
+      });
+      requestAnimationFrame(() => document.querySelector<HTMLElement>(`li[data-task-id="${id}"]`)?.focus());
     } catch (e) {
       toastError(e);
     }
@@ -328,6 +379,9 @@ function TaskList({ listId, q, show, tagId, ctx }: { listId: string | null; q: s
             onDelete={() => del(task)}
             onRename={(title) => rename(task, title)}
             dragIds={() => (selected.has(task.id) ? [...selected] : [task.id])}
+            onMove={manual ? (dir) => moveBy(task, dir) : undefined}
+            onDropBefore={manual ? (id) => id !== task.id && placeBefore(id, { before_id: task.id }, task.id, -1) : undefined}
+            onDragBefore={manual ? (target) => target !== task.id && placeBefore(task.id, { before_id: target }, target, -1) : undefined}
           />
         ))}
       </ul>
@@ -364,6 +418,11 @@ function TaskRow(p: {
   onDelete: () => void;
   onRename: (title: string) => void;
   dragIds: () => string[];
+  /** Manual order only: Alt+↑/↓, and a dragged row dropped on this one goes before it. */
+  onMove?: (dir: -1 | 1) => void;
+  onDropBefore?: (id: string) => void;
+  /** Manual order by the row's handle (pointer events: touch, pen and mouse): goes before the row it is released on. */
+  onDragBefore?: (targetId: string) => void;
 }) {
   const { task } = p;
   const [renaming, setRenaming] = useState(false);
@@ -380,7 +439,7 @@ function TaskRow(p: {
     if (keep && title && title !== task.title) p.onRename(title);
   };
   // Press and hold selects (touch has no Shift-click and no hover to reveal the checkbox).
-  const hold = useLongPress(() => p.onSelect(!p.selected), { ms: LONG_PRESS_MS, skip: (e) => renaming || !!(e.target as HTMLElement).closest("input,button,a,label") });
+  const hold = useLongPress(() => p.onSelect(!p.selected), { ms: LONG_PRESS_MS, skip: (e) => renaming || !!(e.target as HTMLElement).closest("input,button,a,label,.drag-handle") });
   const dueDate = task.due_at ? (isDateOnly(task.due_at) ? task.due_at : task.due_at.slice(0, 10)) : null;
   const overdue = !task.completed && dueDate !== null && dueDate < p.today;
   const doneSubs = task.subtasks.filter((s) => s.completed).length;
@@ -388,8 +447,19 @@ function TaskRow(p: {
     <li
       class={`task ${task.completed ? "completed" : ""} ${p.selected ? "selected" : ""} prio-${task.priority}`}
       data-row
+      data-task-id={task.id}
       tabIndex={0}
       draggable={finePointer}
+      onDragOver={(e) => {
+        if (p.onDropBefore && e.dataTransfer?.types.includes(DRAG_TASKS)) e.preventDefault();
+      }}
+      onDrop={(e) => {
+        const ids = e.dataTransfer?.getData(DRAG_TASKS);
+        if (!p.onDropBefore || !ids) return;
+        e.preventDefault();
+        const [first] = JSON.parse(ids) as string[];
+        if (first) p.onDropBefore(first);
+      }}
       {...hold.handlers}
       onDragStart={(e) => {
         hold.handlers.onDragStart();
@@ -403,10 +473,14 @@ function TaskRow(p: {
         if (e.key === "Enter") p.onOpen();
         if (e.key === "Delete") p.onDelete();
         if (e.key === "F2") startRename();
+        if (e.altKey && p.onMove && (e.key === "ArrowUp" || e.key === "ArrowDown")) {
+          e.preventDefault();
+          p.onMove(e.key === "ArrowUp" ? -1 : 1);
+        }
       }}
       onClick={(e) => {
         if (hold.consumeClick()) return; // the click that ends a press-and-hold
-        if ((e.target as HTMLElement).closest("input,button,a,label")) return;
+        if ((e.target as HTMLElement).closest("input,button,a,label,.drag-handle")) return;
         if (e.shiftKey || e.ctrlKey || e.metaKey || p.selecting) p.onSelect(!p.selected);
         else p.onOpen();
       }}
@@ -459,6 +533,37 @@ function TaskRow(p: {
           {task.description && <span class="has-notes" aria-hidden="true">≡</span>}
         </span>
       </div>
+      {p.onDragBefore && (
+        // Pointer drag for touch (HTML drag and drop is mouse-only here); the keyboard has Alt+↑/↓.
+        <span
+          class="drag-handle"
+          aria-hidden="true"
+          title={t.planner.reorderHint}
+          onPointerDown={(e) => {
+            e.preventDefault();
+            (e.currentTarget as HTMLElement).setPointerCapture(e.pointerId);
+            (e.currentTarget as HTMLElement).closest("li")?.classList.add("dragging");
+          }}
+          onPointerMove={(e) => {
+            if (!(e.currentTarget as HTMLElement).hasPointerCapture(e.pointerId)) return;
+            const over = document.elementFromPoint(e.clientX, e.clientY)?.closest<HTMLElement>("li[data-task-id]");
+            for (const el of document.querySelectorAll(".drop-before")) el.classList.remove("drop-before");
+            if (over && over.dataset.taskId !== task.id) over.classList.add("drop-before");
+          }}
+          onPointerUp={(e) => {
+            const el = e.currentTarget as HTMLElement;
+            if (!el.hasPointerCapture(e.pointerId)) return;
+            el.releasePointerCapture(e.pointerId);
+            el.closest("li")?.classList.remove("dragging");
+            for (const x of document.querySelectorAll(".drop-before")) x.classList.remove("drop-before");
+            const over = document.elementFromPoint(e.clientX, e.clientY)?.closest<HTMLElement>("li[data-task-id]");
+            if (over?.dataset.taskId && over.dataset.taskId !== task.id) p.onDragBefore!(over.dataset.taskId);
+          }}
+          onPointerCancel={(e) => (e.currentTarget as HTMLElement).closest("li")?.classList.remove("dragging")}
+        >
+          ⠿
+        </span>
+      )}
       {!renaming && (
         <span class="row-actions">
           <button class="icon small" aria-label={`${t.tasks.renameTask}: ${task.title}`} title={`${t.tasks.renameTask} (F2)`} onClick={startRename}>✎</button>

@@ -1,0 +1,157 @@
+// The smart views' reads (Today, Tomorrow, Next 7 days, Upcoming, overdue, No date, Completed)
+// and the calendar's: the tasks table's second reader file, next to tasks.repo.ts. Every query
+// starts from VISIBLE_TOP (the user's live top-level tasks in active lists, as GET /tasks), so a
+// change of who sees which task (shared lists) is made there once.
+//
+// A due_at is a date (YYYY-MM-DD, due that local day) or a UTC instant (falls on its date in the
+// user's zone, the contract's date filters). As text, the two forms do not sort by local day, so
+// each form is walked in its own partial index (tasks_open_day_idx, tasks_open_timed_idx) and the
+// two walks merged by the service (tasks.views.ts); a local day is a range of dates in one and a
+// range of instants [local midnight, next local midnight) in the other.
+import type { Conn } from "../../core/db";
+import { ROW_COLS, type TaskRow } from "./tasks.repo";
+
+/**
+ * The user's live top-level tasks whose list is active, tested per row (see ACTIVE_LIST in
+ * tasks.repo.ts for why an EXISTS per row rather than a join).
+ */
+const VISIBLE_TOP =
+  "t.user_id = ? AND t.parent_id IS NULL AND t.deleted_at IS NULL AND EXISTS (SELECT 1 FROM lists l WHERE l.id = t.list_id AND l.deleted_at IS NULL LIMIT 1)";
+
+/** A lower bound on (due_at, id), exclusive; `["2026-11-26", ""]` means due_at ≥ 2026-11-26. */
+export type DueKey = [string, string];
+
+/**
+ * Open date-only tasks with due_at in [after, through] (after exclusive on (due_at, id); through
+ * inclusive; null: open end), ascending, at most `limit`.
+ */
+export function openDayOnly(c: Conn, userId: string, after: DueKey, through: string | null, limit: number): TaskRow[] {
+  return c.sqlite
+    .query<TaskRow, (string | number)[]>(
+      `SELECT ${ROW_COLS} FROM tasks t INDEXED BY tasks_open_day_idx
+        WHERE ${VISIBLE_TOP} AND t.completed = 0 AND length(t.due_at) = 10 AND (t.due_at, t.id) > (?, ?)${through === null ? "" : " AND t.due_at <= ?"}
+        ORDER BY t.due_at, t.id LIMIT ?`,
+    )
+    .all(userId, after[0], after[1], ...(through === null ? [] : [through]), limit);
+}
+
+/** Open timed tasks with due_at in (after, before) on (due_at, id) (before exclusive; null: open end), ascending. */
+export function openTimed(c: Conn, userId: string, after: DueKey, before: string | null, limit: number): TaskRow[] {
+  return c.sqlite
+    .query<TaskRow, (string | number)[]>(
+      `SELECT ${ROW_COLS} FROM tasks t INDEXED BY tasks_open_timed_idx
+        WHERE ${VISIBLE_TOP} AND t.completed = 0 AND length(t.due_at) > 10 AND (t.due_at, t.id) > (?, ?)${before === null ? "" : " AND t.due_at < ?"}
+        ORDER BY t.due_at, t.id LIMIT ?`,
+    )
+    .all(userId, after[0], after[1], ...(before === null ? [] : [before]), limit);
+}
+
+/** Open undated tasks, newest first (keyset on created_at, id). */
+export function openUndated(c: Conn, userId: string, after: [string, string] | null, limit: number): TaskRow[] {
+  return c.sqlite
+    .query<TaskRow, (string | number)[]>(
+      `SELECT ${ROW_COLS} FROM tasks t INDEXED BY tasks_open_undated_idx
+        WHERE ${VISIBLE_TOP} AND t.completed = 0 AND t.due_at IS NULL${after ? " AND (t.created_at, t.id) < (?, ?)" : ""}
+        ORDER BY t.created_at DESC, t.id DESC LIMIT ?`,
+    )
+    .all(userId, ...(after ?? []), limit);
+}
+
+/**
+ * Completed tasks, most recently completed first (keyset on completed_at, id). A task completed
+ * without a recorded time (an old archive can hold one) comes last, by id: its key is ["", id].
+ * Two range walks, so that neither tests every row above the cursor.
+ */
+export function completedTasks(c: Conn, userId: string, after: [string, string] | null, limit: number): TaskRow[] {
+  const rows: TaskRow[] = [];
+  if (after === null || after[0] !== "") {
+    rows.push(
+      ...c.sqlite
+        .query<TaskRow, (string | number)[]>(
+          `SELECT ${ROW_COLS} FROM tasks t INDEXED BY tasks_done_idx
+            WHERE ${VISIBLE_TOP} AND t.completed = 1 AND t.completed_at IS NOT NULL${after ? " AND (t.completed_at, t.id) < (?, ?)" : ""}
+            ORDER BY t.completed_at DESC, t.id DESC LIMIT ?`,
+        )
+        .all(userId, ...(after ?? []), limit),
+    );
+  }
+  if (rows.length < limit) {
+    const id = after !== null && after[0] === "" ? after[1] : null;
+    rows.push(
+      ...c.sqlite
+        .query<TaskRow, (string | number)[]>(
+          `SELECT ${ROW_COLS} FROM tasks t INDEXED BY tasks_done_idx
+            WHERE ${VISIBLE_TOP} AND t.completed = 1 AND t.completed_at IS NULL${id !== null ? " AND t.id < ?" : ""}
+            ORDER BY t.id DESC LIMIT ?`,
+        )
+        .all(userId, ...(id !== null ? [id] : []), limit - rows.length),
+    );
+  }
+  return rows;
+}
+
+/** Counts, each up to `cap`: open date-only tasks due in [from, through] and open timed ones in [fromInstant, beforeInstant). */
+export function countOpenDue(
+  c: Conn,
+  userId: string,
+  range: { from: string | null; through: string | null; fromInstant: string | null; beforeInstant: string | null },
+  cap: number,
+): number {
+  const day = c.sqlite
+    .query<{ n: number }, (string | number)[]>(
+      `SELECT count(*) AS n FROM (SELECT 1 FROM tasks t INDEXED BY tasks_open_day_idx
+        WHERE ${VISIBLE_TOP} AND t.completed = 0 AND length(t.due_at) = 10 AND t.due_at >= ? AND t.due_at <= ? LIMIT ?)`,
+    )
+    .get(userId, range.from ?? "", range.through ?? "9999-99-99", cap)!.n;
+  if (day >= cap) return cap;
+  const timed = c.sqlite
+    .query<{ n: number }, (string | number)[]>(
+      `SELECT count(*) AS n FROM (SELECT 1 FROM tasks t INDEXED BY tasks_open_timed_idx
+        WHERE ${VISIBLE_TOP} AND t.completed = 0 AND length(t.due_at) > 10 AND t.due_at >= ? AND t.due_at < ? LIMIT ?)`,
+    )
+    .get(userId, range.fromInstant ?? "", range.beforeInstant ?? "A", cap - day)!.n;
+  return Math.min(cap, day + timed);
+}
+
+/** Open undated tasks, up to `cap`. */
+export function countOpenUndated(c: Conn, userId: string, cap: number): number {
+  return c.sqlite
+    .query<{ n: number }, [string, number]>(
+      `SELECT count(*) AS n FROM (SELECT 1 FROM tasks t INDEXED BY tasks_open_undated_idx WHERE ${VISIBLE_TOP} AND t.completed = 0 AND t.due_at IS NULL LIMIT ?)`,
+    )
+    .get(userId, cap)!.n;
+}
+
+/** Completed tasks, up to `cap`. */
+export function countCompleted(c: Conn, userId: string, cap: number): number {
+  return c.sqlite
+    .query<{ n: number }, [string, number]>(
+      `SELECT count(*) AS n FROM (SELECT 1 FROM tasks t INDEXED BY tasks_done_idx WHERE ${VISIBLE_TOP} AND t.completed = 1 LIMIT ?)`,
+    )
+    .get(userId, cap)!.n;
+}
+
+/**
+ * The calendar's dated tasks, open and completed: date-only due_at in [from, through], timed in
+ * [fromInstant, beforeInstant), at most `limit`, by due_at. tasks_live_due_idx is walked over the
+ * text range covering both (an instant bound is at most a day beside its date), each row tested.
+ */
+export function datedInRange(
+  c: Conn,
+  userId: string,
+  range: { from: string; through: string; fromInstant: string; beforeInstant: string },
+  limit: number,
+): TaskRow[] {
+  const lo = range.fromInstant < range.from ? range.fromInstant : range.from;
+  // "through" + "~" sorts after every instant of that date ("T" < "~").
+  const hiDate = `${range.through}~`;
+  const hi = range.beforeInstant > hiDate ? range.beforeInstant : hiDate;
+  return c.sqlite
+    .query<TaskRow, (string | number)[]>(
+      `SELECT ${ROW_COLS} FROM tasks t INDEXED BY tasks_live_due_idx
+        WHERE ${VISIBLE_TOP} AND t.due_at IS NOT NULL AND t.due_at >= ? AND t.due_at < ?
+          AND (CASE WHEN length(t.due_at) = 10 THEN t.due_at >= ? AND t.due_at <= ? ELSE t.due_at >= ? AND t.due_at < ? END)
+        ORDER BY t.due_at, t.id LIMIT ?`,
+    )
+    .all(userId, lo, hi, range.from, range.through, range.fromInstant, range.beforeInstant, limit);
+}

@@ -1,0 +1,188 @@
+// Planning in a real browser (issue 14): the sidebar's smart lists and their counts (updated after
+// every change), the view pages (Today with overdue apart), the calendar (month and week; drag a
+// task to another day, and the keyboard alternative, keeping the time of day), a list's sort and
+// manual order (drag and Alt+↑/↓). Desktop and phone sizes, light and dark, axe-core clean.
+// Skipped, with a message, when /usr/bin/chromium is missing.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import type { Page } from "playwright-core";
+import { en as t } from "../../web/src/i18n";
+import { apiFromPage, axeViolations, DESKTOP, hasChromium, launchBrowser, PHONE, poll, startServer, watchErrors, type Server } from "./harness";
+
+const STEP = 180_000;
+
+interface Task {
+  id: string;
+  title: string;
+  due_at: string | null;
+  version: number;
+  rank: string;
+  list_id: string;
+}
+
+let server: Server;
+let browser: Awaited<ReturnType<typeof launchBrowser>>;
+let page: Page;
+let errors: string[] = [];
+let today = "";
+const api = <T>(method: string, path: string, body?: unknown) => apiFromPage<T>(page, method, path, body);
+const addDays = (d: string, n: number) => new Date(Date.parse(`${d}T00:00:00Z`) + n * 86_400_000).toISOString().slice(0, 10);
+const smart = (name: string) => page.locator("a.smart", { has: page.locator(".name", { hasText: new RegExp(`^${name}$`) }) });
+
+async function open(path: string) {
+  await page.goto(path);
+  await page.locator("main h1").first().waitFor();
+  await page.waitForLoadState("networkidle");
+}
+
+async function noViolations(where: string) {
+  const v = await axeViolations(page);
+  expect({ where, v: v.flatMap((x) => x.nodes.map((n) => `${x.id}: ${n}`)) }).toEqual({ where, v: [] });
+}
+
+describe.skipIf(!hasChromium)("planning (issue 14)", () => {
+  beforeAll(async () => {
+    server = await startServer();
+    browser = await launchBrowser(server.base);
+    page = browser.context.pages()[0] ?? (await browser.context.newPage());
+    errors = watchErrors(page);
+    await page.goto("/");
+    await page.getByRole("heading", { name: t.setup.title }).waitFor();
+    await page.getByLabel(t.fields.username).fill("alice");
+    await page.getByLabel(t.fields.password).fill("a long enough password");
+    await page.getByRole("button", { name: t.setup.submit }).click();
+    await page.getByLabel(t.tasks.quickAddLabel).waitFor();
+    today = (await api<{ today: string }>("GET", "/views/counts")).today;
+    await api("POST", "/tasks", { title: "Late report", due_at: addDays(today, -2) });
+    await api("POST", "/tasks", { title: "Call Bob", due_at: `${today}T15:00:00Z` });
+    await api("POST", "/tasks", { title: "Water plants", due_at: today });
+    await api("POST", "/tasks", { title: "Dentist", due_at: `${addDays(today, 1)}T09:30:00Z` });
+    await api("POST", "/tasks", { title: "Someday idea" });
+  }, STEP);
+  afterAll(async () => {
+    await browser?.close();
+    await server?.stop();
+  }, STEP);
+
+  test("smart lists with counts; Today shows overdue apart; a completion updates the counts at once", async () => {
+    await page.setViewportSize(DESKTOP);
+    await open("/tasks?view=today");
+    expect(await page.locator("main h1").first().innerText()).toBe(t.planner.views.today);
+    await poll(() => smart(t.planner.views.today).locator(".count").innerText(), (s) => s === "3");
+    expect(await smart(t.planner.views.tomorrow).locator(".count").innerText()).toBe("1");
+    expect(await smart(t.planner.views.no_date).locator(".count").innerText()).toBe("1");
+    const overdue = page.locator("section.view-overdue");
+    await overdue.getByText("Late report").waitFor();
+    expect(await overdue.getByRole("heading", { name: t.planner.overdue }).count()).toBe(1);
+    const todaySection = page.locator("section.view-today");
+    expect(await todaySection.locator(".title").allInnerTexts()).toEqual(["Water plants", "Call Bob"]);
+    await todaySection.getByLabel(`${t.tasks.complete}: Water plants`).check();
+    await poll(() => smart(t.planner.views.today).locator(".count").innerText(), (s) => s === "2");
+    await poll(() => todaySection.locator(".title").allInnerTexts(), (x) => x.join() === "Call Bob");
+    // The other views.
+    await smart(t.planner.views.next_7_days).click();
+    await page.locator("section.view-next_7_days").getByText("Dentist").waitFor();
+    expect(await page.locator("section.view-next_7_days h2.day-heading").count()).toBe(2);
+    await smart(t.planner.views.completed).click();
+    await page.locator("section.view-completed").getByText("Water plants").waitFor();
+    expect(errors).toEqual([]);
+  }, STEP);
+
+  test("calendar: month and week; drag a task to another day keeps its time; Alt+Arrow does the same from the keyboard", async () => {
+    await page.setViewportSize(DESKTOP);
+    await open(`/tasks?view=calendar&date=${today}`);
+    const cell = (d: string) => page.locator(`.cal-day[data-date="${d}"]`);
+    await cell(today).getByRole("button", { name: /Call Bob/ }).waitFor();
+    expect(await page.locator(".cal-day").count()).toBe(42);
+    // Drag "Call Bob" to the day after tomorrow (or the day before, if that leaves the grid).
+    const target = (await cell(addDays(today, 2)).count()) ? addDays(today, 2) : addDays(today, -2);
+    await cell(today).getByRole("button", { name: /Call Bob/ }).dragTo(cell(target));
+    await cell(target).getByRole("button", { name: /Call Bob/ }).waitFor();
+    const bob = (await api<{ items: Task[] }>("GET", "/tasks?limit=100")).items.find((x) => x.title === "Call Bob")!;
+    expect(bob.due_at).toBe(`${target}T15:00:00.000Z`);
+    // Keyboard: focus the task, Alt+ArrowLeft moves it a day back.
+    await cell(target).getByRole("button", { name: /Call Bob/ }).focus();
+    await page.keyboard.press("Alt+ArrowLeft");
+    await cell(addDays(target, -1)).getByRole("button", { name: /Call Bob/ }).waitFor();
+    expect((await api<Task>("GET", `/tasks/${bob.id}`)).due_at).toBe(`${addDays(target, -1)}T15:00:00.000Z`);
+    // Arrow keys move between days (a roving focus on the grid's cells).
+    await cell(today).focus();
+    await page.keyboard.press("ArrowRight");
+    expect(await page.evaluate(() => (globalThis as unknown as { document: { activeElement: { getAttribute(n: string): string } } }).document.activeElement.getAttribute("data-date"))).toBe(addDays(today, 1));
+    // Week view.
+    await page.getByRole("button", { name: t.planner.week }).click();
+    await poll(() => page.locator(".cal-day").count(), (n) => n === 7);
+    expect(errors).toEqual([]);
+  }, STEP);
+
+  test("a list's sort is remembered; manual order by Alt+↑/↓ and by dragging", async () => {
+    await page.setViewportSize(DESKTOP);
+    const list = await api<{ id: string }>("POST", "/lists", { name: "Errands" });
+    for (const title of ["one", "two", "three"]) await api("POST", "/tasks", { title, list_id: list.id });
+    await open(`/tasks?list=${list.id}`);
+    await page.getByLabel(t.planner.sort).selectOption("manual");
+    await poll(async () => (await api<{ sort: string }>("GET", `/lists/${list.id}`)).sort, (s) => s === "manual");
+    const titles = () => page.locator("ul.tasks li.task .title").allInnerTexts();
+    await poll(titles, (x) => x.join() === "one,two,three");
+    await page.locator("li.task", { hasText: "three" }).focus();
+    await page.keyboard.press("Alt+ArrowUp");
+    await poll(titles, (x) => x.join() === "one,three,two");
+    const order = async () => (await api<{ items: Task[] }>("GET", `/tasks?list_id=${list.id}&sort=manual`)).items.map((x) => x.title).join();
+    expect(await order()).toBe("one,three,two");
+    await page.locator("li.task", { hasText: "two" }).dragTo(page.locator("li.task", { hasText: "one" }));
+    await poll(order, (x) => x === "two,one,three");
+    await open(`/tasks?list=${list.id}`);
+    expect(await page.getByLabel(t.planner.sort).inputValue()).toBe("manual");
+    await poll(titles, (x) => x.join() === "two,one,three");
+
+    // On a phone, by touch: the row's handle dragged onto another row puts it before that row.
+    await page.setViewportSize(PHONE);
+    await open(`/tasks?list=${list.id}`);
+    await poll(titles, (x) => x.join() === "two,one,three");
+    const cdp = await browser.context.newCDPSession(page);
+    const handle = await page.locator("li.task", { hasText: "three" }).locator(".drag-handle").boundingBox();
+    const target = await page.locator("li.task", { hasText: "two" }).boundingBox();
+    if (!handle || !target) throw new Error("rows not visible");
+    const from = { x: handle.x + handle.width / 2, y: handle.y + handle.height / 2 };
+    const to = { x: from.x, y: target.y + target.height / 2 };
+    await cdp.send("Input.dispatchTouchEvent", { type: "touchStart", touchPoints: [from] });
+    for (let i = 1; i <= 5; i++) await cdp.send("Input.dispatchTouchEvent", { type: "touchMove", touchPoints: [{ x: from.x, y: from.y + ((to.y - from.y) * i) / 5 }] });
+    await cdp.send("Input.dispatchTouchEvent", { type: "touchEnd", touchPoints: [] });
+    await poll(order, (x) => x === "three,two,one");
+    await poll(titles, (x) => x.join() === "three,two,one");
+    await cdp.detach();
+    await page.setViewportSize(DESKTOP);
+    expect(errors).toEqual([]);
+  }, STEP);
+
+  test("on a phone: the smart lists are in the menu with their counts; a view and the calendar open from there", async () => {
+    await page.setViewportSize(PHONE);
+    await open("/tasks");
+    await page.getByRole("button", { name: t.nav.menu }).click();
+    // The calendar test moved "Call Bob" to tomorrow (or the day before yesterday): the server's count is the oracle.
+    const tomorrow = String((await api<{ counts: { tomorrow: number } }>("GET", "/views/counts")).counts.tomorrow);
+    await poll(() => smart(t.planner.views.tomorrow).locator(".count").innerText(), (s) => s === tomorrow);
+    await smart(t.planner.views.tomorrow).click();
+    await page.locator("section.view-tomorrow").getByText("Dentist").waitFor();
+    await page.getByRole("button", { name: t.nav.menu }).click();
+    await smart(t.planner.calendar).click();
+    await poll(() => page.locator(".cal-day").count(), (n) => n === 42);
+    // The grid fits the phone's width (no sideways scrolling).
+    const width = await page.evaluate(() => (globalThis as unknown as { document: { documentElement: { scrollWidth: number } } }).document.documentElement.scrollWidth);
+    expect(width).toBeLessThanOrEqual(PHONE.width);
+    expect(errors).toEqual([]);
+  }, STEP);
+
+  for (const scheme of ["light", "dark"] as const) {
+    test(`axe finds nothing on the views and the calendar, desktop and phone, ${scheme}`, async () => {
+      await page.emulateMedia({ colorScheme: scheme });
+      for (const size of [DESKTOP, PHONE]) {
+        await page.setViewportSize(size);
+        for (const path of ["/tasks?view=today", "/tasks?view=next_7_days", "/tasks?view=completed", `/tasks?view=calendar&date=${today}`, `/tasks?view=calendar&mode=week&date=${today}`]) {
+          await open(path);
+          await noViolations(`${path} ${size.width}px ${scheme}`);
+        }
+      }
+      await page.emulateMedia({ colorScheme: "light" });
+    }, STEP * 2);
+  }
+});
