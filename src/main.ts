@@ -6,6 +6,7 @@ import { chmodSync, existsSync, mkdirSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { Config, ConfigError, FLAGS, envName, loadConfig } from "./config";
 import { parseCommandLine } from "./cli";
+import { DataDirLocked, lockDataDir, type DataDirLock } from "./core/data-dir-lock";
 import { DEFAULT_BUSY_TIMEOUT_MS, DatabaseError, migrate, openDatabase, type Db } from "./core/db";
 import { ServerSecret } from "./core/secret";
 import { Logger } from "./core/log";
@@ -14,6 +15,7 @@ import { createApp } from "./app";
 import { APP_VERSION } from "./version";
 import { AppError } from "./core/errors";
 import { lastResortResponse, titleOf } from "./core/problem";
+import { promptPassword, readPasswordLine } from "./operator/password-input";
 
 const USAGE = `app ${APP_VERSION}: self-hosted personal productivity server
 
@@ -21,6 +23,12 @@ Usage:
   app [serve] [options]            start the server (default command)
   app reset-password <username>    set a user's password and end its sessions: asked twice
                                    without echo on a terminal, else one line of standard input
+  app backup --out FILE            write a verified whole-instance snapshot (safe while serving)
+  app verify FILE                  check a snapshot (hashes, database integrity)
+  app restore FILE                 restore a whole instance into a stopped data directory
+  app users list|create NAME       list accounts, create one
+  app doctor                       check the data directory and print fixes
+                                   (each of these: app <command> --help; exit codes in the README)
   app --version                    print the version
   app --help                       print this help
 `;
@@ -120,100 +128,8 @@ function openStore(config: Config): { db: Db; secret: ServerSecret } {
   return { db, secret };
 }
 
-/** The longest line `reset-password` reads (a password is at most 1024 characters, 4 bytes each). */
-const PASSWORD_LINE_MAX_BYTES = 4096 + 2;
-
-/** The first line of standard input (a pipe or a file), without its line ending; nothing after it is read. */
-async function readPasswordLine(): Promise<string> {
-  const reader = Bun.stdin.stream().getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  let complete = false;
-  try {
-    while (!complete) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      const nl = value.indexOf(0x0a);
-      chunks.push(nl === -1 ? value : value.subarray(0, nl));
-      size += nl === -1 ? value.length : nl;
-      complete = nl !== -1;
-      if (size > PASSWORD_LINE_MAX_BYTES) throw new ConfigError("the first line of standard input is too long for a password");
-    }
-  } finally {
-    void reader.cancel().catch(() => {});
-  }
-  const line = new TextDecoder().decode(Buffer.concat(chunks)).replace(/\r$/, "");
-  if (line === "") throw new ConfigError("no password on standard input (one line: the new password); nothing changed");
-  return line;
-}
-
-/**
- * Asks for the password twice on the terminal, without echo: raw mode, so every key arrives as typed
- * and nothing is shown. Enter ends a line; Backspace and Ctrl-U edit it; Ctrl-C or Ctrl-D cancel.
- * The prompts go to standard error, so standard output stays the result line.
- */
-async function promptPassword(): Promise<string> {
-  const stdin = process.stdin;
-  const dec = new TextDecoder();
-  let pending = "";
-  let ended = false;
-  let wake: (() => void) | null = null;
-  const onData = (chunk: Buffer) => {
-    pending += dec.decode(chunk, { stream: true });
-    wake?.();
-  };
-  const onEnd = () => {
-    ended = true;
-    wake?.();
-  };
-  const readLine = async (prompt: string): Promise<string> => {
-    process.stderr.write(prompt);
-    let line = "";
-    for (;;) {
-      while (pending === "") {
-        if (ended) throw new ConfigError("cancelled; nothing changed");
-        await new Promise<void>((r) => (wake = r));
-        wake = null;
-      }
-      // An escape sequence (arrow keys, function keys) is dropped whole.
-      const esc = /^\x1b(?:\[[0-9;?]*[@-~]|O.)?/.exec(pending);
-      if (esc) {
-        pending = pending.slice(esc[0].length);
-        continue;
-      }
-      const ch = String.fromCodePoint(pending.codePointAt(0)!);
-      pending = pending.slice(ch.length);
-      if (ch === "\r" || ch === "\n") {
-        if (ch === "\r" && pending.startsWith("\n")) pending = pending.slice(1);
-        process.stderr.write("\n");
-        return line;
-      }
-      if (ch === "\u0003" || (ch === "\u0004" && line === "")) {
-        process.stderr.write("\n");
-        throw new ConfigError("cancelled; nothing changed");
-      }
-      if (ch === "\u007f" || ch === "\b") line = Array.from(line).slice(0, -1).join("");
-      else if (ch === "\u0015") line = "";
-      else if (ch >= " ") line += ch;
-    }
-  };
-  stdin.setRawMode(true);
-  stdin.on("data", onData);
-  stdin.on("end", onEnd);
-  stdin.resume();
-  try {
-    const first = await readLine("New password: ");
-    if (first === "") throw new ConfigError("no password given; nothing changed");
-    const second = await readLine("Repeat: ");
-    if (first !== second) throw new ConfigError("the two passwords differ; nothing changed");
-    return first;
-  } finally {
-    stdin.setRawMode(false);
-    stdin.off("data", onData);
-    stdin.off("end", onEnd);
-    stdin.pause();
-  }
-}
+/** The serving process's hold on its data directory (kept referenced: a collected handle would let go of the lock). */
+let dataDirLock: DataDirLock | null = null;
 
 async function main(): Promise<number> {
   const parsed = parseCommandLine(process.argv.slice(2));
@@ -224,6 +140,10 @@ async function main(): Promise<number> {
   if (parsed.command === "help") {
     console.log(help());
     return 0;
+  }
+  if (parsed.command === "operator") {
+    const { runOperatorCommand } = await import("./operator/operator");
+    return runOperatorCommand(parsed.args[0]!, parsed.args.slice(1), parsed.flags);
   }
   const config = loadConfig(parsed.flags, process.env);
   config.dataDir = resolve(config.dataDir);
@@ -249,6 +169,15 @@ async function main(): Promise<number> {
 
   // Request lines are buffered (core/log.ts): whatever ends the process writes them out first.
   process.on("exit", () => logger.close());
+  prepareDataDir(config.dataDir);
+  // Held while the process lives (the kernel drops it however the process ends): a second server,
+  // or `app restore`, on this directory is refused (core/data-dir-lock.ts).
+  try {
+    dataDirLock = lockDataDir(config.dataDir);
+  } catch (e) {
+    if (e instanceof DataDirLocked) throw new ConfigError(e.message);
+    throw e;
+  }
   const { db, secret } = openStore(config);
   const handle = createApp({ db, config, secret, logger });
   // Before serving: leftovers of uploads cut short by a crash, files without rows and rows without files.
@@ -289,6 +218,7 @@ async function main(): Promise<number> {
     server.stop(true);
     handle.close();
     db.close();
+    dataDirLock?.release();
     logger.info("stopped");
     logger.close();
     process.exit(0);

@@ -189,6 +189,11 @@ export class AccountService {
     return readTx(this.core.db, (tx) => listUsers(tx));
   }
 
+  /** Every account, oldest first, for the operator CLI (`app users`): whoever runs it owns the machine. */
+  operatorListUsers(): UserRow[] {
+    return readTx(this.core.db, (tx) => listUsers(tx));
+  }
+
   /** Counts a sign-in attempt before its password is checked; 429 while the address or name must wait. */
   private reserveAttempt(ipKey: string, key: string): Reservation {
     const r = this.core.throttle.reserve(ipKey, key);
