@@ -1,6 +1,6 @@
 import { Database } from "bun:sqlite";
 import { Zip, ZipDeflate, ZipPassThrough } from "fflate";
-import { closeSync, existsSync, fsyncSync, linkSync, mkdirSync, openSync, readSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
+import { closeSync, existsSync, fsyncSync, linkSync, mkdirSync, openSync, readSync, renameSync, rmSync, statfsSync, statSync, writeSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { DEFAULT_BUSY_TIMEOUT_MS } from "../../core/db";
 import { newId } from "../../core/ids";
@@ -64,6 +64,26 @@ function openSource(dbPath: string): Database {
   return s;
 }
 
+/**
+ * SQLite reports a write that found the disk full during VACUUM INTO as SQLITE_FULL or, depending on
+ * where it failed, a plain I/O error; the free space tells them apart.
+ */
+function asNoSpace(e: unknown, src: Database, work: string): unknown {
+  const code = String((e as { code?: unknown }).code ?? "");
+  if (!code.startsWith("SQLITE_IOERR") && code !== "SQLITE_FULL") return e;
+  try {
+    const { page_count } = src.query("PRAGMA page_count").get() as { page_count: number };
+    const { page_size } = src.query("PRAGMA page_size").get() as { page_size: number };
+    const fs = statfsSync(work);
+    if (code === "SQLITE_FULL" || Number(fs.bavail) * Number(fs.bsize) < page_count * page_size) {
+      return Object.assign(new Error(`no space left for the database copy: ${(e as Error).message}`), { code: "ENOSPC" });
+    }
+  } catch {
+    /* keep the original error */
+  }
+  return e;
+}
+
 /** Copies the database and hard-links the attachment files it names into `work/`. Returns the ids linked. */
 function copyInstance(dataDir: string, work: string): string[] {
   const dbCopy = join(work, DB_ENTRY);
@@ -74,6 +94,8 @@ function copyInstance(dataDir: string, work: string): string[] {
     const src = openSource(join(dataDir, "app.db"));
     try {
       src.run("VACUUM INTO ?", [dbCopy]);
+    } catch (e) {
+      throw asNoSpace(e, src, work);
     } finally {
       src.close(false);
     }
