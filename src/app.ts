@@ -52,6 +52,8 @@ import { attachmentsRoutes } from "./features/attachments/attachments.routes";
 import { legacyRoutes } from "./transfer/legacy/legacy.routes";
 import { reconcileAtStartup as reconcileBackups } from "./transfer/backup/backup.reconcile";
 import { backupRoutes } from "./transfer/backup/backup.routes";
+import { SnapshotService } from "./transfer/snapshot/snapshot.service";
+import { snapshotRoutes } from "./transfer/snapshot/snapshot.routes";
 
 export interface AppOptions {
   db: Db;
@@ -77,6 +79,8 @@ export interface AppHandle {
   attachments: AttachmentsService;
   /** The job worker's runner (backup and legacy files); started on the first heavy job. */
   jobs: JobRunner;
+  /** Scheduled whole-instance snapshots (main.ts starts the schedule; /metrics reads ages()). */
+  snapshots: SnapshotService;
   /** Ends the job worker (the server is stopping; a test is done). */
   close(): void;
 }
@@ -129,6 +133,9 @@ export function createApp(opts: AppOptions): AppHandle {
   const legacy = lazy(async () => new (await import("./transfer/legacy/legacy.service")).LegacyService(jobs));
   const backup = lazy(async () => new (await import("./transfer/backup/backup.service")).BackupService(core, jobs));
   const attachments = new AttachmentsService(core, taskPurgeHooks);
+  const snapshots = new SnapshotService(core, jobs);
+  // /health/ready reports the backups' last results in its body (never in its status code).
+  health.addDetail("backups", () => snapshots.ages());
 
   const ensureContext = (request: Request): RequestContext => {
     let ctx = getContext(request);
@@ -166,6 +173,7 @@ export function createApp(opts: AppOptions): AppHandle {
     .use(attachmentsRoutes(attachments))
     .use(legacyRoutes(legacy, core.clock))
     .use(backupRoutes(backup))
+    .use(snapshotRoutes(async () => snapshots))
     .use(docsRoutes(() => root, APP_VERSION))
     .use(webRoutes(new WebService()));
 
@@ -207,7 +215,11 @@ export function createApp(opts: AppOptions): AppHandle {
     taskPurgeHooks,
     attachments,
     jobs,
-    close: () => jobs.close(),
+    snapshots,
+    close: () => {
+      snapshots.stop();
+      jobs.close();
+    },
     fetch(original, server) {
       // The socket address is asked of the object the server made (requestIP knows no copy).
       const ctx = new RequestContext(shortId(), original, () => server?.requestIP(original)?.address ?? null, core.config.trustProxy);

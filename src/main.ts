@@ -55,6 +55,19 @@ const SETTING_HELP: Record<keyof Config, string> = {
   backupMaxEntries: "most entries in a backup archive",
   backupMaxRatio: "highest compression ratio of one archive entry past 1 MiB",
   backupMaxInflatedBytes: "most bytes a backup archive may hold uncompressed",
+  backupSchedule: "when scheduled snapshots run (cron expression; the admin's settings override)",
+  backupScheduleEnabled: "whether scheduled snapshots run at all",
+  backupTimezone: "zone of the schedule and of retention's days (empty: the server's zone)",
+  backupDir: "local snapshot directory (empty: <data-dir>/backups)",
+  backupKeepDaily: "snapshots kept: the newest of each of this many days",
+  backupKeepWeekly: "snapshots kept: the newest of each of this many ISO weeks",
+  backupKeepMonthly: "snapshots kept: the newest of each of this many months",
+  backupS3Endpoint: "S3-compatible endpoint URL for off-site copies (empty: AWS)",
+  backupS3Region: "region of the S3 endpoint",
+  backupS3Bucket: "S3 bucket (empty: no off-site copies)",
+  backupS3Prefix: "key prefix inside the bucket",
+  backupS3AccessKeyId: "S3 access key id",
+  backupS3SecretAccessKey: "S3 secret access key (never logged or shown)",
 };
 
 /** The value placeholder each flag takes in the help ("" for a switch). */
@@ -201,6 +214,8 @@ async function main(): Promise<number> {
   // route registration) is not JIT-compiled; requests get the normal policy.
   Bun.unsafe.setJITPolicy(1);
 
+  // Scheduled whole-instance snapshots (transfer/snapshot): the timer waits for the next run.
+  handle.snapshots.start();
   // Hourly upkeep: expired sessions, planner statistics (core/maintenance.ts).
   const sweep = setInterval(() => hourlyMaintenance(handle.core), MAINTENANCE_INTERVAL_MS);
   sweep.unref();

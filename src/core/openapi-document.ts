@@ -97,6 +97,8 @@ export const TAG_DESCRIPTIONS: Record<string, string> = {
     "Repeating tasks: an RFC 5545 RRULE from the task's due date, or an interval after each completion. Completing an occurrence records a completed copy and moves the task to the next occurrence; single occurrences can be skipped.",
   attachments: "Files attached to tasks: streamed uploads checked against an allow-list of types by their content, and downloads with ETags and byte ranges.",
   legacy: "The lightweight legacy v1 format (one JSON document or one CSV file, no attachments) for export and restore.",
+  "instance-backups":
+    "Scheduled whole-instance snapshots (database, server secret, attachments; verified after writing) with retention, a local directory and an optional S3-compatible copy: settings and last results, for administrators.",
   backup: "Complete backups (app-backup v2 ZIP archives with attachments): streamed export, a preflight that validates an upload whole, and a merge or replace restore in one transaction.",
 };
 

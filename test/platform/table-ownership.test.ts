@@ -23,6 +23,8 @@ const OWNERS: Record<string, string[]> = {
   backup_preflights: ["transfer/backup/backup.repo.ts"],
   backup_restores: ["transfer/backup/backup.repo.ts"],
   backup_ledger: ["transfer/backup/backup.repo.ts"],
+  snapshot_settings: ["transfer/snapshot/snapshot.repo.ts"],
+  snapshot_status: ["transfer/snapshot/snapshot.repo.ts"],
   habits: ["features/habits/habits.repo.ts"],
   habit_logs: ["features/habits/habits.repo.ts"],
   habit_pauses: ["features/habits/habits.repo.ts"],
