@@ -3,7 +3,7 @@ import { dirname, resolve } from "node:path";
 import { APP_VERSION } from "../version";
 import { SnapshotError, writeSnapshot } from "../transfer/snapshot/snapshot.write";
 import { SnapshotInvalid } from "../transfer/snapshot/snapshot.verify";
-import { CommandFailed, EXIT, EXIT_HELP, parseCommandArgs, requireDatabase, UsageError, type OperatorCommand } from "./operator";
+import { CommandFailed, EXIT, EXIT_HELP, parseCommandArgs, requireDatabase, UsageError, type OperatorCommand } from "./command-kit";
 
 export const backupCommand: OperatorCommand = {
   usage: `Usage: app backup --out FILE [--data-dir DIR]

@@ -6,7 +6,7 @@ import { SCHEMA_VERSION } from "../core/db";
 import { allIds } from "../features/attachments/attachments.repo";
 import { connOf } from "../transfer/snapshot/snapshot.conn";
 import { restoreLeftovers } from "../transfer/snapshot/snapshot.restore";
-import { CommandFailed, EXIT, EXIT_HELP, parseCommandArgs, UsageError, type OperatorCommand } from "./operator";
+import { CommandFailed, EXIT, EXIT_HELP, parseCommandArgs, UsageError, type OperatorCommand } from "./command-kit";
 
 /** A finding: `problem` fails the check (exit 4), `warning` does not; each says how to fix it. */
 interface Finding {

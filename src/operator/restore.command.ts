@@ -4,7 +4,7 @@ import { lockDataDir, DataDirLocked } from "../core/data-dir-lock";
 import { mkdirSync } from "node:fs";
 import { SnapshotInvalid } from "../transfer/snapshot/snapshot.verify";
 import { restoreSnapshot } from "../transfer/snapshot/snapshot.restore";
-import { CommandFailed, EXIT, EXIT_HELP, parseCommandArgs, UsageError, type OperatorCommand } from "./operator";
+import { CommandFailed, EXIT, EXIT_HELP, parseCommandArgs, UsageError, type OperatorCommand } from "./command-kit";
 
 export const restoreCommand: OperatorCommand = {
   usage: `Usage: app restore FILE [--data-dir DIR]

@@ -6,7 +6,7 @@ import { ServerSecret } from "../core/secret";
 import type { Principal } from "../core/auth/principal";
 import { NewUser } from "../features/account/account.schemas";
 import { promptPassword, readPasswordLine } from "./password-input";
-import { CommandFailed, EXIT, EXIT_HELP, parseCommandArgs, requireDatabase, UsageError, type OperatorCommand } from "./operator";
+import { CommandFailed, EXIT, EXIT_HELP, parseCommandArgs, requireDatabase, UsageError, type OperatorCommand } from "./command-kit";
 
 export const usersCommand: OperatorCommand = {
   usage: `Usage:

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { newId } from "../core/ids";
 import { SnapshotInvalid, verifySnapshot } from "../transfer/snapshot/snapshot.verify";
-import { CommandFailed, EXIT, EXIT_HELP, parseCommandArgs, UsageError, type OperatorCommand } from "./operator";
+import { CommandFailed, EXIT, EXIT_HELP, parseCommandArgs, UsageError, type OperatorCommand } from "./command-kit";
 
 export const verifyCommand: OperatorCommand = {
   usage: `Usage: app verify FILE
