@@ -255,3 +255,24 @@ describe("app users and app doctor's findings", () => {
     expect(r.out).toContain("fix:");
   });
 });
+
+describe("the server takes scheduled snapshots by itself", () => {
+  test("with a schedule every two seconds, a verified snapshot appears in <data>/backups while it serves", async () => {
+    const dir = join(work, "scheduled");
+    const s = await AppProcess.start(["--data-dir", dir, "--port", "0", "--log-format", "json"], { env: serverEnv({ APP_BACKUP_SCHEDULE: "*/2 * * * * *", APP_BACKUP_TIMEZONE: "UTC" }) });
+    try {
+      const c = clientOf(s.base);
+      expect((await c.post("/api/v1/setup/initialize", ADMIN)).status).toBe(201);
+      const stored = await Promise.race([s.waitFor(/snapshot stored/), Bun.sleep(40_000).then(() => null)]);
+      expect(stored).not.toBeNull();
+      const names = readdirSync(join(dir, "backups")).filter((n) => /^app-snapshot-\d{8}T\d{6}Z\.zip$/.test(n));
+      expect(names.length).toBeGreaterThanOrEqual(1);
+      const v = await run(["verify", join(dir, "backups", names[0]!)]);
+      expect(v.code).toBe(0);
+      const ready = await (await s.fetch("/api/v1/health/ready")).json();
+      expect(ready.details.backups[0]).toEqual(expect.objectContaining({ destination: "local", last_result: "success" }));
+    } finally {
+      await s.stop();
+    }
+  });
+});
