@@ -26,7 +26,8 @@ Usage:
   app backup --out FILE            write a verified whole-instance snapshot (safe while serving)
   app verify FILE                  check a snapshot (hashes, database integrity)
   app restore FILE                 restore a whole instance into a stopped data directory
-  app users list|create NAME       list accounts, create one
+  app users list|create|disable|enable NAME
+                                   list accounts; create, disable or enable one
   app doctor                       check the data directory and print fixes
                                    (each of these: app <command> --help; exit codes in the README)
   app --version                    print the version

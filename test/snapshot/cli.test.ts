@@ -238,8 +238,29 @@ describe("app users and app doctor's findings", () => {
     expect(await p.exited).toBe(0);
     expect(await new Response(p.stdout).text()).toContain("created user carol");
     const c = clientOf(server.base);
-    expect((await c.post("/api/v1/auth/login", { username: "carol", password: "a long and unusual passphrase 42" })).status).toBe(200);
+    const carol = { username: "carol", password: "a long and unusual passphrase 42" };
+    expect((await c.post("/api/v1/auth/login", carol)).status).toBe(200);
+    expect((await c.get("/api/v1/me")).status).toBe(200);
     expect((await run(["users", "frobnicate", "--data-dir", dataDir])).code).toBe(2);
+    expect((await run(["users", "disable", "--data-dir", dataDir])).code).toBe(2);
+
+    // disable, while the server runs: the session stops working at once, sign-in fails like a wrong password.
+    const d = await run(["users", "disable", "carol", "--data-dir", dataDir]);
+    expect(d.code).toBe(0);
+    expect((await c.get("/api/v1/me")).status).toBe(401);
+    const denied = await clientOf(server.base).post("/api/v1/auth/login", carol);
+    expect(denied.status).toBe(401);
+    expect(denied.body.code).toBe("invalid_credentials");
+    expect((await run(["users", "list", "--data-dir", dataDir])).out).toMatch(/carol\tno\t\S+\t\d{4}-/);
+    // The only administrator cannot be disabled; an unknown user is an error; nothing changes.
+    const last = await run(["users", "disable", ADMIN.username, "--data-dir", dataDir]);
+    expect(last.code).toBe(1);
+    expect(last.err).toContain("last active administrator");
+    expect((await run(["users", "disable", "nobody", "--data-dir", dataDir])).code).toBe(1);
+    expect((await clientOf(server.base).post("/api/v1/auth/login", ADMIN)).status).toBe(200);
+    // enable: signs in again.
+    expect((await run(["users", "enable", "carol", "--data-dir", dataDir])).code).toBe(0);
+    expect((await clientOf(server.base).post("/api/v1/auth/login", carol)).status).toBe(200);
   });
 
   test("doctor: an attachment row without its file is a problem (exit 4) with a fix", async () => {
@@ -265,7 +286,7 @@ describe("the server takes scheduled snapshots by itself", () => {
       expect((await c.post("/api/v1/setup/initialize", ADMIN)).status).toBe(201);
       const stored = await Promise.race([s.waitFor(/snapshot stored/), Bun.sleep(40_000).then(() => null)]);
       expect(stored).not.toBeNull();
-      const ready = await (await s.fetch("/api/v1/health/ready")).json();
+      const ready = (await (await s.fetch("/api/v1/health/ready")).json()) as { details: { backups: unknown[] } };
       expect(ready.details.backups[0]).toEqual(expect.objectContaining({ destination: "local", last_result: "success" }));
     } finally {
       await s.stop();

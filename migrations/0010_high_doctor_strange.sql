@@ -14,3 +14,5 @@ CREATE TABLE `snapshot_status` (
 	`last_bytes` integer,
 	`last_sha256` text
 );
+--> statement-breakpoint
+ALTER TABLE `users` ADD `disabled_at` text;
