@@ -7,6 +7,7 @@ import { join, resolve } from "node:path";
 import { Config, ConfigError, FLAGS, envName, loadConfig } from "./config";
 import { parseCommandLine } from "./cli";
 import { DataDirLocked, lockDataDir, type DataDirLock } from "./core/data-dir-lock";
+import { RESTORE_JOURNAL } from "./transfer/snapshot/snapshot.manifest";
 import { DEFAULT_BUSY_TIMEOUT_MS, DatabaseError, migrate, openDatabase, type Db } from "./core/db";
 import { ServerSecret } from "./core/secret";
 import { Logger } from "./core/log";
@@ -191,6 +192,11 @@ async function main(): Promise<number> {
   } catch (e) {
     if (e instanceof DataDirLocked) throw new ConfigError(e.message);
     throw e;
+  }
+  // A whole-instance restore killed while it swapped the files: the database and the attachments may
+  // not belong together (the start-up sweep would then delete rows or files); `app restore` finishes it.
+  if (existsSync(join(config.dataDir, RESTORE_JOURNAL))) {
+    throw new ConfigError(`an interrupted restore left ${join(config.dataDir, RESTORE_JOURNAL)}; run \`app restore <the same file> --data-dir ${config.dataDir}\` to finish it, then start again`);
   }
   const { db, secret } = openStore(config);
   const handle = createApp({ db, config, secret, logger });

@@ -5,7 +5,7 @@ import { dataDirInUse } from "../core/data-dir-lock";
 import { SCHEMA_VERSION } from "../core/db";
 import { allIds } from "../features/attachments/attachments.repo";
 import { connOf } from "../transfer/snapshot/snapshot.conn";
-import { restoreLeftovers } from "../transfer/snapshot/snapshot.restore";
+import { pendingRestore, restoreLeftovers } from "../transfer/snapshot/snapshot.restore";
 import { CommandFailed, EXIT, EXIT_HELP, parseCommandArgs, UsageError, type OperatorCommand } from "./command-kit";
 
 /** A finding: `problem` fails the check (exit 4), `warning` does not; each says how to fix it. */
@@ -43,6 +43,8 @@ export function diagnose(dataDir: string, now: Date): Finding[] {
   if (existsSync(secret) && statSync(secret).mode & 0o077) add("warning", "permissions", `${secret} is readable by others`, `chmod 600 ${secret}`);
   add("ok", "server", dataDirInUse(dataDir) ? "a server is running on this directory (checks read a consistent snapshot)" : "no server is running on this directory");
 
+  const pending = pendingRestore(dataDir);
+  if (pending) add("problem", "restore", `a restore of ${pending.archive} was interrupted while it swapped the files; the server will not start`, `app restore ${pending.archive} --data-dir ${dataDir}`);
   const dbPath = join(dataDir, "app.db");
   if (!existsSync(dbPath)) {
     add("problem", "database", `no database at ${dbPath}`, "pass the right --data-dir, or restore a snapshot: app restore FILE");

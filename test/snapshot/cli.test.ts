@@ -297,3 +297,34 @@ describe("the server takes scheduled snapshots by itself", () => {
     for (const n of names) expect((await run(["verify", join(dir, "backups", n)])).code).toBe(0);
   });
 });
+
+describe("a restore killed while it swaps the files", () => {
+  test("the server refuses to start; doctor says so; the next app restore finishes it and the instance is the snapshot's", async () => {
+    const target = join(work, "interrupted");
+    // Something there before: a restore of the same snapshot (its state is the snapshot's).
+    expect((await run(["restore", snapshot, "--data-dir", target])).code).toBe(0);
+    const killed = await run(["restore", snapshot, "--data-dir", target], { env: { APP_FAILPOINT: "restore.mid-swap" } });
+    expect(killed.code).not.toBe(0);
+    expect(existsSync(join(target, "restore-journal.json"))).toBe(true);
+    const serve = await run(["--data-dir", target, "--port", "0"]);
+    expect(serve.code).toBe(1);
+    expect(serve.err).toContain("interrupted restore");
+    const doc = await run(["doctor", "--data-dir", target]);
+    expect(doc.code).toBe(4);
+    expect(doc.out).toContain("fix: app restore");
+    const again = await run(["restore", snapshot, "--data-dir", target]);
+    expect(again.code).toBe(0);
+    expect(again.out).toContain("finished the interrupted restore");
+    expect(existsSync(join(target, "restore-journal.json"))).toBe(false);
+    expect(readdirSync(target).filter((n) => n.startsWith(".restore-"))).toEqual([]);
+    const after = stateOf(target);
+    expect(after.files).toEqual(snapshotState.files);
+    expect(after.rows.users).toEqual(snapshotState.rows.users);
+    expect(after.rows.attachments).toEqual(snapshotState.rows.attachments);
+    // The instance before the killed restore is kept aside, whole.
+    const previous = readdirSync(target).filter((n) => n.startsWith("pre-restore-"));
+    expect(previous.length).toBe(1);
+    expect(existsSync(join(target, previous[0]!, "app.db"))).toBe(true);
+    expect(readdirSync(join(target, previous[0]!, "attachments")).sort()).toEqual(Object.keys(snapshotState.files).sort());
+  });
+});

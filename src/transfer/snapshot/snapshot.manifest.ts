@@ -32,6 +32,8 @@ export const DB_ENTRY = "app.db";
 export const SECRET_ENTRY = "secret.key";
 export const MANIFEST_ENTRY = "manifest.json";
 export const ATTACHMENT_PREFIX = "attachments/";
+/** Written in the data directory while a whole-instance restore swaps the files (snapshot.restore.ts); the server refuses to start beside it. */
+export const RESTORE_JOURNAL = "restore-journal.json";
 
 /** A snapshot's file name: `app-snapshot-20261126T033000Z.zip` (UTC, sorts by time). */
 export function snapshotName(at: Date): string {
