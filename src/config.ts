@@ -45,6 +45,9 @@ export const Config = z.object({
     .union([z.boolean(), z.enum(["true", "false", "1", "0", "yes", "no"]).transform((v) => ["true", "1", "yes"].includes(v))])
     .default(true),
   backupTimezone: z.string().default(""),
+  backupUserArchives: z
+    .union([z.boolean(), z.enum(["true", "false", "1", "0", "yes", "no"]).transform((v) => ["true", "1", "yes"].includes(v))])
+    .default(false),
   backupDir: z.string().default(""),
   backupKeepDaily: z.coerce.number().int().min(0).max(1000).default(7),
   backupKeepWeekly: z.coerce.number().int().min(0).max(1000).default(4),
@@ -82,6 +85,7 @@ const ENV: Record<keyof Config, string> = {
   backupSchedule: "APP_BACKUP_SCHEDULE",
   backupScheduleEnabled: "APP_BACKUP_SCHEDULE_ENABLED",
   backupTimezone: "APP_BACKUP_TIMEZONE",
+  backupUserArchives: "APP_BACKUP_USER_ARCHIVES",
   backupDir: "APP_BACKUP_DIR",
   backupKeepDaily: "APP_BACKUP_KEEP_DAILY",
   backupKeepWeekly: "APP_BACKUP_KEEP_WEEKLY",

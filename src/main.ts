@@ -59,6 +59,7 @@ const SETTING_HELP: Record<keyof Config, string> = {
   backupMaxInflatedBytes: "most bytes a backup archive may hold uncompressed",
   backupSchedule: "when scheduled snapshots run (cron expression; the admin's settings override)",
   backupScheduleEnabled: "whether scheduled snapshots run at all",
+  backupUserArchives: "also put each user's app-backup v2 archive in every snapshot",
   backupTimezone: "zone of the schedule and of retention's days (empty: the server's zone)",
   backupDir: "local snapshot directory (empty: <data-dir>/backups)",
   backupKeepDaily: "snapshots kept: the newest of each of this many days",

@@ -1,10 +1,10 @@
 import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { existsSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { FixedClock } from "../../src/core/time";
 import { verifySnapshot } from "../../src/transfer/snapshot/snapshot.verify";
 import { dump, makeTestApp, rejected, setupAdmin, signedInUser, type TestApp } from "../helpers/app";
-import { seed } from "../backup/helpers";
+import { entriesOf, preflight, seed } from "../backup/helpers";
 
 /**
  * Scheduled snapshots through the real app (HTTP API, job worker, real files) with a controlled
@@ -111,12 +111,38 @@ describe("schedule", () => {
   });
 });
 
+describe("each user's own archive in the snapshot", () => {
+  test("with user_archives on, users/<id>.zip of every user is in the manifest, and each passes that user's own preflight", async () => {
+    const { app, clock, admin } = await started("2026-10-20T00:00:00Z", { backupTimezone: "UTC" });
+    const bob = await signedInUser(app, admin, "bob");
+    await seed(admin, "a");
+    await seed(bob, "b");
+    expect((await admin.patch("/api/v1/admin/backups/settings", { user_archives: true })).body.settings.user_archives).toBe(true);
+    const out = await tickAt(app, clock, "2026-10-20T03:30:00Z");
+    expect(out?.local.ok).toBe(true);
+    const path = join(app.dir, "backups", "app-snapshot-20261020T033000Z.zip");
+    const v = verifySnapshot(path, join(app.dir, "v"));
+    const users = v.manifest.files.filter((f) => f.path.startsWith("users/"));
+    expect(users.length).toBe(2);
+    const entries = entriesOf(new Uint8Array(readFileSync(path)));
+    for (const [client, label] of [[admin, "a"], [bob, "b"]] as const) {
+      const me = (await client.get("/api/v1/me")).body;
+      const zip = entries[`users/${me.id}.zip`]!;
+      const pf = await preflight(client, zip, "replace");
+      expect(pf.status).toBe(200);
+      const inner = entriesOf(zip);
+      expect(new TextDecoder().decode(inner["data/tasks.json"])).toContain(`Task ${label}`);
+    }
+  });
+});
+
 describe("admin API", () => {
   test("settings: defaults from the config, overrides, null resets, and invalid values refused with nothing changed", async () => {
     const { app, admin } = await started("2026-10-20T00:00:00Z");
     const r = await admin.get("/api/v1/admin/backups");
     expect(r.body.settings).toEqual({
       schedule_enabled: true,
+      user_archives: false,
       schedule: "30 3 * * *",
       timezone: "Europe/Berlin",
       local_dir: join(app.dir, "backups"),

@@ -317,6 +317,7 @@ export const en = {
     started: "Backup started.",
     settings: "Schedule and retention",
     enabled: "Run on the schedule",
+    userArchives: "Also each user's own backup (restorable alone)",
     schedule: "Schedule (cron expression)",
     timezone: "Time zone",
     localDir: "Local directory",

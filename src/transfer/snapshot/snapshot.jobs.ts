@@ -2,7 +2,14 @@ import { mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { isStorageFull } from "../../core/errors";
 import type { Job, JobHandlers } from "../../core/jobs/jobs.host";
-import { instantOfName, snapshotName } from "./snapshot.manifest";
+import { instantOfName, snapshotName, USER_ARCHIVE_PREFIX } from "./snapshot.manifest";
+import { newId } from "../../core/ids";
+import { dayNumber } from "../../core/days";
+import { localDate } from "../../core/time";
+import { listUsers } from "../../features/account/account.repo";
+import { loadLunar } from "../../features/countdowns/countdowns.rules";
+import { exportStream } from "../backup/backup.export";
+import { BackupFiles } from "../backup/backup.files";
 import { toPrune, type Policy } from "./snapshot.retention";
 import { copyToS3, type S3Target } from "./snapshot.s3";
 import { SnapshotInvalid } from "./snapshot.verify";
@@ -18,6 +25,8 @@ import { SnapshotError, writeSnapshot } from "./snapshot.write";
 
 export interface RunJob {
   localDir: string;
+  /** Add each user's app-backup v2 archive (users/<id>.zip) to the snapshot. */
+  userArchives: boolean;
   policy: Policy;
   zone: string;
   s3: S3Target | null;
@@ -58,6 +67,29 @@ export function localSnapshots(dir: string): { name: string; at: Date }[] {
   return out;
 }
 
+/**
+ * Each user's app-backup v2 archive, made by the complete backup's own export (one consistent
+ * snapshot per user, streamed to a file), for the snapshot to carry as `users/<id>.zip`: what that
+ * user could restore alone on any server, without the whole instance.
+ */
+async function writeUserArchives(job: Job, dir: string, now: Date): Promise<{ entry: string; path: string }[]> {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const lunar = await loadLunar();
+  const out: { entry: string; path: string }[] = [];
+  for (const u of listUsers(job.core.db)) {
+    const plan = { backupId: newId(), userId: u.id, createdAt: now.toISOString(), appVersion: job.core.version, today: dayNumber(localDate(now, u.timezone)), lunar };
+    const path = join(dir, `${u.id}.zip`);
+    const writer = Bun.file(path).writer();
+    try {
+      for await (const chunk of exportStream(job.core.db.path, new BackupFiles(job.core.dataDir), plan, () => {})) writer.write(chunk);
+    } finally {
+      await writer.end();
+    }
+    out.push({ entry: `${USER_ARCHIVE_PREFIX}${u.id}.zip`, path });
+  }
+  return out;
+}
+
 export async function runSnapshot(p: RunJob, job: Job): Promise<RunOutcome> {
   const now = job.core.clock.now();
   const name = snapshotName(now);
@@ -71,7 +103,14 @@ export async function runSnapshot(p: RunJob, job: Job): Promise<RunOutcome> {
       if (now.getTime() - statSync(full).mtimeMs > STALE_PART_MS) rmSync(full, { force: true });
     }
     path = join(p.localDir, name);
-    const s = writeSnapshot({ dataDir: job.core.dataDir, outPath: path, now, appVersion: job.core.version });
+    const usersDir = join(job.core.dataDir, "backup", "snapshots", `users-${newId()}`);
+    let s;
+    try {
+      const extra = p.userArchives ? await writeUserArchives(job, usersDir, now) : [];
+      s = writeSnapshot({ dataDir: job.core.dataDir, outPath: path, now, appVersion: job.core.version, extra });
+    } finally {
+      rmSync(usersDir, { recursive: true, force: true });
+    }
     // Pruned only now that the new snapshot is verified; never the one just written.
     const drop = toPrune(localSnapshots(p.localDir), p.policy, p.zone).filter((n) => n !== name);
     for (const n of drop) rmSync(join(p.localDir, n), { force: true });

@@ -32,6 +32,8 @@ export const DB_ENTRY = "app.db";
 export const SECRET_ENTRY = "secret.key";
 export const MANIFEST_ENTRY = "manifest.json";
 export const ATTACHMENT_PREFIX = "attachments/";
+/** Optional: each user's app-backup v2 archive (`users/<user id>.zip`), what their own export would give; a whole-instance restore ignores them. */
+export const USER_ARCHIVE_PREFIX = "users/";
 /** Written in the data directory while a whole-instance restore swaps the files (snapshot.restore.ts); the server refuses to start beside it. */
 export const RESTORE_JOURNAL = "restore-journal.json";
 

@@ -15,6 +15,7 @@ export const S3Patch = z.strictObject({
 
 export const SettingsPatch = z.strictObject({
   schedule_enabled: z.boolean().nullable().optional(),
+  user_archives: z.boolean().nullable().optional().describe("also put each user's app-backup v2 archive in the snapshot (`users/<user id>.zip`)"),
   schedule: nullableString(200).describe("cron expression (5 or 6 fields, croner's syntax), e.g. `30 3 * * *`"),
   timezone: nullableString(100).describe("IANA zone of the schedule and of retention's days; empty: the server's zone"),
   local_dir: nullableString(4096).describe("absolute path of the local snapshot directory; empty: `<data-dir>/backups`"),
@@ -27,6 +28,7 @@ export type SettingsPatch = z.infer<typeof SettingsPatch>;
 
 export const Settings = z.object({
   schedule_enabled: z.boolean(),
+  user_archives: z.boolean(),
   schedule: z.string(),
   timezone: z.string().describe("the zone in effect (the server's when none is set)"),
   local_dir: z.string().describe("the directory in effect"),

@@ -22,6 +22,7 @@ const MAX_WAIT_MS = 5 * 60_000;
 
 interface Effective {
   enabled: boolean;
+  userArchives: boolean;
   schedule: string;
   zone: string;
   localDir: string;
@@ -59,6 +60,7 @@ export class SnapshotService {
     const dir = str(o.local_dir, c.backupDir);
     return {
       enabled: typeof o.schedule_enabled === "boolean" ? o.schedule_enabled : c.backupScheduleEnabled,
+      userArchives: typeof o.user_archives === "boolean" ? o.user_archives : c.backupUserArchives,
       schedule: str(o.schedule, c.backupSchedule),
       zone: zone === "" ? serverZone() : zone,
       localDir: dir === "" ? join(this.core.dataDir, "backups") : dir,
@@ -77,6 +79,7 @@ export class SnapshotService {
   private present(e: Effective): Settings {
     return {
       schedule_enabled: e.enabled,
+      user_archives: e.userArchives,
       schedule: e.schedule,
       timezone: e.zone,
       local_dir: e.localDir,
@@ -180,7 +183,7 @@ export class SnapshotService {
 
   private run(trigger: "manual" | "schedule"): Promise<RunOutcome> {
     const e = this.effective();
-    const job: RunJob = { localDir: e.localDir, policy: e.policy, zone: e.zone, s3: e.s3.bucket !== "" ? e.s3 : null };
+    const job: RunJob = { localDir: e.localDir, userArchives: e.userArchives, policy: e.policy, zone: e.zone, s3: e.s3.bucket !== "" ? e.s3 : null };
     const started = this.core.clock.now().toISOString();
     this.core.logger.info("snapshot started", { trigger, local_dir: e.localDir, s3_bucket: e.s3.bucket || null });
     const p = this.jobs

@@ -31,6 +31,7 @@ export interface VerifiedSnapshot {
 }
 
 const ATTACHMENT_NAME = /^attachments\/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const USER_ARCHIVE_NAME = /^users\/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.zip$/;
 
 /** SHA-256 of a whole file, read in slices. */
 export function fileSha256(path: string): string {
@@ -102,7 +103,7 @@ export function verifySnapshot(
     if (!listed.has(DB_ENTRY)) problems.push("app.db: missing from the manifest");
     const dbTemp = join(scratch, "verify.db");
     for (const f of manifest.files) {
-      if (f.path !== DB_ENTRY && f.path !== SECRET_ENTRY && !ATTACHMENT_NAME.test(f.path)) {
+      if (f.path !== DB_ENTRY && f.path !== SECRET_ENTRY && !ATTACHMENT_NAME.test(f.path) && !USER_ARCHIVE_NAME.test(f.path)) {
         problems.push(`${f.path}: not a name a snapshot holds`);
         continue;
       }

@@ -46,6 +46,8 @@ export interface SnapshotOptions {
   outPath: string;
   now: Date;
   appVersion: string;
+  /** Files added as they are (stored): each user's app-backup v2 archive, written beforehand by the caller. */
+  extra?: { entry: string; path: string }[];
 }
 
 export interface WrittenSnapshot extends VerifiedSnapshot {
@@ -182,6 +184,7 @@ function writeArchive(work: string, dataDir: string, ids: string[], partPath: st
       if (i === Math.floor(ids.length / 2)) failpoint("snapshot.mid-write");
     }
     failpoint("snapshot.mid-write");
+    for (const x of opts.extra ?? []) addFile(x.entry, x.path, false);
     const manifest: Manifest = {
       format: SNAPSHOT_FORMAT,
       format_version: SNAPSHOT_FORMAT_VERSION,

@@ -36,6 +36,7 @@ export function ServerBackupsCard() {
     try {
       const next = await api.patch<BackupsOverview>("/admin/backups/settings", {
         schedule_enabled: f.get("schedule_enabled") === "on",
+        user_archives: f.get("user_archives") === "on",
         schedule: text("schedule"),
         timezone: text("timezone"),
         local_dir: text("local_dir"),
@@ -76,6 +77,7 @@ export function ServerBackupsCard() {
           <form class="stack" onSubmit={save} key={JSON.stringify(o.settings)}>
             <h3>{t.serverBackups.settings}</h3>
             <label class="inline"><input type="checkbox" name="schedule_enabled" defaultChecked={o.settings.schedule_enabled} /> {t.serverBackups.enabled}</label>
+            <label class="inline"><input type="checkbox" name="user_archives" defaultChecked={o.settings.user_archives} /> {t.serverBackups.userArchives}</label>
             <div class="row">
               <label>{t.serverBackups.schedule}<input name="schedule" defaultValue={o.settings.schedule} maxLength={200} /></label>
               <label>{t.serverBackups.timezone}<input name="timezone" defaultValue={o.settings.timezone} maxLength={100} /></label>
