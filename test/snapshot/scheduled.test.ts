@@ -3,6 +3,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { FixedClock } from "../../src/core/time";
 import { verifySnapshot } from "../../src/transfer/snapshot/snapshot.verify";
+import { restoreSnapshot } from "../../src/transfer/snapshot/snapshot.restore";
 import { dump, makeTestApp, rejected, setupAdmin, signedInUser, type TestApp } from "../helpers/app";
 import { entriesOf, preflight, seed } from "../backup/helpers";
 
@@ -133,6 +134,11 @@ describe("each user's own archive in the snapshot", () => {
       const inner = entriesOf(zip);
       expect(new TextDecoder().decode(inner["data/tasks.json"])).toContain(`Task ${label}`);
     }
+    // A whole-instance restore checks them and extracts only the instance.
+    const target = join(app.dir, "restored");
+    const r = restoreSnapshot(path, target, new Date());
+    expect(r.manifest.files.length).toBe(v.manifest.files.length);
+    expect(readdirSync(target).sort()).toEqual(["app.db", "attachments", "secret.key"]);
   });
 });
 
