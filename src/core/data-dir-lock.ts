@@ -1,5 +1,5 @@
 import { Database } from "bun:sqlite";
-import { existsSync } from "node:fs";
+import { existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
 
 /**
@@ -25,11 +25,24 @@ export interface DataDirLock {
 
 /** Takes the lock or throws DataDirLocked at once (never waits). */
 export function lockDataDir(dir: string): DataDirLock {
+  try {
+    return tryLock(dir);
+  } catch (e) {
+    // A lock file a crash left unreadable (only possible while it was first created): made again.
+    const code = String((e as { code?: string }).code ?? "");
+    if (code !== "SQLITE_CORRUPT" && code !== "SQLITE_NOTADB") throw e;
+    rmSync(join(dir, LOCK_FILE), { force: true });
+    return tryLock(dir);
+  }
+}
+
+function tryLock(dir: string): DataDirLock {
   const db = new Database(join(dir, LOCK_FILE), { create: true });
   try {
     db.run("PRAGMA busy_timeout = 0");
-    // A rollback journal (not WAL): the write transaction below then holds the file's exclusive lock.
-    db.run("PRAGMA journal_mode = DELETE");
+    // A rollback journal kept in memory (not WAL, no -journal file beside it): the write transaction
+    // below then holds the file's exclusive lock, and never writes the file (nothing is committed).
+    db.run("PRAGMA journal_mode = MEMORY");
     db.run("CREATE TABLE IF NOT EXISTS holder (pid INTEGER, since TEXT)");
     db.run("BEGIN EXCLUSIVE");
     // A write inside the transaction is what makes SQLite take the lock on the file for certain.

@@ -1,3 +1,4 @@
+import { readdirSync, rmSync, statSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import type { Core } from "../../core/core";
 import type { Principal } from "../../core/auth/principal";
@@ -16,6 +17,9 @@ import type { S3Target } from "./snapshot.s3";
  * worker (snapshot.jobs.ts), and the outcome of each destination recorded for the Settings page,
  * /health/ready's details and /metrics. Credentials never leave this class except to the worker.
  */
+
+/** A snapshot work directory older than this belongs to no running snapshot. */
+const STALE_WORK_MS = 6 * 3600_000;
 
 /** Longest single wait of the timer: a clock that jumps (NTP, a suspended VM) is noticed within it. */
 const MAX_WAIT_MS = 5 * 60_000;
@@ -225,9 +229,23 @@ export class SnapshotService {
     }
   }
 
-  /** Starts the schedule (the server does; tests drive tick()). */
+  /**
+   * Starts the schedule (the server does; tests drive tick()). First removes the work directories of
+   * snapshots a kill interrupted (`<data>/backup/snapshots/*`; hard links and a database copy), those
+   * older than a few hours: a younger one may be an `app backup` running beside the server.
+   */
   start(): void {
     this.stopped = false;
+    const work = join(this.core.dataDir, "backup", "snapshots");
+    try {
+      const now = this.core.clock.now().getTime();
+      for (const n of readdirSync(work)) {
+        const p = join(work, n);
+        if (now - statSync(p).mtimeMs > STALE_WORK_MS) rmSync(p, { recursive: true, force: true });
+      }
+    } catch {
+      /* none yet */
+    }
     this.arm();
   }
 
