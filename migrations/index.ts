@@ -12,6 +12,7 @@ import m8 from "./0008_conscious_gamma_corps.sql" with { type: "text" };
 import m9 from "./0009_restore_answered.sql" with { type: "text" };
 import m10 from "./0010_nice_puppet_master.sql" with { type: "text" };
 import m11 from "./0011_conscious_mathemanic.sql" with { type: "text" };
+import m12 from "./0012_yellow_random.sql" with { type: "text" };
 
 export interface EmbeddedMigration { tag: string; when: number; breakpoints: boolean; sql: string }
 
@@ -28,4 +29,5 @@ export const embeddedMigrations: EmbeddedMigration[] = [
   { tag: "0009_restore_answered", when: 1795684887379, breakpoints: true, sql: m9 },
   { tag: "0010_nice_puppet_master", when: 1795698655637, breakpoints: true, sql: m10 },
   { tag: "0011_conscious_mathemanic", when: 1795704602738, breakpoints: true, sql: m11 },
+  { tag: "0012_yellow_random", when: 1795704748708, breakpoints: true, sql: m12 },
 ];

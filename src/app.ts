@@ -61,6 +61,8 @@ import { metricsRoutes } from "./features/metrics/metrics.routes";
 import { RouteTemplates, requestMetrics } from "./features/metrics/metrics.http";
 import { instanceMetrics } from "./features/metrics/metrics.instance";
 import { importRoutes } from "./transfer/import/import.routes";
+import { SnapshotService } from "./transfer/snapshot/snapshot.service";
+import { snapshotRoutes } from "./transfer/snapshot/snapshot.routes";
 
 export interface AppOptions {
   db: Db;
@@ -86,6 +88,8 @@ export interface AppHandle {
   attachments: AttachmentsService;
   /** The job worker's runner (backup and legacy files); started on the first heavy job. */
   jobs: JobRunner;
+  /** Scheduled whole-instance snapshots (main.ts starts the schedule; /metrics reads ages()). */
+  snapshots: SnapshotService;
   /** Ends the job worker (the server is stopping; a test is done). */
   close(): void;
 }
@@ -142,6 +146,9 @@ export function createApp(opts: AppOptions): AppHandle {
   const backup = lazy(async () => new (await import("./transfer/backup/backup.service")).BackupService(core, jobs));
   const importer = lazy(async () => new (await import("./transfer/import/import.service")).ImportService(jobs));
   const attachments = new AttachmentsService(core, taskPurgeHooks);
+  const snapshots = new SnapshotService(core, jobs);
+  // /health/ready reports the backups' last results in its body (never in its status code).
+  health.addDetail("backups", () => snapshots.ages());
 
   const ensureContext = (request: Request): RequestContext => {
     let ctx = getContext(request);
@@ -182,6 +189,7 @@ export function createApp(opts: AppOptions): AppHandle {
     .use(legacyRoutes(legacy, core.clock))
     .use(backupRoutes(backup))
     .use(importRoutes(importer))
+    .use(snapshotRoutes(async () => snapshots))
     .use(docsRoutes(() => root, APP_VERSION))
     .use(metricsRoutes(core.metrics, core.config.metricsToken))
     .use(webRoutes(new WebService()));
@@ -228,8 +236,10 @@ export function createApp(opts: AppOptions): AppHandle {
     taskPurgeHooks,
     attachments,
     jobs,
+    snapshots,
     close: () => {
       instance.stop();
+      snapshots.stop();
       jobs.close();
     },
     fetch(original, server) {

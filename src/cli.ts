@@ -1,9 +1,16 @@
 import { parseArgs } from "node:util";
 import { Config, ConfigError, FLAGS } from "./config";
 
+/**
+ * The operator commands (src/operator/): everything after their name is theirs to parse (their own
+ * options, --help), the flags before it are the global ones. Listed here, not imported, so that
+ * starting a server loads none of them.
+ */
+export const OPERATOR_COMMANDS: ReadonlySet<string> = new Set(["backup", "restore", "verify", "users", "doctor"]);
+
 /** What the command line asks for: a command, its arguments, and settings given as flags. */
 export interface CommandLine {
-  command: "serve" | "reset-password" | "import" | "version" | "help";
+  command: "serve" | "reset-password" | "import" | "version" | "help" | "operator";
   args: string[];
   flags: Partial<Record<keyof Config, string | boolean>>;
   /** `import`'s own options: the account to import into, and whether to write nothing. */
@@ -38,6 +45,7 @@ export function parseCommandLine(argv: string[]): CommandLine {
   let shortGroupAt = -1;
   for (const token of parseArgs({ args: argv, options: OPTIONS, strict: false, allowPositionals: true, tokens: true }).tokens) {
     if (token.kind === "positional") {
+      if (!commandSeen && OPERATOR_COMMANDS.has(token.value)) return { ...out, command: "operator", args: argv.slice(token.index) };
       positional(token.value);
       continue;
     }

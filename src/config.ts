@@ -46,6 +46,27 @@ export const Config = z.object({
     .max(1024)
     .regex(/^[A-Za-z0-9._~+/-]+=*$/, "may contain only letters, digits and - . _ ~ + / (then = padding)")
     .optional(),
+  // Scheduled whole-instance snapshots (src/transfer/snapshot): the defaults an administrator's
+  // settings override. The schedule is a cron expression (croner) in backupTimezone ("" = the
+  // server's own zone); backupDir "" = <data-dir>/backups; S3 is off while its bucket is "".
+  backupSchedule: z.string().default("30 3 * * *"),
+  backupScheduleEnabled: z
+    .union([z.boolean(), z.enum(["true", "false", "1", "0", "yes", "no"]).transform((v) => ["true", "1", "yes"].includes(v))])
+    .default(true),
+  backupTimezone: z.string().default(""),
+  backupUserArchives: z
+    .union([z.boolean(), z.enum(["true", "false", "1", "0", "yes", "no"]).transform((v) => ["true", "1", "yes"].includes(v))])
+    .default(false),
+  backupDir: z.string().default(""),
+  backupKeepDaily: z.coerce.number().int().min(0).max(1000).default(7),
+  backupKeepWeekly: z.coerce.number().int().min(0).max(1000).default(4),
+  backupKeepMonthly: z.coerce.number().int().min(0).max(1000).default(6),
+  backupS3Endpoint: z.string().default(""),
+  backupS3Region: z.string().default(""),
+  backupS3Bucket: z.string().default(""),
+  backupS3Prefix: z.string().default(""),
+  backupS3AccessKeyId: z.string().default(""),
+  backupS3SecretAccessKey: z.string().default(""),
 });
 export type Config = z.infer<typeof Config>;
 
@@ -71,6 +92,20 @@ const ENV: Record<keyof Config, string> = {
   backupMaxRatio: "APP_BACKUP_MAX_RATIO",
   backupMaxInflatedBytes: "APP_BACKUP_MAX_INFLATED_BYTES",
   metricsToken: "APP_METRICS_TOKEN",
+  backupSchedule: "APP_BACKUP_SCHEDULE",
+  backupScheduleEnabled: "APP_BACKUP_SCHEDULE_ENABLED",
+  backupTimezone: "APP_BACKUP_TIMEZONE",
+  backupUserArchives: "APP_BACKUP_USER_ARCHIVES",
+  backupDir: "APP_BACKUP_DIR",
+  backupKeepDaily: "APP_BACKUP_KEEP_DAILY",
+  backupKeepWeekly: "APP_BACKUP_KEEP_WEEKLY",
+  backupKeepMonthly: "APP_BACKUP_KEEP_MONTHLY",
+  backupS3Endpoint: "APP_BACKUP_S3_ENDPOINT",
+  backupS3Region: "APP_BACKUP_S3_REGION",
+  backupS3Bucket: "APP_BACKUP_S3_BUCKET",
+  backupS3Prefix: "APP_BACKUP_S3_PREFIX",
+  backupS3AccessKeyId: "APP_BACKUP_S3_ACCESS_KEY_ID",
+  backupS3SecretAccessKey: "APP_BACKUP_S3_SECRET_ACCESS_KEY",
 };
 
 export const FLAGS: Record<string, keyof Config> = {

@@ -6,6 +6,7 @@ import { serveJobs } from "./core/jobs/jobs.host";
 serveJobs({
   import: async () => (await import("./transfer/import/import.jobs")).importJobs(),
   backup: async () => (await import("./transfer/backup/backup.jobs")).backupJobs(),
+  snapshot: async () => (await import("./transfer/snapshot/snapshot.jobs")).snapshotJobs(),
   legacy: async (core) => {
     const [{ legacyJobs }, { TaskPurgeHooks }, { AttachmentsService }] = await Promise.all([
       import("./transfer/legacy/legacy.jobs"),

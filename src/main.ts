@@ -6,6 +6,8 @@ import { chmodSync, existsSync, mkdirSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { Config, ConfigError, FLAGS, envName, loadConfig } from "./config";
 import { parseCommandLine } from "./cli";
+import { DataDirLocked, lockDataDir, type DataDirLock } from "./core/data-dir-lock";
+import { RESTORE_JOURNAL } from "./transfer/snapshot/snapshot.manifest";
 import { DEFAULT_BUSY_TIMEOUT_MS, DatabaseError, migrate, openDatabase, type Db } from "./core/db";
 import { ServerSecret } from "./core/secret";
 import { Logger } from "./core/log";
@@ -14,6 +16,7 @@ import { createApp } from "./app";
 import { APP_VERSION } from "./version";
 import { AppError } from "./core/errors";
 import { lastResortResponse, titleOf } from "./core/problem";
+import { promptPassword, readPasswordLine } from "./operator/password-input";
 
 const USAGE = `app ${APP_VERSION}: self-hosted personal productivity server
 
@@ -26,6 +29,13 @@ Usage:
                                    an iCalendar file into NAME's account; prints the preview
                                    (what is created, skipped or changed, with line numbers);
                                    --dry-run writes nothing
+  app backup --out FILE            write a verified whole-instance snapshot (safe while serving)
+  app verify FILE                  check a snapshot (hashes, database integrity)
+  app restore FILE                 restore a whole instance into a stopped data directory
+  app users list|create|disable|enable NAME
+                                   list accounts; create, disable or enable one
+  app doctor                       check the data directory and print fixes
+                                   (each of these: app <command> --help; exit codes in the README)
   app --version                    print the version
   app --help                       print this help
 `;
@@ -53,6 +63,20 @@ const SETTING_HELP: Record<keyof Config, string> = {
   backupMaxRatio: "highest compression ratio of one archive entry past 1 MiB",
   backupMaxInflatedBytes: "most bytes a backup archive may hold uncompressed",
   metricsToken: "bearer token for GET /metrics (Prometheus); unset, /metrics is off (404)",
+  backupSchedule: "when scheduled snapshots run (cron expression; the admin's settings override)",
+  backupScheduleEnabled: "whether scheduled snapshots run at all",
+  backupUserArchives: "also put each user's app-backup v2 archive in every snapshot",
+  backupTimezone: "zone of the schedule and of retention's days (empty: the server's zone)",
+  backupDir: "local snapshot directory (empty: <data-dir>/backups)",
+  backupKeepDaily: "snapshots kept: the newest of each of this many days",
+  backupKeepWeekly: "snapshots kept: the newest of each of this many ISO weeks",
+  backupKeepMonthly: "snapshots kept: the newest of each of this many months",
+  backupS3Endpoint: "S3-compatible endpoint URL for off-site copies (empty: AWS)",
+  backupS3Region: "region of the S3 endpoint",
+  backupS3Bucket: "S3 bucket (empty: no off-site copies)",
+  backupS3Prefix: "key prefix inside the bucket",
+  backupS3AccessKeyId: "S3 access key id",
+  backupS3SecretAccessKey: "S3 secret access key (never logged or shown)",
 };
 
 /** The value placeholder each flag takes in the help ("" for a switch). */
@@ -127,100 +151,8 @@ function openStore(config: Config): { db: Db; secret: ServerSecret } {
   return { db, secret };
 }
 
-/** The longest line `reset-password` reads (a password is at most 1024 characters, 4 bytes each). */
-const PASSWORD_LINE_MAX_BYTES = 4096 + 2;
-
-/** The first line of standard input (a pipe or a file), without its line ending; nothing after it is read. */
-async function readPasswordLine(): Promise<string> {
-  const reader = Bun.stdin.stream().getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  let complete = false;
-  try {
-    while (!complete) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      const nl = value.indexOf(0x0a);
-      chunks.push(nl === -1 ? value : value.subarray(0, nl));
-      size += nl === -1 ? value.length : nl;
-      complete = nl !== -1;
-      if (size > PASSWORD_LINE_MAX_BYTES) throw new ConfigError("the first line of standard input is too long for a password");
-    }
-  } finally {
-    void reader.cancel().catch(() => {});
-  }
-  const line = new TextDecoder().decode(Buffer.concat(chunks)).replace(/\r$/, "");
-  if (line === "") throw new ConfigError("no password on standard input (one line: the new password); nothing changed");
-  return line;
-}
-
-/**
- * Asks for the password twice on the terminal, without echo: raw mode, so every key arrives as typed
- * and nothing is shown. Enter ends a line; Backspace and Ctrl-U edit it; Ctrl-C or Ctrl-D cancel.
- * The prompts go to standard error, so standard output stays the result line.
- */
-async function promptPassword(): Promise<string> {
-  const stdin = process.stdin;
-  const dec = new TextDecoder();
-  let pending = "";
-  let ended = false;
-  let wake: (() => void) | null = null;
-  const onData = (chunk: Buffer) => {
-    pending += dec.decode(chunk, { stream: true });
-    wake?.();
-  };
-  const onEnd = () => {
-    ended = true;
-    wake?.();
-  };
-  const readLine = async (prompt: string): Promise<string> => {
-    process.stderr.write(prompt);
-    let line = "";
-    for (;;) {
-      while (pending === "") {
-        if (ended) throw new ConfigError("cancelled; nothing changed");
-        await new Promise<void>((r) => (wake = r));
-        wake = null;
-      }
-      // An escape sequence (arrow keys, function keys) is dropped whole.
-      const esc = /^\x1b(?:\[[0-9;?]*[@-~]|O.)?/.exec(pending);
-      if (esc) {
-        pending = pending.slice(esc[0].length);
-        continue;
-      }
-      const ch = String.fromCodePoint(pending.codePointAt(0)!);
-      pending = pending.slice(ch.length);
-      if (ch === "\r" || ch === "\n") {
-        if (ch === "\r" && pending.startsWith("\n")) pending = pending.slice(1);
-        process.stderr.write("\n");
-        return line;
-      }
-      if (ch === "\u0003" || (ch === "\u0004" && line === "")) {
-        process.stderr.write("\n");
-        throw new ConfigError("cancelled; nothing changed");
-      }
-      if (ch === "\u007f" || ch === "\b") line = Array.from(line).slice(0, -1).join("");
-      else if (ch === "\u0015") line = "";
-      else if (ch >= " ") line += ch;
-    }
-  };
-  stdin.setRawMode(true);
-  stdin.on("data", onData);
-  stdin.on("end", onEnd);
-  stdin.resume();
-  try {
-    const first = await readLine("New password: ");
-    if (first === "") throw new ConfigError("no password given; nothing changed");
-    const second = await readLine("Repeat: ");
-    if (first !== second) throw new ConfigError("the two passwords differ; nothing changed");
-    return first;
-  } finally {
-    stdin.setRawMode(false);
-    stdin.off("data", onData);
-    stdin.off("end", onEnd);
-    stdin.pause();
-  }
-}
+/** The serving process's hold on its data directory (kept referenced: a collected handle would let go of the lock). */
+let dataDirLock: DataDirLock | null = null;
 
 async function main(): Promise<number> {
   const parsed = parseCommandLine(process.argv.slice(2));
@@ -231,6 +163,10 @@ async function main(): Promise<number> {
   if (parsed.command === "help") {
     console.log(help());
     return 0;
+  }
+  if (parsed.command === "operator") {
+    const { runOperatorCommand } = await import("./operator/operator");
+    return runOperatorCommand(parsed.args[0]!, parsed.args.slice(1), parsed.flags);
   }
   const config = loadConfig(parsed.flags, process.env);
   config.dataDir = resolve(config.dataDir);
@@ -276,6 +212,20 @@ async function main(): Promise<number> {
 
   // Request lines are buffered (core/log.ts): whatever ends the process writes them out first.
   process.on("exit", () => logger.close());
+  prepareDataDir(config.dataDir);
+  // Held while the process lives (the kernel drops it however the process ends): a second server,
+  // or `app restore`, on this directory is refused (core/data-dir-lock.ts).
+  try {
+    dataDirLock = lockDataDir(config.dataDir);
+  } catch (e) {
+    if (e instanceof DataDirLocked) throw new ConfigError(e.message);
+    throw e;
+  }
+  // A whole-instance restore killed while it swapped the files: the database and the attachments may
+  // not belong together (the start-up sweep would then delete rows or files); `app restore` finishes it.
+  if (existsSync(join(config.dataDir, RESTORE_JOURNAL))) {
+    throw new ConfigError(`an interrupted restore left ${join(config.dataDir, RESTORE_JOURNAL)}; run \`app restore <the same file> --data-dir ${config.dataDir}\` to finish it, then start again`);
+  }
   const { db, secret } = openStore(config);
   const handle = createApp({ db, config, secret, logger });
   // Before serving: leftovers of uploads cut short by a crash, files without rows and rows without files.
@@ -299,6 +249,8 @@ async function main(): Promise<number> {
   // route registration) is not JIT-compiled; requests get the normal policy.
   Bun.unsafe.setJITPolicy(1);
 
+  // Scheduled whole-instance snapshots (transfer/snapshot): the timer waits for the next run.
+  handle.snapshots.start();
   // Hourly upkeep: expired sessions, planner statistics (core/maintenance.ts).
   const sweep = setInterval(() => hourlyMaintenance(handle.core), MAINTENANCE_INTERVAL_MS);
   sweep.unref();
@@ -316,6 +268,7 @@ async function main(): Promise<number> {
     server.stop(true);
     handle.close();
     db.close();
+    dataDirLock?.release();
     logger.info("stopped");
     logger.close();
     process.exit(0);

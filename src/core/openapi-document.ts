@@ -103,6 +103,8 @@ export const TAG_DESCRIPTIONS: Record<string, string> = {
   legacy: "The lightweight legacy v1 format (one JSON document or one CSV file, no attachments) for export and restore.",
   import:
     "Bring data in from other apps: a TickTick backup CSV, a Todoist project CSV or backup ZIP, or iCalendar VTODOs (.ics). A preview says what will be created, skipped or changed (with line numbers) and gives a 15-minute token; the import writes in one transaction, and the same file imported again creates nothing.",
+  "instance-backups":
+    "Scheduled whole-instance snapshots (database, server secret, attachments; verified after writing) with retention, a local directory and an optional S3-compatible copy: settings and last results, for administrators.",
   backup: "Complete backups (app-backup v2 ZIP archives with attachments): streamed export, a preflight that validates an upload whole, and a merge or replace restore in one transaction.",
 };
 

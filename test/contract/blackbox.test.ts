@@ -272,7 +272,8 @@ describe("§2 health, setup, docs", () => {
     const live = await c.get("/health/live");
     expect({ s: live.status, b: live.body }).toEqual({ s: 200, b: { status: "ok" } });
     const ready = await c.get("/health/ready");
-    expect({ s: ready.status, b: ready.body }).toEqual({ s: 200, b: { status: "ready" } });
+    // Issue 18: ready's body also carries informational `details` (the backups' last results); the status is the contract's.
+    expect({ s: ready.status, b: ready.body }).toEqual({ s: 200, b: { status: "ready", details: { backups: [{ destination: "local", last_success_at: null, age_seconds: null, last_result: null }] } } });
   });
 
   test("setup: status, cross-site refusal, validation, initialize with cookies, then already_initialized", async () => {

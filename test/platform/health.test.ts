@@ -15,7 +15,8 @@ describe("health", () => {
       expect(live.body).toEqual({ status: "ok" });
       const ready = await app.client().get("/api/v1/health/ready");
       expect(ready.status).toBe(200);
-      expect(ready.body).toEqual({ status: "ready" });
+      // Issue 18 adds `details` (informational: the backups' last results), never a change of status.
+      expect(ready.body).toEqual({ status: "ready", details: { backups: [{ destination: "local", last_success_at: null, age_seconds: null, last_result: null }] } });
       // The write probe leaves nothing behind.
       expect(readdirSync(app.dir).filter((f) => f.includes("probe"))).toEqual([]);
     } finally {

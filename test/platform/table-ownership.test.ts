@@ -25,6 +25,8 @@ const OWNERS: Record<string, string[]> = {
   backup_ledger: ["transfer/backup/backup.repo.ts"],
   import_tokens: ["transfer/import/import.repo.ts"],
   import_ledger: ["transfer/import/import.repo.ts"],
+  snapshot_settings: ["transfer/snapshot/snapshot.repo.ts"],
+  snapshot_status: ["transfer/snapshot/snapshot.repo.ts"],
   habits: ["features/habits/habits.repo.ts"],
   habit_logs: ["features/habits/habits.repo.ts"],
   habit_pauses: ["features/habits/habits.repo.ts"],

@@ -22,6 +22,9 @@ export const users = sqliteTable(
     timezone: text("timezone").notNull().default("UTC"),
     isAdmin: integer("is_admin", { mode: "boolean" }).notNull().default(false),
     passwordHash: text("password_hash").notNull(),
+    // Set by the operator (`app users disable`): the account cannot sign in and its sessions no
+    // longer authenticate; its data stays. NULL: active.
+    disabledAt: text("disabled_at"),
     ...timestamps(),
   },
   (t) => [uniqueIndex("users_username_key_uq").on(t.usernameKey)],

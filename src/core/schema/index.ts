@@ -4,3 +4,4 @@ export * from "./planner";
 export * from "./attachments";
 export * from "./backup";
 export * from "./import";
+export * from "./snapshots";

@@ -29,6 +29,7 @@ interface UserSqlRow {
   timezone: string;
   is_admin: number;
   password_hash: string;
+  disabled_at: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -45,6 +46,7 @@ export function findUserById(c: Conn, id: string): UserRow | undefined {
         timezone: r.timezone,
         isAdmin: r.is_admin === 1,
         passwordHash: r.password_hash,
+        disabledAt: r.disabled_at,
         createdAt: r.created_at,
         updatedAt: r.updated_at,
       }
@@ -66,7 +68,7 @@ const sessionLookup = perConnection((s) =>
     `SELECT s.id AS session_id, s.last_seen_at, s.expires_at, u.id AS user_id, u.username, u.timezone, u.is_admin, u.display_name, u.created_at,
             coalesce((SELECT bytes FROM attachment_usage WHERE user_id = u.id), 0) AS attachment_bytes
        FROM sessions s JOIN users u ON u.id = s.user_id
-      WHERE s.token_hash = ? AND s.revoked_at IS NULL`,
+      WHERE s.token_hash = ? AND s.revoked_at IS NULL AND u.disabled_at IS NULL`,
   ),
 );
 

@@ -8,6 +8,7 @@ import {
   nameTaken,
   notFound,
   rateLimited,
+  stateConflict,
   validationFailed,
 } from "../../core/errors";
 import { newId } from "../../core/ids";
@@ -90,7 +91,8 @@ export class AccountService {
       () => (user ? this.core.hasher.verify(input.password, user.passwordHash, lane) : this.core.hasher.verifyDummy(input.password, lane)),
       attempt,
     );
-    if (!user || !ok) {
+    // A disabled account answers as a wrong password would (after the same work): nothing is revealed.
+    if (!user || !ok || user.disabledAt !== null) {
       this.core.throttle.failed(attempt);
       writeTx(this.core.db, (tx) =>
         recordAudit(tx, {
@@ -211,6 +213,32 @@ export class AccountService {
     return readTx(this.core.db, (tx) => listUsers(tx));
   }
 
+  /**
+   * Disables (or enables again) an account, for the operator CLI (`app users disable|enable`): a
+   * disabled account cannot sign in and every session of it ends at once; its data stays. The last
+   * active administrator cannot be disabled (nobody could manage the server any more).
+   */
+  operatorSetDisabled(username: string, disabled: boolean): UserRow {
+    return writeTx(this.core.db, (tx) => {
+      const user = findUserByKey(tx, usernameKey(username.trim()));
+      if (!user) throw notFound("user");
+      if ((user.disabledAt !== null) === disabled) return user;
+      if (disabled && user.isAdmin && !listUsers(tx).some((u) => u.id !== user.id && u.isAdmin && u.disabledAt === null)) {
+        throw stateConflict("the last active administrator cannot be disabled");
+      }
+      const now = this.core.clock.now();
+      updateUser(tx, user.id, { disabledAt: disabled ? now.toISOString() : null, updatedAt: now.toISOString() });
+      if (disabled) this.core.sessions.revokeAllExcept(tx, user.id, null);
+      recordAudit(tx, { userId: user.id, action: disabled ? "user_disabled" : "user_enabled", at: now, ip: null, userAgent: `app users ${disabled ? "disable" : "enable"}`, targetType: "user", targetId: user.id });
+      return { ...user, disabledAt: disabled ? now.toISOString() : null };
+    });
+  }
+
+  /** Every account, oldest first, for the operator CLI (`app users`): whoever runs it owns the machine. */
+  operatorListUsers(): UserRow[] {
+    return readTx(this.core.db, (tx) => listUsers(tx));
+  }
+
   /** Counts a sign-in attempt before its password is checked; 429 while the address or name must wait. */
   private reserveAttempt(ipKey: string, key: string): Reservation {
     const r = this.core.throttle.reserve(ipKey, key);
@@ -248,6 +276,7 @@ export class AccountService {
       timezone: input.timezone ?? "UTC",
       isAdmin,
       passwordHash: hash,
+      disabledAt: null,
       createdAt: now,
       updatedAt: now,
     };

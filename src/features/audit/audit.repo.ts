@@ -13,6 +13,8 @@ export type AuditAction =
   | "session_revoked"
   | "sessions_revoked"
   | "user_created"
+  | "user_disabled"
+  | "user_enabled"
   | "list_purged"
   | "task_purged"
   | "backup_exported"

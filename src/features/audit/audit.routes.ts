@@ -14,7 +14,7 @@ export function auditRoutes(service: AuditService) {
       detail: doc({
         summary: "The current user's audit log, newest first (cursor page)",
         description:
-          "Only the user's own entries: `setup`, `login`, `login_failed`, `logout`, `password_changed`, `password_reset` (the server's `reset-password` command), `session_revoked`, `sessions_revoked`, `user_created`, `task_purged`, `list_purged`, `backup_exported`, `backup_preflight`, `backup_restored`, `legacy_exported`, `legacy_restored` and `imported` (a file from TickTick, Todoist or iCalendar), each with the client address and user agent; `detail` holds what the action adds (a count, a username, a backup id). Cursor page: `limit` 1..100 (default 50), `cursor` from the previous page's `next_cursor`.",
+          "Only the user's own entries: `setup`, `login`, `login_failed`, `logout`, `password_changed`, `password_reset` (the server's `reset-password` command), `session_revoked`, `sessions_revoked`, `user_created`, `user_disabled` and `user_enabled` (the server's `app users` command), `task_purged`, `list_purged`, `backup_exported`, `backup_preflight`, `backup_restored`, `legacy_exported`, `legacy_restored` and `imported` (a file from TickTick, Todoist or iCalendar), each with the client address and user agent; `detail` holds what the action adds (a count, a username, a backup id). Cursor page: `limit` 1..100 (default 50), `cursor` from the previous page's `next_cursor`.",
         tags: ["audit"],
         ok: { status: 200, schema: AuditPage },
         errors: ["validation_failed", "invalid_cursor"],

@@ -14,16 +14,16 @@ export function healthRoutes(health: HealthService) {
       () => {
         const problem = health.readiness();
         if (problem) throw notReady(problem);
-        return { status: "ready" as const };
+        return { status: "ready" as const, details: health.detailsNow() };
       },
       {
         detail: doc({
           summary: "Readiness: database open and migrated, data directory writable",
           description:
-            "Answers `200 {\"status\": \"ready\"}` once the database is open and migrated to this version and the data directory is writable (a probe file is written and removed); otherwise `503 not_ready` with the reason in `detail` (also logged once when it changes). The result is cached for one second, so frequent probes cost nothing. No session needed.",
+            "Answers `200 {\"status\": \"ready\"}` once the database is open and migrated to this version and the data directory is writable (a probe file is written and removed); otherwise `503 not_ready` with the reason in `detail` (also logged once when it changes). The result is cached for one second, so frequent probes cost nothing. `details.backups` lists each backup destination (`local`, and `s3` once configured) with `last_success_at`, `age_seconds` and `last_result` (`success`, `failure` or null): a failed or old backup is reported there, never by the status code. No session needed.",
           tags: ["health"],
           public: true,
-          ok: { status: 200, schema: z.object({ status: z.literal("ready") }) },
+          ok: { status: 200, schema: z.object({ status: z.literal("ready"), details: z.record(z.string(), z.unknown()).describe("informational sections (`backups`: per destination, the last verified snapshot's time and age in seconds and the last attempt's result); they never change the status code") }) },
           errors: ["not_ready"],
         }),
       },

@@ -8,7 +8,29 @@ export class HealthService {
   private cached: { at: number; problem: string | null } | null = null;
   private lastLogged: string | null = null;
 
+  private readonly details = new Map<string, () => unknown>();
+
   constructor(private readonly core: Core) {}
+
+  /**
+   * Adds a section to the ready answer's body (`backups`: the last snapshot per destination). Details
+   * inform; they never change readiness. One that fails is answered as `{ "error": … }`.
+   */
+  addDetail(name: string, read: () => unknown): void {
+    this.details.set(name, read);
+  }
+
+  detailsNow(): Record<string, unknown> {
+    const out: Record<string, unknown> = {};
+    for (const [name, read] of this.details) {
+      try {
+        out[name] = read();
+      } catch (e) {
+        out[name] = { error: (e as Error).message };
+      }
+    }
+    return out;
+  }
 
   /** null when ready, otherwise why not. */
   readiness(): string | null {

@@ -14,9 +14,11 @@ import type { Memo } from "../../../src/features/memos/memos.schemas";
 import type { Attachment } from "../../../src/features/attachments/attachments.schemas";
 import type { PreflightResult, RestoreResult as BackupRestoreResult } from "../../../src/transfer/backup/backup.schemas";
 import type { RestoreResult as LegacyRestoreResult } from "../../../src/transfer/legacy/legacy.schemas";
+import type { BackupsOverview as BackupsOverviewSchema } from "../../../src/transfer/snapshot/snapshot.schemas";
 
 export type { User, Folder, List, Tag, Task, Recurrence, Habit, HabitWeek, HabitLog, HabitPause, Countdown, Memo, Attachment, BackupRestoreResult, LegacyRestoreResult };
 export type Preflight = PreflightResult;
+export type BackupsOverview = BackupsOverviewSchema;
 export type SessionInfo = z.output<typeof Session>;
 export type RecurrenceCompletion = CompleteResult;
 export type NewHabit = z.input<typeof HabitCreate>;

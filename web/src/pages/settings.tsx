@@ -4,6 +4,7 @@ import { api } from "../api/client";
 import type { SessionInfo, User } from "../api/types";
 import { t } from "../i18n";
 import { navigate } from "../router";
+import { ServerBackupsCard } from "./server-backups";
 import { ErrorBox, errorText, formatInstant, toast, toastError, useLoad, useTitle } from "../ui";
 
 const ZONES: string[] = (() => {
@@ -100,6 +101,7 @@ export function SettingsPage({ user, onUser, onSignedOut }: { user: User; onUser
         <button onClick={() => end("/sessions/others")}>{t.settings.endOthers}</button>
       </div>
       {user.is_admin && <UsersCard />}
+      {user.is_admin && <ServerBackupsCard />}
       <div class="card">
         <h2>{t.settings.shortcuts}</h2>
         <table class="shortcuts"><tbody>{t.shortcuts.map(([k, d]) => <tr key={k}><td><kbd>{k}</kbd></td><td>{d}</td></tr>)}</tbody></table>
