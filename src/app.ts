@@ -49,6 +49,8 @@ import { RecurrenceService } from "./features/recurrence/recurrence.service";
 import { recurrenceRoutes } from "./features/recurrence/recurrence.routes";
 import { AttachmentsService } from "./features/attachments/attachments.service";
 import { attachmentsRoutes } from "./features/attachments/attachments.routes";
+import { RemindersService } from "./features/reminders/reminders.service";
+import { remindersRoutes } from "./features/reminders/reminders.routes";
 import { legacyRoutes } from "./transfer/legacy/legacy.routes";
 import { reconcileAtStartup as reconcileBackups } from "./transfer/backup/backup.reconcile";
 import { backupRoutes } from "./transfer/backup/backup.routes";
@@ -129,6 +131,16 @@ export function createApp(opts: AppOptions): AppHandle {
   const legacy = lazy(async () => new (await import("./transfer/legacy/legacy.service")).LegacyService(jobs));
   const backup = lazy(async () => new (await import("./transfer/backup/backup.service")).BackupService(core, jobs));
   const attachments = new AttachmentsService(core, taskPurgeHooks);
+  const habits = new HabitsService(core);
+  const countdowns = new CountdownsService(core);
+  // Reminders build on tasks, habits and countdowns and on the user's settings: each tells them
+  // of its changes through hooks (inside its transaction), so none of them imports reminders.
+  const reminders = new RemindersService(core);
+  tasks.changeHooks.register((c, _userId, ids) => reminders.rearmTargets(c, "task", ids));
+  taskPurgeHooks.register((c, _userId, ids) => reminders.dropTargets(c, "task", ids));
+  habits.changeHooks.register((c, _userId, ids) => reminders.rearmTargets(c, "habit", ids));
+  countdowns.changeHooks.register((c, _userId, ids) => reminders.rearmTargets(c, "countdown", ids));
+  account.onSettingsChanged((c, userId) => reminders.rearmUser(c, userId));
 
   const ensureContext = (request: Request): RequestContext => {
     let ctx = getContext(request);
@@ -155,14 +167,15 @@ export function createApp(opts: AppOptions): AppHandle {
     .use(sessionsRoutes(new SessionsService(core)))
     .use(auditRoutes(new AuditService(core.db, core.cursors)))
     .use(memosRoutes(new MemosService(core)))
-    .use(habitsRoutes(new HabitsService(core)))
-    .use(countdownsRoutes(new CountdownsService(core)))
+    .use(habitsRoutes(habits))
+    .use(countdownsRoutes(countdowns))
     .use(foldersRoutes(folders))
     .use(listsRoutes(lists))
     .use(tagsRoutes(new TagsService(core, tagDeleteHooks)))
     .use(tasksRoutes(tasks))
     .use(trashRoutes(tasks))
-    .use(recurrenceRoutes(new RecurrenceService(core, tasks.repeatHooks)))
+    .use(recurrenceRoutes(new RecurrenceService(core, tasks.repeatHooks, tasks.changeHooks)))
+    .use(remindersRoutes(reminders))
     .use(attachmentsRoutes(attachments))
     .use(legacyRoutes(legacy, core.clock))
     .use(backupRoutes(backup))

@@ -37,6 +37,12 @@ export const Config = z.object({
   backupMaxEntries: z.coerce.number().int().min(1).default(200_000),
   backupMaxRatio: z.coerce.number().int().min(1).default(200),
   backupMaxInflatedBytes: z.coerce.number().int().min(1).default(8 * 1024 ** 3),
+  // Reminders: a reminder missed by less than this (the server was down) is delivered marked
+  // late; an older one is recorded as missed. Retries of a failing channel stop at the same bound.
+  reminderGraceSeconds: z.coerce.number().int().min(0).max(30 * 24 * 3600).default(3600),
+  // The address people reach the server at (https://tasks.example.org): the done/snooze links in
+  // notifications point there. Empty: http://<host>:<port>.
+  publicUrl: z.union([z.literal(""), z.url({ protocol: /^https?$/ })]).default(""),
 });
 export type Config = z.infer<typeof Config>;
 
@@ -61,6 +67,8 @@ const ENV: Record<keyof Config, string> = {
   backupMaxEntries: "APP_BACKUP_MAX_ENTRIES",
   backupMaxRatio: "APP_BACKUP_MAX_RATIO",
   backupMaxInflatedBytes: "APP_BACKUP_MAX_INFLATED_BYTES",
+  reminderGraceSeconds: "APP_REMINDER_GRACE_SECONDS",
+  publicUrl: "APP_PUBLIC_URL",
 };
 
 export const FLAGS: Record<string, keyof Config> = {

@@ -47,6 +47,8 @@ const SETTING_HELP: Record<keyof Config, string> = {
   backupMaxEntries: "most entries in a backup archive",
   backupMaxRatio: "highest compression ratio of one archive entry past 1 MiB",
   backupMaxInflatedBytes: "most bytes a backup archive may hold uncompressed",
+  reminderGraceSeconds: "a reminder missed by less than this while the server was down is delivered late; older: missed",
+  publicUrl: "the server's public address, for the done/snooze links in notifications (default http://HOST:PORT)",
 };
 
 /** The value placeholder each flag takes in the help ("" for a switch). */

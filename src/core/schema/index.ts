@@ -3,3 +3,4 @@ export * from "./tasks";
 export * from "./planner";
 export * from "./attachments";
 export * from "./backup";
+export * from "./reminders";

@@ -28,8 +28,18 @@ export interface SignedIn {
 }
 
 /** Setup, login, logout, passwords and users: the rules, no HTTP. */
+/** Called inside PATCH /me's transaction when the user's zone or reminder time changed. */
+export type UserSettingsChanged = (c: Conn, userId: string) => void;
+
 export class AccountService {
+  private readonly settingsHooks: UserSettingsChanged[] = [];
+
   constructor(private readonly core: Core) {}
+
+  /** Features whose schedule depends on the user's zone or reminder time (reminders) register here. */
+  onSettingsChanged(hook: UserSettingsChanged): void {
+    this.settingsHooks.push(hook);
+  }
 
   isInitialized(): boolean {
     return countUsers(this.core.db) > 0;
@@ -155,7 +165,14 @@ export class AccountService {
       const set: Partial<UserRow> = { updatedAt: this.core.clock.now().toISOString() };
       if (patch.display_name !== undefined) set.displayName = patch.display_name;
       if (patch.timezone !== undefined) set.timezone = patch.timezone;
+      if (patch.reminder_time !== undefined) set.reminderTime = patch.reminder_time;
+      if (patch.quiet_hours !== undefined) {
+        set.quietStart = patch.quiet_hours?.start ?? null;
+        set.quietEnd = patch.quiet_hours?.end ?? null;
+      }
       updateUser(tx, p.user.id, set);
+      // A new zone or reminder time moves the user's armed reminders (the reminders feature re-arms them).
+      if (patch.timezone !== undefined || patch.reminder_time !== undefined) for (const h of this.settingsHooks) h(tx, p.user.id);
       const user = findUserById(tx, p.user.id);
       if (!user) throw notFound("user");
       return user;
@@ -225,6 +242,9 @@ export class AccountService {
       displayName: input.display_name ?? input.username,
       timezone: input.timezone ?? "UTC",
       isAdmin,
+      reminderTime: "09:00",
+      quietStart: null,
+      quietEnd: null,
       passwordHash: hash,
       createdAt: now,
       updatedAt: now,

@@ -19,6 +19,7 @@ import {
 import { presentTasks } from "../tasks/tasks.present";
 import type { Task } from "../tasks/tasks.schemas";
 import type { RepeatingTasks, TaskRepeatHooks } from "../tasks/tasks.repeat-hooks";
+import { TaskChangeHooks } from "../tasks/tasks.change-hooks";
 import { recurrenceOnSubtaskProblem } from "../tasks/tasks.rules";
 import { isDateOnly, nextAfterCompletion, parseRRule, seriesFor, type Series, SeriesError, type Unit } from "./recurrence.engine";
 import { checkSchedule } from "./recurrence.rules";
@@ -78,6 +79,8 @@ export class RecurrenceService implements RepeatingTasks {
   constructor(
     private readonly core: Core,
     repeatHooks: TaskRepeatHooks,
+    /** Told when a recurrence moves a task's due_at (complete, exceptions), so its reminders re-arm. */
+    private readonly changeHooks: TaskChangeHooks = new TaskChangeHooks(),
   ) {
     repeatHooks.register(this);
   }
@@ -229,6 +232,7 @@ export class RecurrenceService implements RepeatingTasks {
     return writeTx(this.db, (tx) => {
       const { rec, task } = this.visible(tx, user.id, id);
       const done = this.completeCurrent(tx, user, rec, task, at, 1);
+      this.changeHooks.changed(tx, user.id, [task.id]);
       return { completed: this.presentTask(tx, user.id, done.completedId), next: done.next ? this.presentTask(tx, user.id, task.id) : null };
     });
   }
@@ -339,6 +343,7 @@ export class RecurrenceService implements RepeatingTasks {
         if (next === null) throw stateConflict("this is the last occurrence of the series; complete it or delete the recurrence instead");
         setTaskDueAt(tx, task.id, next, now);
         resetCompletedSubtasks(tx, task.id, now);
+        this.changeHooks.changed(tx, user.id, [task.id]);
       }
       touchRecurrence(tx, rec.id, now);
       return this.view(tx, { ...rec, updated_at: now });
@@ -362,7 +367,10 @@ export class RecurrenceService implements RepeatingTasks {
           if (on.length === 0 || series.compare(on[0]!, task.due_at!) >= 0) return null;
           return series.nextAfter(on[on.length - 1]!, exceptions) === task.due_at ? on[0]! : null;
         });
-        if (back !== null) setTaskDueAt(tx, task.id, back, now);
+        if (back !== null) {
+          setTaskDueAt(tx, task.id, back, now);
+          this.changeHooks.changed(tx, user.id, [task.id]);
+        }
       }
       touchRecurrence(tx, rec.id, now);
     });

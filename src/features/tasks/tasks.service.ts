@@ -52,6 +52,7 @@ import { presentTasks } from "./tasks.present";
 import type { TagDeleteHooks } from "../tags/tags.delete-hooks";
 import { runAfterCommit, type TaskPurgeHooks } from "./tasks.purge-hooks";
 import { TaskRepeatHooks } from "./tasks.repeat-hooks";
+import { TaskChangeHooks } from "./tasks.change-hooks";
 import type { Task, TaskBatch, TaskCreate, TaskPatch, TaskQuery } from "./tasks.schemas";
 import { ftsPhrase, normalizeSearch, searchTerms, taskSearchText, usesTrigramIndex } from "./tasks.search";
 import { localMidnightUtc } from "../../core/time";
@@ -82,6 +83,8 @@ export class TasksService {
     listPurgeHooks: ListPurgeHooks,
     tagDeleteHooks: TagDeleteHooks,
     readonly repeatHooks: TaskRepeatHooks = new TaskRepeatHooks(),
+    /** Where reminders register: told of every write that may move or end a task's reminders. */
+    readonly changeHooks: TaskChangeHooks = new TaskChangeHooks(),
   ) {
     // A deleted tag leaves its tasks (task_tags cascade): their versions grow, as for any change of their tags.
     tagDeleteHooks.register((c, tagId, now) => bumpTasksTagged(c, tagId, now));
@@ -333,6 +336,7 @@ export class TasksService {
       if (ch.listId !== undefined && newParent === null) updateTasks(tx, user.id, subtaskIds(tx, [id]), { listId: ch.listId }, now);
       if (tagIds !== undefined) replaceTags(tx, [id], tagIds);
       if (completesOccurrence) this.repeatHooks.completeOccurrence(tx, user, id, at);
+      if (p.due_at !== undefined || p.completed !== undefined) this.changeHooks.changed(tx, user.id, [id]);
       return this.present(tx, user.id, id);
     });
   }
@@ -343,6 +347,7 @@ export class TasksService {
       const cur = this.visibleTask(tx, user.id, id);
       const subs = cur.parent_id === null ? findSubtasks(tx, [id], false).map((s) => s.id) : [];
       setDeleted(tx, user.id, [id, ...subs], this.now(), this.now());
+      this.changeHooks.changed(tx, user.id, [id, ...subs]);
     });
   }
 
@@ -359,6 +364,7 @@ export class TasksService {
       const subs = cur.parent_id === null ? findSubtasks(tx, [id], true).filter((s) => s.deleted_at !== null).map((s) => s.id) : [];
       const now = this.now();
       setDeleted(tx, user.id, [id, ...subs], null, now);
+      this.changeHooks.changed(tx, user.id, [id, ...subs]);
       return this.present(tx, user.id, id);
     });
   }
@@ -408,6 +414,7 @@ export class TasksService {
           .map((s) => s.id)
           .filter((s) => !named.has(s));
         setDeleted(tx, user.id, [...ids, ...subs], now, now);
+        this.changeHooks.changed(tx, user.id, [...ids, ...subs]);
         return { updated: ids.length };
       }
 
@@ -429,6 +436,7 @@ export class TasksService {
       if (followers.length && listId !== undefined) updateTasks(tx, user.id, followers, { listId }, now);
       if (tagIds !== undefined) replaceTags(tx, ids, tagIds);
       for (const id of ids) if (occurrences.has(id)) this.repeatHooks.completeOccurrence(tx, user, id, at);
+      if (b.due_at !== undefined || b.completed !== undefined) this.changeHooks.changed(tx, user.id, ids);
       return { updated: ids.length };
     });
   }
