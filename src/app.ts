@@ -51,6 +51,9 @@ import { AttachmentsService } from "./features/attachments/attachments.service";
 import { attachmentsRoutes } from "./features/attachments/attachments.routes";
 import { RemindersService } from "./features/reminders/reminders.service";
 import { remindersRoutes } from "./features/reminders/reminders.routes";
+import { ChannelsService } from "./features/reminders/channels.service";
+import { channelsRoutes } from "./features/reminders/channels.routes";
+import { ReminderScheduler } from "./features/reminders/reminders.scheduler";
 import { legacyRoutes } from "./transfer/legacy/legacy.routes";
 import { reconcileAtStartup as reconcileBackups } from "./transfer/backup/backup.reconcile";
 import { backupRoutes } from "./transfer/backup/backup.routes";
@@ -77,6 +80,10 @@ export interface AppHandle {
   taskPurgeHooks: TaskPurgeHooks;
   /** Attachments (main.ts sweeps orphaned files at start-up). */
   attachments: AttachmentsService;
+  /** Reminders: the service, the channels and the scheduler (main.ts starts it; tests run its passes). */
+  reminders: RemindersService;
+  channels: ChannelsService;
+  scheduler: ReminderScheduler;
   /** The job worker's runner (backup and legacy files); started on the first heavy job. */
   jobs: JobRunner;
   /** Ends the job worker (the server is stopping; a test is done). */
@@ -141,6 +148,9 @@ export function createApp(opts: AppOptions): AppHandle {
   habits.changeHooks.register((c, _userId, ids) => reminders.rearmTargets(c, "habit", ids));
   countdowns.changeHooks.register((c, _userId, ids) => reminders.rearmTargets(c, "countdown", ids));
   account.onSettingsChanged((c, userId) => reminders.rearmUser(c, userId));
+  const channels = new ChannelsService(core, reminders, tasks, habits);
+  // Built here, started by main.ts once the server listens (tests drive it themselves).
+  const scheduler = new ReminderScheduler(core, reminders, channels);
 
   const ensureContext = (request: Request): RequestContext => {
     let ctx = getContext(request);
@@ -176,6 +186,7 @@ export function createApp(opts: AppOptions): AppHandle {
     .use(trashRoutes(tasks))
     .use(recurrenceRoutes(new RecurrenceService(core, tasks.repeatHooks, tasks.changeHooks)))
     .use(remindersRoutes(reminders))
+    .use(channelsRoutes(channels))
     .use(attachmentsRoutes(attachments))
     .use(legacyRoutes(legacy, core.clock))
     .use(backupRoutes(backup))
@@ -219,8 +230,14 @@ export function createApp(opts: AppOptions): AppHandle {
     tasks,
     taskPurgeHooks,
     attachments,
+    reminders,
+    channels,
+    scheduler,
     jobs,
-    close: () => jobs.close(),
+    close: () => {
+      scheduler.stop();
+      jobs.close();
+    },
     fetch(original, server) {
       // The socket address is asked of the object the server made (requestIP knows no copy).
       const ctx = new RequestContext(shortId(), original, () => server?.requestIP(original)?.address ?? null, core.config.trustProxy);

@@ -274,6 +274,10 @@ async function main(): Promise<number> {
   // route registration) is not JIT-compiled; requests get the normal policy.
   Bun.unsafe.setJITPolicy(1);
 
+  // Reminders: links in notifications point at the public address; then the scheduler's timer.
+  handle.channels.publicUrl = config.publicUrl || `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${server.port}`;
+  handle.scheduler.start();
+
   // Hourly upkeep: expired sessions, planner statistics (core/maintenance.ts).
   const sweep = setInterval(() => hourlyMaintenance(handle.core), MAINTENANCE_INTERVAL_MS);
   sweep.unref();

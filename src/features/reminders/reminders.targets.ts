@@ -17,7 +17,7 @@ export interface TargetInfo {
   title: string;
   due_at?: string | null;
   list?: { id: string; name: string };
-  /** Task priority (0 none, 1 low, 3 medium, 5 high): ntfy's Priority is mapped from it. */
+  /** Task priority (0 none … 3 high): ntfy's Priority is mapped from it. */
   priority?: number;
 }
 
