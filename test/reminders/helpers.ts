@@ -23,6 +23,7 @@ export interface Received {
   path: string;
   headers: Record<string, string>;
   body: string;
+  raw: Buffer;
 }
 
 /**
@@ -40,7 +41,8 @@ export class Receiver {
       hostname: "127.0.0.1",
       fetch: async (req) => {
         const u = new URL(req.url);
-        const r: Received = { method: req.method, path: u.pathname, headers: Object.fromEntries(req.headers), body: await req.text() };
+        const raw = Buffer.from(await req.arrayBuffer());
+        const r: Received = { method: req.method, path: u.pathname, headers: Object.fromEntries(req.headers), body: raw.toString("utf8"), raw };
         this.got.push(r);
         return this.answer(r);
       },
