@@ -97,6 +97,9 @@ export const TAG_DESCRIPTIONS: Record<string, string> = {
     "Repeating tasks: an RFC 5545 RRULE from the task's due date, or an interval after each completion. Completing an occurrence records a completed copy and moves the task to the next occurrence; single occurrences can be skipped.",
   attachments: "Files attached to tasks: streamed uploads checked against an allow-list of types by their content, and downloads with ETags and byte ranges.",
   legacy: "The lightweight legacy v1 format (one JSON document or one CSV file, no attachments) for export and restore.",
+  reminders: "Reminders on tasks (before the due time, or at an instant), habits (daily at a local time on scheduled days) and countdowns (days before each occurrence): each with its next fire time, re-armed when its target changes.",
+  notifications: "Where reminders go: per-user channels (webhook, ntfy, e-mail, Web Push) with a test action, the deliveries list, and the signed done/snooze links notifications carry.",
+  admin: "Instance settings for notifications (administrators only): the SMTP server e-mail channels use, and the outbound rule limiting where webhook, ntfy and push requests may go.",
   backup: "Complete backups (app-backup v2 ZIP archives with attachments): streamed export, a preflight that validates an upload whole, and a merge or replace restore in one transaction.",
 };
 

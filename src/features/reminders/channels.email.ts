@@ -1,5 +1,5 @@
 import nodemailer from "nodemailer";
-import type { ReminderMessage } from "./channels.senders";
+import type { ReminderMessage } from "./channels.types";
 
 /** The administrator's SMTP settings (PUT /admin/smtp); the password is write-only. */
 export interface SmtpSettings {

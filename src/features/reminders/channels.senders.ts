@@ -1,20 +1,16 @@
 import { createHmac } from "node:crypto";
-import webpush from "web-push";
-import type { TargetInfo } from "./reminders.targets";
+import { lazy } from "../../core/lazy";
+import type { ReminderMessage } from "./channels.types";
 import { outboundPost, type OutboundRule } from "./outbound";
-import { sendMail, type SmtpSettings } from "./channels.email";
+import type { SmtpSettings } from "./channels.email";
 import type { ChannelRow } from "./channels.repo";
 
-/** What every channel is told: the webhook body of the spec (event "test" for a channel's test). */
-export interface ReminderMessage {
-  event: "reminder" | "test";
-  id: string;
-  reminder_id: string | null;
-  fire_at: string;
-  late: boolean;
-  target: TargetInfo;
-  actions: { done: string; snooze: string } | null;
-}
+export type { ReminderMessage };
+
+// Loaded on a channel's first use: a server whose users never set up e-mail or push does not hold
+// nodemailer or web-push (their modules are a few MiB once imported).
+const loadWebPush = lazy(async () => (await import("web-push")).default);
+const loadEmail = lazy(() => import("./channels.email"));
 
 export interface SendOutcome {
   ok: boolean;
@@ -82,12 +78,12 @@ export async function sendToChannel(ctx: SendContext, ch: ChannelRow, m: Reminde
       }
       case "email": {
         if (!ctx.smtp) return { ok: false, status: null, error: "no SMTP server is configured (PUT /admin/smtp)" };
-        await sendMail(ctx.smtp, String(config.address), m);
+        await (await loadEmail()).sendMail(ctx.smtp, String(config.address), m);
         return { ok: true, status: null, error: null };
       }
       case "webpush": {
         const sub = config.subscription as { endpoint: string; keys: { p256dh: string; auth: string } };
-        const req = webpush.generateRequestDetails({ endpoint: sub.endpoint, keys: { p256dh: String(secrets.p256dh), auth: String(secrets.auth) } }, messageBody(m), {
+        const req = (await loadWebPush()).generateRequestDetails({ endpoint: sub.endpoint, keys: { p256dh: String(secrets.p256dh), auth: String(secrets.auth) } }, messageBody(m), {
           vapidDetails: ctx.vapid,
           TTL: 24 * 3600,
           contentEncoding: "aes128gcm",

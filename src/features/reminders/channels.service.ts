@@ -2,8 +2,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { lookup } from "node:dns/promises";
 import { isIP } from "node:net";
 import { join } from "node:path";
-import { randomBytes } from "node:crypto";
-import webpush from "web-push";
+import { createECDH, randomBytes } from "node:crypto";
 import type { Core } from "../../core/core";
 import type { AuthUser } from "../../core/auth/principal";
 import { writeTx } from "../../core/db";
@@ -122,7 +121,10 @@ export class ChannelsService {
       const file = join(this.core.dataDir, "vapid.json");
       if (existsSync(file)) this.vapidKeys = JSON.parse(readFileSync(file, "utf8")) as { publicKey: string; privateKey: string };
       else {
-        const k = webpush.generateVAPIDKeys();
+        // A P-256 key pair as web-push expects it: the uncompressed public point and the private scalar, base64url.
+        const ecdh = createECDH("prime256v1");
+        ecdh.generateKeys();
+        const k = { publicKey: ecdh.getPublicKey().toString("base64url"), privateKey: Buffer.from(ecdh.getPrivateKey().toString("hex").padStart(64, "0"), "hex").toString("base64url") };
         try {
           writeFileSync(file, JSON.stringify(k) + "\n", { mode: 0o600, flag: "wx" });
           this.vapidKeys = k;
