@@ -6,12 +6,13 @@ import { deleteListsOfUser } from "../features/lists/lists.repo";
 import { deleteMemosOfUser } from "../features/memos/memos.repo";
 import { deleteTagsOfUser } from "../features/tags/tags.repo";
 import { deleteTasksOfUser } from "../features/tasks/tasks.repo";
+import { deleteRemindersOfUser } from "../features/reminders/reminders.repo";
 
 /**
  * Removes a user's business content before a replace restore (backup and legacy alike): folders,
  * lists except the inbox (the inbox row stays; its tasks go), tasks (with their tags, recurrences
- * and attachment rows by cascade), tags, habits with their logs (pauses by cascade), countdowns and
- * memos. Each owning repo removes its own rows; attachment files are the caller's to remove after
+ * and attachment rows by cascade), tags, habits with their logs (pauses by cascade), countdowns,
+ * memos and reminders. Each owning repo removes its own rows; attachment files are the caller's to remove after
  * the commit.
  */
 export function deleteAccountContent(c: Conn, userId: string): void {
@@ -22,4 +23,6 @@ export function deleteAccountContent(c: Conn, userId: string): void {
   deleteHabitsOfUser(c, userId);
   deleteCountdownsOfUser(c, userId);
   deleteMemosOfUser(c, userId);
+  // Their targets are gone: so are the reminders.
+  deleteRemindersOfUser(c, userId);
 }

@@ -1,7 +1,7 @@
 import type { Conn, SqlRow } from "../../core/db";
 import { deleteInBatches } from "../../core/db";
 import { deliveries, notificationChannels } from "../../core/schema";
-import { userRows } from "../../core/table-rows";
+import { ownerOfRow, userRows } from "../../core/table-rows";
 
 // Channels, the delivery ledger, used action tokens and the instance's notification settings.
 
@@ -177,9 +177,14 @@ export function writeSetting(c: Conn, key: string, value: string, now: string): 
 // ---- backup ---------------------------------------------------------------------------------------
 
 export type ChannelExportRow = Omit<SqlRow<typeof notificationChannels>, "user_id">;
+const CH_EXPORT = "id, type, name, enabled, config, secrets, created_at, updated_at";
 export function exportChannelRows(c: Conn, userId: string): Generator<ChannelExportRow> {
-  return userRows(c, notificationChannels, "id, type, name, enabled, config, secrets, created_at, updated_at", userId, "id");
+  return userRows(c, notificationChannels, CH_EXPORT, userId, "id");
 }
+export function exportChannelRow(c: Conn, id: string): ChannelExportRow | null {
+  return c.sqlite.query<ChannelExportRow, [string]>(`SELECT ${CH_EXPORT} FROM notification_channels WHERE id = ?`).get(id);
+}
+export const channelOwner = (c: Conn, id: string) => ownerOfRow(c, notificationChannels, id);
 export function insertRestoredChannel(c: Conn, userId: string, r: ChannelExportRow): void {
   insertChannel(c, { ...r, enabled: r.enabled ? 1 : 0, user_id: userId } as ChannelRow);
 }

@@ -10,7 +10,8 @@ export function presentReminder(r: ReminderRow): Reminder {
     at: r.at,
     time: r.time,
     days_before: r.days_before,
-    next_fire_at: r.next_fire_at,
+    // A restored reminder waits for the scheduler to arm it (next_occurrence null): nothing armed yet.
+    next_fire_at: r.next_occurrence === null ? null : r.next_fire_at,
     created_at: r.created_at,
     updated_at: r.updated_at,
   };

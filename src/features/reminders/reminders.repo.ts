@@ -1,7 +1,7 @@
 import type { Conn, SqlRow } from "../../core/db";
 import { deleteInBatches } from "../../core/db";
 import { reminders } from "../../core/schema";
-import { userRows } from "../../core/table-rows";
+import { ownerOfRow, userRows } from "../../core/table-rows";
 
 // Raw prepared statements (c.sqlite.query caches each SQL string): the scheduler runs these
 // often, and the armed-schedule query must stay on reminders_next_fire_idx.
@@ -105,16 +105,27 @@ export function earliestFire(c: Conn): string | null {
 
 // ---- backup / legacy ---------------------------------------------------------------------------
 
-export type ReminderExportRow = Omit<SqlRow<typeof reminders>, "user_id">;
-const EXPORT_COLS =
-  "id, target_type, target_id, kind, minutes_before, at, time, days_before, next_fire_at, next_occurrence, fired_occurrence, snoozed_until, created_at, updated_at";
+/** A reminder as the backup reads and writes it: its definition (the schedule is computed again after a restore). */
+export type ReminderExportRow = Pick<SqlRow<typeof reminders>, "id" | "target_type" | "target_id" | "kind" | "minutes_before" | "at" | "time" | "days_before" | "created_at" | "updated_at">;
+const EXPORT_COLS = "id, target_type, target_id, kind, minutes_before, at, time, days_before, created_at, updated_at";
 
 export function exportReminderRows(c: Conn, userId: string): Generator<ReminderExportRow> {
   return userRows(c, reminders, EXPORT_COLS, userId, "id");
 }
 
+export function exportReminderRow(c: Conn, id: string): ReminderExportRow | null {
+  return c.sqlite.query<ReminderExportRow, [string]>(`SELECT ${EXPORT_COLS} FROM reminders WHERE id = ?`).get(id);
+}
+
+export const reminderOwner = (c: Conn, id: string) => ownerOfRow(c, reminders, id);
+
+/**
+ * A restored reminder is stored unarmed but due (next_fire_at at the epoch, no occurrence): the
+ * scheduler's next pass (within a minute) computes its schedule from the restored target, as it
+ * does for any reminder whose occurrence is unknown; occurrences before the restore never fire.
+ */
 export function insertRestoredReminder(c: Conn, userId: string, r: ReminderExportRow): void {
-  insertReminder(c, { ...r, user_id: userId });
+  insertReminder(c, { ...r, user_id: userId, next_fire_at: "1970-01-01T00:00:00.000Z", next_occurrence: null, fired_occurrence: null, snoozed_until: null });
 }
 
 export function deleteRemindersOfUser(c: Conn, userId: string): void {

@@ -24,21 +24,12 @@ import { enabledChannelIds, insertDeliveryOnce } from "./channels.repo";
 import { NeedsLunar, nextFire, quietUntil, type Armed, type ReminderRule, type UserClock } from "./reminders.schedule";
 import { loadTarget, type LoadedTarget, type TargetInfo, type TargetType } from "./reminders.targets";
 import type { ReminderCreate, ReminderPatch } from "./reminders.schemas";
+import { FIELDS, reminderShapeProblems } from "./reminders.rules";
 
 /** At most this many reminders per target (spec). */
 export const REMINDERS_PER_TARGET = 10;
 /** A delivery recorded this long after its fire time is marked late. */
 export const LATE_AFTER_MS = 60_000;
-
-/** Which kinds a target takes. */
-const KINDS: Record<TargetType, ReminderCreate["kind"][]> = { task: ["before_due", "at"], habit: ["daily"], countdown: ["days_before"] };
-/** The fields each kind uses; the others must be absent. */
-const FIELDS: Record<ReminderCreate["kind"], (keyof ReminderPatch)[]> = {
-  before_due: ["minutes_before"],
-  at: ["at"],
-  daily: ["time"],
-  days_before: ["days_before", "time"],
-};
 
 /** What a delivery carries to the receivers, fixed when it is recorded. */
 export interface DeliveryPayload {
@@ -150,7 +141,7 @@ export class RemindersService {
 
   async create(user: AuthUser, type: TargetType, targetId: string, input: ReminderCreate): Promise<ReminderRow> {
     if (type === "countdown") await this.ensureLunar();
-    const problems = shapeProblems(type, input.kind, input);
+    const problems = reminderShapeProblems(type, input.kind, input);
     if (problems.length) throw validationFailed(problems, `a ${input.kind} reminder on a ${type} takes ${FIELDS[input.kind].join(" and ")}`);
     const row = writeTx(this.core.db, (tx) => {
       const t = this.target(tx, user, type, targetId);
@@ -300,17 +291,4 @@ export class RemindersService {
     this.arm(c, { ...r, fired_occurrence: base, snoozed_until: null }, target, u, after);
     updateReminder(c, r.id, { fired_occurrence: base });
   }
-}
-
-/** Which fields a create request must and must not carry for its kind on this target type. */
-function shapeProblems(type: TargetType, kind: ReminderCreate["kind"], input: ReminderCreate): FieldProblem[] {
-  if (!KINDS[type].includes(kind)) return [{ path: "kind", message: `a ${type} takes ${KINDS[type].join(" or ")} reminders` }];
-  const out: FieldProblem[] = [];
-  const wanted = FIELDS[kind];
-  for (const k of ["minutes_before", "at", "time", "days_before"] as const) {
-    const has = input[k] !== undefined;
-    if (wanted.includes(k) && !has) out.push({ path: k, message: `required for a ${kind} reminder` });
-    if (!wanted.includes(k) && has) out.push({ path: k, message: `not used by a ${kind} reminder` });
-  }
-  return out;
 }
