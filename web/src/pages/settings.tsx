@@ -3,6 +3,7 @@ import { api } from "../api/client";
 import type { SessionInfo, User } from "../api/types";
 import { t } from "../i18n";
 import { navigate } from "../router";
+import { ReminderSettings } from "./notifications";
 import { ErrorBox, errorText, formatInstant, toast, toastError, useLoad, useTitle } from "../ui";
 
 const ZONES: string[] = (() => {
@@ -97,6 +98,7 @@ export function SettingsPage({ user, onUser, onSignedOut }: { user: User; onUser
         </ul>
         <button onClick={() => end("/sessions/others")}>{t.settings.endOthers}</button>
       </div>
+      <ReminderSettings isAdmin={user.is_admin} />
       {user.is_admin && <UsersCard />}
       <div class="card">
         <h2>{t.settings.shortcuts}</h2>
