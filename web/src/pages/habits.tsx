@@ -277,7 +277,7 @@ function HabitPanel({ habit, onChanged, act, onAmount }: { habit: Habit; onChang
         )}
         <button onClick={() => act(() => api.del(`/habits/${habit.id}`))}>{t.archive}</button>
       </div>
-      <ReminderList type="habit" id={habit.id} key={habit.updated_at} />
+      <ReminderList type="habit" id={habit.id} key={habit.updated_at} level={2} />
     </div>
   );
 }

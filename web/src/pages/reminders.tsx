@@ -37,7 +37,9 @@ export function describeReminder(r: ReminderView): string {
   }
 }
 
-export function ReminderList({ type, id, hasDue = true }: { type: TargetType; id: string; hasDue?: boolean }) {
+/** `level`: the heading level that fits where the list is shown (a dialog's sections are h3; a page's panel h2). */
+export function ReminderList({ type, id, hasDue = true, level = 3 }: { type: TargetType; id: string; hasDue?: boolean; level?: 2 | 3 }) {
+  const Heading = level === 2 ? "h2" : "h3";
   const base = `/${PATHS[type]}/${id}/reminders`;
   const list = useLoad(() => api.get<{ items: ReminderView[] }>(base), [base]);
   const [busy, setBusy] = useState(false);
@@ -75,7 +77,7 @@ export function ReminderList({ type, id, hasDue = true }: { type: TargetType; id
   const [lead, setLead] = useState("0");
   return (
     <section class="reminders" aria-labelledby={`rem-${id}`}>
-      <h3 id={`rem-${id}`}>Reminders</h3>
+      <Heading id={`rem-${id}`}>Reminders</Heading>
       {list.error !== undefined && <ErrorBox error={list.error} retry={list.reload} />}
       <ul class="plain">
         {(list.data?.items ?? []).map((r) => (
