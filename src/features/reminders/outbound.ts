@@ -47,7 +47,6 @@ const NOT_PUBLIC = (() => {
   for (const [net, bits] of [
     ["::", 128],
     ["::1", 128],
-    ["::ffff:0:0", 96],
     ["64:ff9b::", 96],
     ["100::", 64],
     ["2001:db8::", 32],
@@ -59,10 +58,20 @@ const NOT_PUBLIC = (() => {
   return b;
 })();
 
-/** An IPv4-mapped IPv6 address (::ffff:a.b.c.d) is judged as the IPv4 address it carries. */
+/**
+ * An IPv4-mapped IPv6 address (::ffff:a.b.c.d, or ::ffff:7f00:1) is judged as the IPv4 address it
+ * carries. (No ::ffff:0:0/96 rule in the list: node's BlockList checks IPv4 addresses against IPv6
+ * rules as mapped ones, so such a rule would refuse every IPv4 address.)
+ */
 function unmapped(address: string): { address: string; family: "ipv4" | "ipv6" } {
-  const m = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  const m = /^(?:0{0,4}:){0,5}:?ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
   if (m) return { address: m[1]!, family: "ipv4" };
+  const h = /^(?:0{0,4}:){0,5}:?ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(address);
+  if (h) {
+    const hi = parseInt(h[1]!, 16);
+    const lo = parseInt(h[2]!, 16);
+    return { address: `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`, family: "ipv4" };
+  }
   return { address, family: isIP(address) === 6 ? "ipv6" : "ipv4" };
 }
 
