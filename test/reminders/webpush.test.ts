@@ -105,5 +105,15 @@ describe("Web Push", () => {
     expect(d).toMatchObject({ status: "delivered", channel_id: ch.body.id });
     expect(body).toMatchObject({ event: "reminder", id: d.id, reminder_id: d.reminder_id, late: false, target: { type: "task", id: t.id, title: "Push me" } });
     expect((body.actions as { done: string }).done).toStartWith("http://localhost/api/v1/reminder-actions/");
+
+    // The push service says the subscription is gone (410): failed at once, the channel disabled.
+    push.answer = () => new Response(null, { status: 410 });
+    const t2 = await mkTask(alice, { title: "Gone", due_at: new Date(clock.now().getTime() + 7200_000).toISOString() });
+    await alice.post(`/api/v1/tasks/${t2.id}/reminders`, { kind: "before_due", minutes_before: 120 });
+    await app.handle.scheduler.runDue();
+    const gone = (await alice.get("/api/v1/deliveries")).body.items[0];
+    expect(gone).toMatchObject({ status: "failed", attempts: 1 });
+    expect(gone.last_error).toContain("expired (410)");
+    expect((await alice.get("/api/v1/notification-channels")).body.items[0].enabled).toBe(false);
   });
 });

@@ -306,14 +306,18 @@ export class ChannelsService {
     }
     failpoint("reminders.after_send");
     const now = this.core.clock.now();
-    const final = !ch || ch.enabled !== 1;
+    // A push service's 404/410: the subscription is gone for good (RFC 8030); the channel is disabled.
+    const expired = ch?.type === "webpush" && (out.status === 404 || out.status === 410);
+    if (expired) out = { ...out, error: `the push subscription has expired (${out.status}); the channel was disabled` };
+    const final = !ch || ch.enabled !== 1 || expired;
     const retryAt = new Date(now.getTime() + backoffMs(d.attempts));
     const giveUp = final || retryAt.getTime() > new Date(d.fire_at).getTime() + graceMs;
-    writeTx(this.core.db, (tx) =>
+    writeTx(this.core.db, (tx) => {
+      if (expired) updateChannel(tx, d.channel_id, { enabled: 0, updated_at: now.toISOString() });
       finishDelivery(tx, d.id, out.ok
         ? { status: "delivered", next_attempt_at: null, last_error: null, delivered_at: now.toISOString() }
-        : { status: giveUp ? "failed" : "retrying", next_attempt_at: giveUp ? null : retryAt.toISOString(), last_error: out.error, delivered_at: null }),
-    );
+        : { status: giveUp ? "failed" : "retrying", next_attempt_at: giveUp ? null : retryAt.toISOString(), last_error: out.error, delivered_at: null });
+    });
     failpoint("reminders.after_record");
     return out;
   }
