@@ -5,9 +5,8 @@ import { join } from "node:path";
 import { createECDH, randomBytes } from "node:crypto";
 import type { Core } from "../../core/core";
 import type { AuthUser } from "../../core/auth/principal";
-import { writeTx } from "../../core/db";
+import { writeTx, type Conn } from "../../core/db";
 import { AppError, forbidden, notFound, validationFailed, type FieldProblem } from "../../core/errors";
-import { failpoint } from "../../core/failpoint";
 import { newId } from "../../core/ids";
 import { toPage, type Page } from "../../core/cursor";
 import { findUserById } from "../account/account.repo";
@@ -282,11 +281,12 @@ export class ChannelsService {
   }
 
   /**
-   * One attempt of a claimed delivery (`d.attempts` counts this one) (status sending): send, then record the outcome. A crash
-   * between the two leaves it `sending`; after a restart it is sent again with the same id
-   * (X-Delivery-Id), which is how a receiver tells a repeat from a new reminder.
+   * One attempt of a claimed delivery (status sending; `d.attempts` counts this one): the send.
+   * Its outcome is recorded by record(), which the scheduler runs for several outcomes in one
+   * transaction. A crash between the two leaves it `sending`; after a restart it is sent again with
+   * the same id (X-Delivery-Id), which is how a receiver tells a repeat from a new reminder.
    */
-  async attempt(d: DeliveryRow, graceMs: number): Promise<SendOutcome> {
+  async send(d: DeliveryRow): Promise<AttemptResult> {
     const ch = findChannelById(this.core.db, d.channel_id);
     let out: SendOutcome;
     if (!ch) out = { ok: false, status: null, error: "the channel was deleted" };
@@ -304,22 +304,22 @@ export class ChannelsService {
       };
       out = await sendToChannel(this.sendContext(), ch, m);
     }
-    failpoint("reminders.after_send");
-    const now = this.core.clock.now();
     // A push service's 404/410: the subscription is gone for good (RFC 8030); the channel is disabled.
     const expired = ch?.type === "webpush" && (out.status === 404 || out.status === 410);
     if (expired) out = { ...out, error: `the push subscription has expired (${out.status}); the channel was disabled` };
-    const final = !ch || ch.enabled !== 1 || expired;
+    return { d, out, final: !ch || ch.enabled !== 1 || expired, expired };
+  }
+
+  /** Records one attempt's outcome inside the caller's transaction: delivered, retrying with backoff, or failed. */
+  record(tx: Conn, r: AttemptResult, graceMs: number): void {
+    const { d, out } = r;
+    const now = this.core.clock.now();
     const retryAt = new Date(now.getTime() + backoffMs(d.attempts));
-    const giveUp = final || retryAt.getTime() > new Date(d.fire_at).getTime() + graceMs;
-    writeTx(this.core.db, (tx) => {
-      if (expired) updateChannel(tx, d.channel_id, { enabled: 0, updated_at: now.toISOString() });
-      finishDelivery(tx, d.id, out.ok
-        ? { status: "delivered", next_attempt_at: null, last_error: null, delivered_at: now.toISOString() }
-        : { status: giveUp ? "failed" : "retrying", next_attempt_at: giveUp ? null : retryAt.toISOString(), last_error: out.error, delivered_at: null });
-    });
-    failpoint("reminders.after_record");
-    return out;
+    const giveUp = r.final || retryAt.getTime() > new Date(d.fire_at).getTime() + graceMs;
+    if (r.expired) updateChannel(tx, d.channel_id, { enabled: 0, updated_at: now.toISOString() });
+    finishDelivery(tx, d.id, out.ok
+      ? { status: "delivered", next_attempt_at: null, last_error: null, delivered_at: now.toISOString() }
+      : { status: giveUp ? "failed" : "retrying", next_attempt_at: giveUp ? null : retryAt.toISOString(), last_error: out.error, delivered_at: null });
   }
 
   // ---- action links -----------------------------------------------------------------------------
@@ -364,6 +364,15 @@ export class ChannelsService {
     }
     return { status: "done", snoozed_until: null };
   }
+}
+
+/** One attempt's outcome, waiting to be recorded. */
+export interface AttemptResult {
+  d: DeliveryRow;
+  out: SendOutcome;
+  /** No retry can help (the channel is gone, disabled, or its push subscription expired). */
+  final: boolean;
+  expired: boolean;
 }
 
 /** The API's four statuses: a delivery waiting for its first attempt or in one counts as retrying. */

@@ -5,7 +5,7 @@ import { isSqliteBusy } from "../../core/errors";
 import { claimDelivery, dueDeliveries, earliestAttempt, releaseInterrupted, type DeliveryRow } from "./channels.repo";
 import { earliestFire } from "./reminders.repo";
 import type { RemindersService } from "./reminders.service";
-import type { ChannelsService } from "./channels.service";
+import type { AttemptResult, ChannelsService } from "./channels.service";
 
 /**
  * The scheduler: one durable schedule (reminders.next_fire_at and deliveries.next_attempt_at,
@@ -37,6 +37,9 @@ export class ReminderScheduler {
   private again = false;
   private started = false;
   private readonly inFlight = new Set<Promise<void>>();
+  /** Outcomes of finished attempts not yet recorded (flush). */
+  private outcomes: AttemptResult[] = [];
+  private flushTimer: ReturnType<typeof setTimeout> | null = null;
   private readonly concurrency: number;
   private readonly batch: number;
 
@@ -64,12 +67,18 @@ export class ReminderScheduler {
     this.wake();
   }
 
-  /** Stops the timer; attempts under way finish on their own. */
+  /** Stops the timer; attempts under way finish on their own (their outcomes recorded if the database is still open). */
   stop(): void {
     this.started = false;
     this.reminders.wake = () => {};
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
+    // Outcomes already known are recorded now (the rest are re-sent after a restart).
+    try {
+      this.flush();
+    } catch (e) {
+      this.core.logger.warn("reminder outcomes not recorded at stop", { error: String(e) });
+    }
   }
 
   /** Something moved the schedule: run a pass soon (never inside the caller's request). */
@@ -128,38 +137,72 @@ export class ReminderScheduler {
       await Bun.sleep(0);
       if (n < this.batch) break;
     }
-    // 2. Deliveries whose attempt is due, at most `concurrency` at once.
+    // 2. Deliveries whose attempt is due, at most `concurrency` at once; claimed a slot-full at a
+    // time in one transaction, their outcomes recorded together (each commit is an fsync).
     for (;;) {
-      const now = this.core.clock.now();
-      const due = dueDeliveries(this.core.db, now.toISOString(), this.concurrency * 4);
+      while (this.inFlight.size >= this.concurrency) await Promise.race(this.inFlight);
+      const free = this.concurrency - this.inFlight.size;
+      const at = this.core.clock.now();
+      const due = dueDeliveries(this.core.db, at.toISOString(), free);
       if (due.length === 0) break;
-      let claimed = 0;
-      for (const d of due) {
-        while (this.inFlight.size >= this.concurrency) await Promise.race(this.inFlight);
-        const at = this.core.clock.now();
-        let ok: boolean;
-        try {
-          ok = writeTx(this.core.db, (tx) => claimDelivery(tx, d.id, at.toISOString(), new Date(at.getTime() + LEASE_MS).toISOString()));
-        } catch (e) {
-          if (!isSqliteBusy(e)) throw e;
-          ok = false;
-        }
-        if (!ok) continue;
-        claimed++;
-        failpoint("reminders.after_claim");
-        this.launch({ ...d, status: "sending", attempts: d.attempts + 1 });
+      let claimed: DeliveryRow[];
+      try {
+        const lease = new Date(at.getTime() + LEASE_MS).toISOString();
+        claimed = writeTx(this.core.db, (tx) => due.filter((d) => claimDelivery(tx, d.id, at.toISOString(), lease)));
+      } catch (e) {
+        if (!isSqliteBusy(e)) throw e;
+        await Bun.sleep(200);
+        continue;
       }
-      if (claimed === 0) break;
+      if (claimed.length === 0) break;
+      failpoint("reminders.after_claim");
+      for (const d of claimed) this.launch({ ...d, status: "sending", attempts: d.attempts + 1 });
       await Bun.sleep(0);
     }
     await Promise.all(this.inFlight);
+    this.flush();
+  }
+
+  /** Records the outcomes that have arrived, in one transaction. */
+  private flush(): void {
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+    this.flushTimer = null;
+    if (this.outcomes.length === 0) return;
+    const batch = this.outcomes;
+    this.outcomes = [];
+    failpoint("reminders.after_send");
+    for (;;) {
+      try {
+        writeTx(this.core.db, (tx) => {
+          for (const r of batch) this.channels.record(tx, r, this.graceMs);
+        });
+        break;
+      } catch (e) {
+        if (!isSqliteBusy(e)) throw e;
+        // Another connection holds the write lock for a moment: keep them for the next flush.
+        this.outcomes.unshift(...batch);
+        this.flushSoon(200);
+        return;
+      }
+    }
+    failpoint("reminders.after_record");
+  }
+
+  private flushSoon(ms: number): void {
+    if (this.flushTimer) return;
+    this.flushTimer = setTimeout(() => this.flush(), ms);
   }
 
   private launch(d: DeliveryRow): void {
     const p: Promise<void> = this.channels
-      .attempt(d, this.graceMs)
+      .send(d)
       .then(
-        () => undefined,
+        (r) => {
+          this.outcomes.push(r);
+          // Up to a slot-full of outcomes, or 20 ms, per commit.
+          if (this.outcomes.length >= this.concurrency) this.flush();
+          else this.flushSoon(20);
+        },
         (e: unknown) => this.core.logger.error("reminder delivery failed unexpectedly", { delivery: d.id, error: String(e) }),
       )
       .finally(() => this.inFlight.delete(p));

@@ -99,11 +99,15 @@ export class RemindersService {
   rearmTargets(c: Conn, type: TargetType, ids: string[]): void {
     const now = this.core.clock.now();
     const users = new Map<string, ReturnType<RemindersService["userClock"]>>();
+    // A target's several reminders share one read of it (a batch of 500 tasks may hold 5,000).
+    const targets = new Map<string, LoadedTarget | null>();
     for (const r of remindersOfTargets(c, type, ids)) {
       if (!users.has(r.user_id)) users.set(r.user_id, this.userClock(c, r.user_id));
       const u = users.get(r.user_id);
       if (!u) continue;
-      this.arm(c, r, loadTarget(c, r.user_id, r.target_type, r.target_id, u.tz, now), u, now);
+      const key = `${r.user_id}:${r.target_id}`;
+      if (!targets.has(key)) targets.set(key, loadTarget(c, r.user_id, r.target_type, r.target_id, u.tz, now));
+      this.arm(c, r, targets.get(key)!, u, now);
     }
     queueMicrotask(() => this.wake());
   }
@@ -118,7 +122,12 @@ export class RemindersService {
     const now = this.core.clock.now();
     const u = this.userClock(c, userId);
     if (!u) return;
-    for (const r of remindersOfUser(c, userId)) this.arm(c, r, loadTarget(c, userId, r.target_type, r.target_id, u.tz, now), u, now);
+    const targets = new Map<string, LoadedTarget | null>();
+    for (const r of remindersOfUser(c, userId)) {
+      const key = `${r.target_type}:${r.target_id}`;
+      if (!targets.has(key)) targets.set(key, loadTarget(c, userId, r.target_type, r.target_id, u.tz, now));
+      this.arm(c, r, targets.get(key)!, u, now);
+    }
     queueMicrotask(() => this.wake());
   }
 
