@@ -154,6 +154,9 @@ describe("habit reminders", () => {
     expect((await alice.get(`/api/v1/habits/${h.body.id}/reminders`)).body.items[0].next_fire_at).toBeNull();
     await rejected(() => alice.post(`/api/v1/habits/${h.body.id}/reminders`, { kind: "before_due", minutes_before: 5 }), 422, "validation_failed");
     await rejected(() => alice.post(`/api/v1/habits/${h.body.id}/reminders`, { kind: "daily" }), 422, "validation_failed");
+    // Purged: its reminders go too.
+    expect((await alice.delete(`/api/v1/habits/${h.body.id}/purge`)).status).toBe(204);
+    expect(app.db.sqlite.query("SELECT count(*) AS n FROM reminders WHERE id = ?").get(r.id)).toEqual({ n: 0 });
   });
 });
 

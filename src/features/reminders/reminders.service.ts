@@ -31,6 +31,12 @@ export const REMINDERS_PER_TARGET = 10;
 /** A delivery recorded this long after its fire time is marked late. */
 export const LATE_AFTER_MS = 60_000;
 
+/** Reads one scheduler batch shares: each user's settings and enabled channels. */
+interface FireMemo {
+  users: Map<string, ReturnType<RemindersService["userClock"]>>;
+  channels: Map<string, string[]>;
+}
+
 /** What a delivery carries to the receivers, fixed when it is recorded. */
 export interface DeliveryPayload {
   reminder_id: string;
@@ -107,7 +113,10 @@ export class RemindersService {
       if (!u) continue;
       const key = `${r.user_id}:${r.target_id}`;
       if (!targets.has(key)) targets.set(key, loadTarget(c, r.user_id, r.target_type, r.target_id, u.tz, now));
-      this.arm(c, r, targets.get(key)!, u, now);
+      const t = targets.get(key)!;
+      // A purged habit or countdown: its reminders go with it.
+      if (t === null) deleteReminder(c, r.id);
+      else this.arm(c, r, t, u, now);
     }
     queueMicrotask(() => this.wake());
   }
@@ -243,13 +252,16 @@ export class RemindersService {
   fireDue(now: Date, graceMs: number, limit: number): number {
     return writeTx(this.core.db, (tx) => {
       const due = dueReminders(tx, now.toISOString(), limit);
-      for (const r of due) this.fireOne(tx, r, now, graceMs);
+      // Reads shared by the batch's reminders (many fire for one user, several for one target).
+      const memo: FireMemo = { users: new Map(), channels: new Map() };
+      for (const r of due) this.fireOne(tx, r, now, graceMs, memo);
       return due.length;
     });
   }
 
-  private fireOne(c: Conn, r: ReminderRow, now: Date, graceMs: number): void {
-    const u = this.userClock(c, r.user_id);
+  private fireOne(c: Conn, r: ReminderRow, now: Date, graceMs: number, memo: FireMemo): void {
+    if (!memo.users.has(r.user_id)) memo.users.set(r.user_id, this.userClock(c, r.user_id));
+    const u = memo.users.get(r.user_id)!;
     const fireAt = new Date(r.next_fire_at!);
     const target = u ? loadTarget(c, r.user_id, r.target_type, r.target_id, u.tz, fireAt) : null;
     if (!u || !target) {
@@ -274,7 +286,8 @@ export class RemindersService {
     const waitUntil = missed ? null : quietUntil(new Date(Math.max(now.getTime(), fireAt.getTime())), u.quiet, u.tz);
     const payload: DeliveryPayload = { reminder_id: r.id, target: target.info };
     const createdAt = now.toISOString();
-    for (const channelId of enabledChannelIds(c, r.user_id)) {
+    if (!memo.channels.has(r.user_id)) memo.channels.set(r.user_id, enabledChannelIds(c, r.user_id));
+    for (const channelId of memo.channels.get(r.user_id)!) {
       insertDeliveryOnce(c, {
         id: newId(),
         user_id: r.user_id,
