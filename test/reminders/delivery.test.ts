@@ -72,6 +72,9 @@ describe("webhook delivery", () => {
     const anon = app.client();
     const path = new URL(body.actions.done).pathname;
     await rejected(() => anon.post(path.slice(0, -3) + "AAA"), 404, "not_found");
+    // A session (with a forged CSRF header or none) changes nothing: the link's token is the only credential.
+    await rejected(() => alice.post(path.slice(0, -3) + "AAA", undefined, { csrf: false }), 404, "not_found");
+    await rejected(() => alice.post(path.slice(0, -3) + "AAA", undefined, { headers: { "x-csrf-token": "forged" } }), 404, "not_found");
     const ok = await anon.post(path);
     expect(ok.status).toBe(200);
     expect(ok.body).toEqual({ status: "done", snoozed_until: null });
