@@ -54,6 +54,11 @@ import { RecurrenceService } from "./features/recurrence/recurrence.service";
 import { recurrenceRoutes } from "./features/recurrence/recurrence.routes";
 import { AttachmentsService } from "./features/attachments/attachments.service";
 import { attachmentsRoutes } from "./features/attachments/attachments.routes";
+import { RemindersService } from "./features/reminders/reminders.service";
+import { remindersRoutes } from "./features/reminders/reminders.routes";
+import { ChannelsService } from "./features/reminders/channels.service";
+import { channelsRoutes } from "./features/reminders/channels.routes";
+import { ReminderScheduler } from "./features/reminders/reminders.scheduler";
 import { legacyRoutes } from "./transfer/legacy/legacy.routes";
 import { reconcileAtStartup as reconcileBackups } from "./transfer/backup/backup.reconcile";
 import { backupRoutes } from "./transfer/backup/backup.routes";
@@ -86,6 +91,10 @@ export interface AppHandle {
   taskPurgeHooks: TaskPurgeHooks;
   /** Attachments (main.ts sweeps orphaned files at start-up). */
   attachments: AttachmentsService;
+  /** Reminders: the service, the channels and the scheduler (main.ts starts it; tests run its passes). */
+  reminders: RemindersService;
+  channels: ChannelsService;
+  scheduler: ReminderScheduler;
   /** The job worker's runner (backup and legacy files); started on the first heavy job. */
   jobs: JobRunner;
   /** Scheduled whole-instance snapshots (main.ts starts the schedule; /metrics reads ages()). */
@@ -149,6 +158,19 @@ export function createApp(opts: AppOptions): AppHandle {
   const snapshots = new SnapshotService(core, jobs);
   // /health/ready reports the backups' last results in its body (never in its status code).
   health.addDetail("backups", () => snapshots.ages());
+  const habits = new HabitsService(core);
+  const countdowns = new CountdownsService(core);
+  // Reminders build on tasks, habits and countdowns and on the user's settings: each tells them
+  // of its changes through hooks (inside its transaction), so none of them imports reminders.
+  const reminders = new RemindersService(core);
+  tasks.changeHooks.register((c, _userId, ids) => reminders.rearmTargets(c, "task", ids));
+  taskPurgeHooks.register((c, _userId, ids) => reminders.dropTargets(c, "task", ids));
+  habits.changeHooks.register((c, _userId, ids) => reminders.rearmTargets(c, "habit", ids));
+  countdowns.changeHooks.register((c, _userId, ids) => reminders.rearmTargets(c, "countdown", ids));
+  account.onSettingsChanged((c, userId) => reminders.rearmUser(c, userId));
+  const channels = new ChannelsService(core, reminders, tasks, habits);
+  // Built here, started by main.ts once the server listens (tests drive it themselves).
+  const scheduler = new ReminderScheduler(core, reminders, channels);
 
   const ensureContext = (request: Request): RequestContext => {
     let ctx = getContext(request);
@@ -175,8 +197,8 @@ export function createApp(opts: AppOptions): AppHandle {
     .use(sessionsRoutes(new SessionsService(core)))
     .use(auditRoutes(new AuditService(core.db, core.cursors)))
     .use(memosRoutes(new MemosService(core)))
-    .use(habitsRoutes(new HabitsService(core)))
-    .use(countdownsRoutes(new CountdownsService(core)))
+    .use(habitsRoutes(habits))
+    .use(countdownsRoutes(countdowns))
     .use(foldersRoutes(folders))
     .use(listsRoutes(lists))
     .use(tagsRoutes(new TagsService(core, tagDeleteHooks)))
@@ -184,7 +206,9 @@ export function createApp(opts: AppOptions): AppHandle {
     .use(taskViewsRoutes(new TaskViews(core)))
     .use(calendarRoutes(new CalendarService(core, tasks)))
     .use(trashRoutes(tasks))
-    .use(recurrenceRoutes(new RecurrenceService(core, tasks.repeatHooks, taskPurgeHooks)))
+    .use(recurrenceRoutes(new RecurrenceService(core, tasks.repeatHooks, taskPurgeHooks, tasks.changeHooks)))
+    .use(remindersRoutes(reminders))
+    .use(channelsRoutes(channels))
     .use(attachmentsRoutes(attachments))
     .use(legacyRoutes(legacy, core.clock))
     .use(backupRoutes(backup))
@@ -235,11 +259,15 @@ export function createApp(opts: AppOptions): AppHandle {
     tasks,
     taskPurgeHooks,
     attachments,
+    reminders,
+    channels,
+    scheduler,
     jobs,
     snapshots,
     close: () => {
       instance.stop();
       snapshots.stop();
+      scheduler.stop();
       jobs.close();
     },
     fetch(original, server) {

@@ -67,6 +67,12 @@ export const Config = z.object({
   backupS3Prefix: z.string().default(""),
   backupS3AccessKeyId: z.string().default(""),
   backupS3SecretAccessKey: z.string().default(""),
+  // Reminders: a reminder missed by less than this (the server was down) is delivered marked
+  // late; an older one is recorded as missed. Retries of a failing channel stop at the same bound.
+  reminderGraceSeconds: z.coerce.number().int().min(0).max(30 * 24 * 3600).default(3600),
+  // The address people reach the server at (https://tasks.example.org): the done/snooze links in
+  // notifications point there. Empty: http://<host>:<port>.
+  publicUrl: z.union([z.literal(""), z.url({ protocol: /^https?$/ })]).default(""),
 });
 export type Config = z.infer<typeof Config>;
 
@@ -106,6 +112,8 @@ const ENV: Record<keyof Config, string> = {
   backupS3Prefix: "APP_BACKUP_S3_PREFIX",
   backupS3AccessKeyId: "APP_BACKUP_S3_ACCESS_KEY_ID",
   backupS3SecretAccessKey: "APP_BACKUP_S3_SECRET_ACCESS_KEY",
+  reminderGraceSeconds: "APP_REMINDER_GRACE_SECONDS",
+  publicUrl: "APP_PUBLIC_URL",
 };
 
 export const FLAGS: Record<string, keyof Config> = {

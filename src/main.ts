@@ -77,6 +77,8 @@ const SETTING_HELP: Record<keyof Config, string> = {
   backupS3Prefix: "key prefix inside the bucket",
   backupS3AccessKeyId: "S3 access key id",
   backupS3SecretAccessKey: "S3 secret access key (never logged or shown)",
+  reminderGraceSeconds: "a reminder missed by less than this while the server was down is delivered late; older: missed",
+  publicUrl: "the server's public address, for the done/snooze links in notifications (default http://HOST:PORT)",
 };
 
 /** The value placeholder each flag takes in the help ("" for a switch). */
@@ -251,6 +253,10 @@ async function main(): Promise<number> {
 
   // Scheduled whole-instance snapshots (transfer/snapshot): the timer waits for the next run.
   handle.snapshots.start();
+  // Reminders: links in notifications point at the public address; then the scheduler's timer.
+  handle.channels.publicUrl = config.publicUrl || `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${server.port}`;
+  handle.scheduler.start();
+
   // Hourly upkeep: expired sessions, planner statistics (core/maintenance.ts).
   const sweep = setInterval(() => hourlyMaintenance(handle.core), MAINTENANCE_INTERVAL_MS);
   sweep.unref();

@@ -90,6 +90,7 @@ export type ErrorCode =
   | "internal_error"
   | "storage_full"
   | "not_ready"
+  | "delivery_failed"
   | "busy";
 
 export const malformed = (detail: string) => new AppError("malformed_request", detail);

@@ -105,6 +105,9 @@ export const TAG_DESCRIPTIONS: Record<string, string> = {
     "Bring data in from other apps: a TickTick backup CSV, a Todoist project CSV or backup ZIP, or iCalendar VTODOs (.ics). A preview says what will be created, skipped or changed (with line numbers) and gives a 15-minute token; the import writes in one transaction, and the same file imported again creates nothing.",
   "instance-backups":
     "Scheduled whole-instance snapshots (database, server secret, attachments; verified after writing) with retention, a local directory and an optional S3-compatible copy: settings and last results, for administrators.",
+  reminders: "Reminders on tasks (before the due time, or at an instant), habits (daily at a local time on scheduled days) and countdowns (days before each occurrence): each with its next fire time, re-armed when its target changes.",
+  notifications: "Where reminders go: per-user channels (webhook, ntfy, e-mail, Web Push) with a test action, the deliveries list, and the signed done/snooze links notifications carry.",
+  admin: "Instance settings for notifications (administrators only): the SMTP server e-mail channels use, and the outbound rule limiting where webhook, ntfy and push requests may go.",
   backup: "Complete backups (app-backup v2 ZIP archives with attachments): streamed export, a preflight that validates an upload whole, and a merge or replace restore in one transaction.",
 };
 

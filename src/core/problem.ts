@@ -47,6 +47,8 @@ export const PROBLEMS: Readonly<Record<ErrorCode, ProblemType>> = {
   not_archived: { status: 409, title: "Not archived" },
   merge_conflict: { status: 409, title: "Merge conflict" },
   token_consumed: { status: 409, title: "Token consumed" },
+  // A channel's test: the receiver refused or could not be reached (its status in `errors`, never its body).
+  delivery_failed: { status: 502, title: "Delivery failed", log: "none" },
   state_conflict: { status: 409, title: "State conflict", variants: { archive_too_large: "Archive too large" } },
   payload_too_large: { status: 413, title: "Payload too large" },
   storage_quota_exceeded: { status: 413, title: "Storage quota exceeded" },

@@ -148,3 +148,20 @@ export function localMidnightUtc(date: string, tz: string, days = 0): string {
   if (t >= END_MS) return AFTER_EVERY_INSTANT;
   return new Date(t).toISOString();
 }
+
+const LOCAL_TIME_RE = /^([01]\d|2[0-3]):[0-5]\d$/;
+
+/** True for a wall-clock time written HH:MM (00:00 to 23:59). */
+export function isLocalTime(s: string): boolean {
+  return LOCAL_TIME_RE.test(s);
+}
+
+/**
+ * The instant a local date and time names in a zone. A time skipped by a DST jump moves forward
+ * by the jump (02:30 on a spring-forward day is 03:30); a repeated time takes its first
+ * occurrence (Temporal's "compatible" disambiguation, as RFC 5545 asks of calendar clients).
+ */
+export function instantOfLocal(date: string, time: string, tz: string): Date {
+  const zdt = Temporal.PlainDateTime.from(`${date}T${time}`).toZonedDateTime(tz, { disambiguation: "compatible" });
+  return new Date(zdt.epochMilliseconds);
+}

@@ -7,6 +7,7 @@ import { deleteMemosOfUser } from "../features/memos/memos.repo";
 import { deleteTagsOfUser } from "../features/tags/tags.repo";
 import { deleteTasksOfUser } from "../features/tasks/tasks.repo";
 import { deleteImportLedgerOf } from "./import/import.repo";
+import { deleteRemindersOfUser } from "../features/reminders/reminders.repo";
 
 /**
  * Removes a user's business content before a replace restore (backup and legacy alike): folders,
@@ -14,6 +15,9 @@ import { deleteImportLedgerOf } from "./import/import.repo";
  * and attachment rows by cascade), tags, habits with their logs (pauses by cascade), countdowns and
  * memos. Each owning repo removes its own rows; attachment files are the caller's to remove after
  * the commit. The import ledger goes too: a file imported before the replace may be imported again.
+ * and attachment rows by cascade), tags, habits with their logs (pauses by cascade), countdowns,
+ * memos and reminders. Each owning repo removes its own rows; attachment files are the caller's to remove after
+ * the commit.
  */
 export function deleteAccountContent(c: Conn, userId: string): void {
   deleteTasksOfUser(c, userId);
@@ -24,4 +28,6 @@ export function deleteAccountContent(c: Conn, userId: string): void {
   deleteCountdownsOfUser(c, userId);
   deleteMemosOfUser(c, userId);
   deleteImportLedgerOf(c, userId);
+  // Their targets are gone: so are the reminders.
+  deleteRemindersOfUser(c, userId);
 }

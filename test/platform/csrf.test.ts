@@ -18,6 +18,12 @@ beforeAll(async () => {
 afterAll(() => app.close());
 
 const SESSION_STARTING = new Set(["/api/v1/setup/initialize", "/api/v1/auth/login"]);
+/**
+ * Writes whose credential is a signed token in the URL, never the session (a notification's
+ * done/snooze link): the session is not even read there, so a forged CSRF pair gains nothing
+ * (test/reminders/delivery.test.ts: a forged link is 404 with or without a session).
+ */
+const TOKEN_ROUTES = new Set(["/api/v1/reminder-actions/:token"]);
 const SOME_ID = "01900000-0000-7000-8000-000000000000";
 
 /** Every write route the app serves (features other helpers add are covered as they land). */
@@ -26,7 +32,7 @@ function writeRoutes(): { method: string; path: string }[] {
   const out: { method: string; path: string }[] = [];
   for (const r of app.handle.app.routes as { method: string; path: string }[]) {
     if (!["POST", "PUT", "PATCH", "DELETE"].includes(r.method)) continue;
-    if (!r.path.startsWith("/api/") || SESSION_STARTING.has(r.path)) continue;
+    if (!r.path.startsWith("/api/") || SESSION_STARTING.has(r.path) || TOKEN_ROUTES.has(r.path)) continue;
     const path = r.path.replace(/:[A-Za-z_]+/g, (m) => (m.includes("date") ? "2026-01-01" : SOME_ID));
     const key = `${r.method} ${path}`;
     if (seen.has(key)) continue;

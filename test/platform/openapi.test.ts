@@ -201,7 +201,7 @@ describe("the OpenAPI document", () => {
     expect(schema.properties.password).toBeDefined();
     expect(schema.additionalProperties).toBe(false);
     const me = docBody.paths["/api/v1/me"].patch.requestBody.content["application/json"].schema;
-    expect(Object.keys(me.properties).sort()).toEqual(["display_name", "timezone"]);
+    expect(Object.keys(me.properties).sort()).toEqual(["display_name", "quiet_hours", "reminder_time", "timezone"]);
   });
 
   test("the cookie session and CSRF header are declared as security schemes", () => {

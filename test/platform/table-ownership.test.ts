@@ -40,6 +40,11 @@ const OWNERS: Record<string, string[]> = {
   task_tags: ["features/tasks/tasks.repo.ts"],
   recurrences: ["features/recurrence/recurrence.repo.ts"],
   recurrence_exceptions: ["features/recurrence/recurrence.repo.ts"],
+  reminders: ["features/reminders/reminders.repo.ts"],
+  notification_channels: ["features/reminders/channels.repo.ts"],
+  deliveries: ["features/reminders/channels.repo.ts"],
+  reminder_action_uses: ["features/reminders/channels.repo.ts"],
+  notification_settings: ["features/reminders/channels.repo.ts"],
 };
 
 /**

@@ -57,6 +57,7 @@ export const en = {
       quota_exceeded: "Too many backup files are waiting to be restored. Try again later.",
       storage_full: "The server's disk is full. Nothing was saved.",
       not_ready: "The server is starting or busy. Try again in a moment.",
+      delivery_failed: "The notification could not be delivered: the receiver refused it or could not be reached.",
       busy: "The server is busy restoring a backup. Nothing was saved; try again in a moment.",
       internal_error: "Something went wrong on the server. Try again; if it keeps happening, tell the administrator.",
     } as Record<string, string>,

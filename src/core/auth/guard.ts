@@ -14,6 +14,13 @@ const PUBLIC_API_PATHS = new Set([
   "/api/v1/health/ready",
 ]);
 
+/**
+ * Paths whose own token is the credential (a notification's done/snooze link): answered without a
+ * session and without the CSRF check, even when the browser sends its cookies along (a service
+ * worker's fetch does); a session, if any, is not used.
+ */
+const TOKEN_API_PREFIX = "/api/v1/reminder-actions/";
+
 /** Endpoints that start a session: guarded by Origin/Sec-Fetch-Site instead of a CSRF token. */
 const SESSION_STARTING_PATHS = new Set(["/api/v1/setup/initialize", "/api/v1/auth/login"]);
 
@@ -36,6 +43,10 @@ export class AuthGuard {
     const path = rawPath.length > 1 && rawPath.endsWith("/") ? rawPath.replace(/\/+$/, "") || "/" : rawPath;
     const method = request.method;
     const isWrite = WRITE_METHODS.has(method);
+    if (path.startsWith(TOKEN_API_PREFIX)) {
+      ctx.principal = null;
+      return;
+    }
     if (SESSION_STARTING_PATHS.has(path) && isWrite) this.rejectCrossSite(request, ctx.secure);
 
     // Most anonymous requests carry no session cookie at all: skip the parsing.

@@ -6,6 +6,10 @@ export interface AuthUser {
   isAdmin: boolean;
   displayName: string;
   createdAt: string;
+  /** Reminder settings (GET /me reports them): HH:MM, and quiet hours (both or neither). */
+  reminderTime?: string;
+  quietStart?: string | null;
+  quietEnd?: string | null;
   /** Bytes of the user's attachments, read with the session (GET /me reports it). */
   attachmentBytes?: number;
 }

@@ -29,6 +29,9 @@ export interface SessionLookupRow {
   is_admin: number;
   display_name: string;
   created_at: string;
+  reminder_time: string;
+  quiet_start: string | null;
+  quiet_end: string | null;
   attachment_bytes: number;
 }
 
@@ -135,6 +138,9 @@ export class SessionStore {
         isAdmin: row.is_admin === 1,
         displayName: row.display_name,
         createdAt: row.created_at,
+        reminderTime: row.reminder_time,
+        quietStart: row.quiet_start,
+        quietEnd: row.quiet_end,
         attachmentBytes: row.attachment_bytes,
       },
     };

@@ -21,6 +21,11 @@ export const users = sqliteTable(
     displayName: text("display_name").notNull(),
     timezone: text("timezone").notNull().default("UTC"),
     isAdmin: integer("is_admin", { mode: "boolean" }).notNull().default(false),
+    // Reminders: the local time a date-only task's reminders count from, and quiet hours
+    // (HH:MM, both set or both null) during which deliveries wait.
+    reminderTime: text("reminder_time").notNull().default("09:00"),
+    quietStart: text("quiet_start"),
+    quietEnd: text("quiet_end"),
     passwordHash: text("password_hash").notNull(),
     // Set by the operator (`app users disable`): the account cannot sign in and its sessions no
     // longer authenticate; its data stays. NULL: active.

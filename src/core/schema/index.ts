@@ -5,3 +5,4 @@ export * from "./attachments";
 export * from "./backup";
 export * from "./import";
 export * from "./snapshots";
+export * from "./reminders";

@@ -18,10 +18,14 @@ export function presentUser(u: UserFields): User {
 
 /** GET /me answers from the session lookup's own join: one query per request. `quota`: null when off. */
 export function presentAuthUser(u: AuthUser, quota: number | null): Me {
-  return { ...presentUser(u), attachment_bytes: u.attachmentBytes ?? 0, attachment_quota_bytes: quota };
+  return { ...presentUser(u), ...reminderSettings(u.reminderTime ?? "09:00", u.quietStart ?? null, u.quietEnd ?? null), attachment_bytes: u.attachmentBytes ?? 0, attachment_quota_bytes: quota };
 }
 
 /** PATCH /me: the updated row, with the storage total read with the session (a PATCH never changes it). */
 export function presentMe(u: UserRow, auth: AuthUser, quota: number | null): Me {
-  return { ...presentUser(u), attachment_bytes: auth.attachmentBytes ?? 0, attachment_quota_bytes: quota };
+  return { ...presentUser(u), ...reminderSettings(u.reminderTime, u.quietStart, u.quietEnd), attachment_bytes: auth.attachmentBytes ?? 0, attachment_quota_bytes: quota };
+}
+
+function reminderSettings(reminderTime: string, quietStart: string | null, quietEnd: string | null): Pick<Me, "reminder_time" | "quiet_hours"> {
+  return { reminder_time: reminderTime, quiet_hours: quietStart !== null && quietEnd !== null ? { start: quietStart, end: quietEnd } : null };
 }

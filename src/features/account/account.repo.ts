@@ -28,6 +28,9 @@ interface UserSqlRow {
   display_name: string;
   timezone: string;
   is_admin: number;
+  reminder_time: string;
+  quiet_start: string | null;
+  quiet_end: string | null;
   password_hash: string;
   disabled_at: string | null;
   created_at: string;
@@ -45,6 +48,9 @@ export function findUserById(c: Conn, id: string): UserRow | undefined {
         displayName: r.display_name,
         timezone: r.timezone,
         isAdmin: r.is_admin === 1,
+        reminderTime: r.reminder_time,
+        quietStart: r.quiet_start,
+        quietEnd: r.quiet_end,
         passwordHash: r.password_hash,
         disabledAt: r.disabled_at,
         createdAt: r.created_at,
@@ -65,7 +71,7 @@ export function findSessionWithUser(c: Conn, tokenHash: string): SessionLookupRo
 
 const sessionLookup = perConnection((s) =>
   s.query<SessionLookupRow, [string]>(
-    `SELECT s.id AS session_id, s.last_seen_at, s.expires_at, u.id AS user_id, u.username, u.timezone, u.is_admin, u.display_name, u.created_at,
+    `SELECT s.id AS session_id, s.last_seen_at, s.expires_at, u.id AS user_id, u.username, u.timezone, u.is_admin, u.display_name, u.created_at, u.reminder_time, u.quiet_start, u.quiet_end,
             coalesce((SELECT bytes FROM attachment_usage WHERE user_id = u.id), 0) AS attachment_bytes
        FROM sessions s JOIN users u ON u.id = s.user_id
       WHERE s.token_hash = ? AND s.revoked_at IS NULL AND u.disabled_at IS NULL`,

@@ -114,9 +114,9 @@ export function accountRoutes(core: Core, account: AccountService) {
     .patch("/me", ({ body, request }) => presentMe(account.updateMe(principalOf(request), body), principalOf(request).user, quota), {
       body: MePatch,
       detail: doc({
-        summary: "Update display name or time zone",
+        summary: "Update display name, time zone, reminder time or quiet hours",
         description:
-          "`display_name` is 1 to 100 characters (trimmed, no control characters); `timezone` is an IANA zone such as `Europe/Berlin` (UTC offsets are refused), stored in its canonical spelling. A new zone changes the user's \"today\" from now on; stored instants are unchanged. Answers the updated user as `GET /me` does.",
+          "`display_name` is 1 to 100 characters (trimmed, no control characters); `timezone` is an IANA zone such as `Europe/Berlin` (UTC offsets are refused), stored in its canonical spelling. A new zone changes the user's \"today\" from now on; stored instants are unchanged, and armed reminders are computed again in the new zone. `reminder_time` (HH:MM, default 09:00) is the local time a date-only task's reminders count from; `quiet_hours` (`{start, end}` HH:MM local times, or null) holds deliveries due inside them until they end (not marked late). Answers the updated user as `GET /me` does.",
         tags: ["account"],
         ok: { status: 200, schema: Me },
         errors: ["validation_failed", "csrf_failed", "malformed_request", "payload_too_large"],

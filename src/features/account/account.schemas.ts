@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { maxChars } from "../../core/text";
-import { canonicalTimeZone, isTimeZone } from "../../core/time";
+import { canonicalTimeZone, isLocalTime, isTimeZone } from "../../core/time";
 
 // No control characters in names shown to people.
 const noControl = (s: string) => !/[\u0000-\u001f\u007f]/.test(s);
@@ -32,7 +32,19 @@ export type LoginBody = z.infer<typeof LoginBody>;
 export const ChangePasswordBody = z.strictObject({ current_password: maxChars(z.string(), 1024), new_password: Password });
 export type ChangePasswordBody = z.infer<typeof ChangePasswordBody>;
 
-export const MePatch = z.strictObject({ display_name: DisplayName.optional(), timezone: TimeZone.optional() });
+/** A wall-clock time, HH:MM (24 hours). */
+export const LocalTime = z.string().refine(isLocalTime, "a time written HH:MM (00:00 to 23:59)").meta({ maxLength: 5, pattern: "^([01]\\d|2[0-3]):[0-5]\\d$" });
+export const QuietHours = z
+  .strictObject({ start: LocalTime, end: LocalTime })
+  .refine((q) => q.start !== q.end, { message: "start and end must differ", path: ["end"] })
+  .describe("local times; a delivery due from `start` until `end` waits until `end` (an end before the start spans midnight)");
+
+export const MePatch = z.strictObject({
+  display_name: DisplayName.optional(),
+  timezone: TimeZone.optional(),
+  reminder_time: LocalTime.optional().describe("the local time a date-only task's reminders count from (default 09:00)"),
+  quiet_hours: QuietHours.nullable().optional().describe("null: no quiet hours"),
+});
 export type MePatch = z.infer<typeof MePatch>;
 
 export const User = z.object({
@@ -48,6 +60,8 @@ export type User = z.infer<typeof User>;
 
 /** GET /me: the user plus the storage its attachments take. */
 export const Me = User.extend({
+  reminder_time: z.string().describe("HH:MM: the local time a date-only task's reminders count from"),
+  quiet_hours: z.object({ start: z.string(), end: z.string() }).nullable().describe("HH:MM local times during which reminder deliveries wait; null when none"),
   attachment_bytes: z.number().int().describe("bytes of the user's attachments"),
   attachment_quota_bytes: z
     .number()

@@ -31,8 +31,12 @@ export interface SignedIn {
 }
 
 /** Setup, login, logout, passwords and users: the rules, no HTTP. */
+/** Called inside PATCH /me's transaction when the user's zone or reminder time changed. */
+export type UserSettingsChanged = (c: Conn, userId: string) => void;
+
 export class AccountService {
   private readonly loginFailures: CounterHandle<"reason">;
+  private readonly settingsHooks: UserSettingsChanged[] = [];
 
   constructor(private readonly core: Core) {
     this.loginFailures = core.metrics.counter({
@@ -43,6 +47,11 @@ export class AccountService {
     // Both series exist from the start (at 0), so rate() and increase() see the first failure.
     this.loginFailures.inc({ reason: "invalid_credentials" }, 0);
     this.loginFailures.inc({ reason: "rate_limited" }, 0);
+  }
+
+  /** Features whose schedule depends on the user's zone or reminder time (reminders) register here. */
+  onSettingsChanged(hook: UserSettingsChanged): void {
+    this.settingsHooks.push(hook);
   }
 
   isInitialized(): boolean {
@@ -179,7 +188,14 @@ export class AccountService {
       const set: Partial<UserRow> = { updatedAt: this.core.clock.now().toISOString() };
       if (patch.display_name !== undefined) set.displayName = patch.display_name;
       if (patch.timezone !== undefined) set.timezone = patch.timezone;
+      if (patch.reminder_time !== undefined) set.reminderTime = patch.reminder_time;
+      if (patch.quiet_hours !== undefined) {
+        set.quietStart = patch.quiet_hours?.start ?? null;
+        set.quietEnd = patch.quiet_hours?.end ?? null;
+      }
       updateUser(tx, p.user.id, set);
+      // A new zone or reminder time moves the user's armed reminders (the reminders feature re-arms them).
+      if (patch.timezone !== undefined || patch.reminder_time !== undefined) for (const h of this.settingsHooks) h(tx, p.user.id);
       const user = findUserById(tx, p.user.id);
       if (!user) throw notFound("user");
       return user;
@@ -275,6 +291,9 @@ export class AccountService {
       displayName: input.display_name ?? input.username,
       timezone: input.timezone ?? "UTC",
       isAdmin,
+      reminderTime: "09:00",
+      quietStart: null,
+      quietEnd: null,
       passwordHash: hash,
       disabledAt: null,
       createdAt: now,

@@ -1,6 +1,7 @@
 import type { Core } from "../../core/core";
 import type { AuthUser } from "../../core/auth/principal";
 import { writeTx, type Conn } from "../../core/db";
+import { ChangeHooks } from "../../core/change-hooks";
 import { dayNumber } from "../../core/days";
 import { notArchived, notFound, stateConflict, validationFailed } from "../../core/errors";
 import { newId } from "../../core/ids";
@@ -18,6 +19,9 @@ export interface CountdownView {
 
 /** Countdowns, anniversaries and birthdays; one pin per user; archive, restore, purge. */
 export class CountdownsService {
+  /** Told (inside the transaction) when a countdown's date, rule or state changes: reminders re-arm. */
+  readonly changeHooks = new ChangeHooks();
+
   constructor(private readonly core: Core) {}
 
   private now(): string {
@@ -145,6 +149,7 @@ export class CountdownsService {
         Object.assign(set, this.lunarFields(patch.date ?? current.date, patch.calendar ?? current.calendar, lunar));
       }
       updateCountdown(tx, user.id, id, set);
+      this.changeHooks.changed(tx, user.id, [id]);
       return this.countdown(tx, user, id);
     });
     return this.viewOf(row, user);
@@ -180,6 +185,7 @@ export class CountdownsService {
       if (r.archivedAt !== null) return;
       const now = this.now();
       updateCountdown(tx, user.id, id, { archivedAt: now, pinned: false, updatedAt: now });
+      this.changeHooks.changed(tx, user.id, [id]);
     });
   }
 
@@ -189,6 +195,7 @@ export class CountdownsService {
       // Restore applies to an archived countdown only (contract §12).
       if (r.archivedAt === null) throw stateConflict("the countdown is not archived");
       updateCountdown(tx, user.id, id, { archivedAt: null, updatedAt: this.now() });
+      this.changeHooks.changed(tx, user.id, [id]);
       return this.countdown(tx, user, id);
     });
     return this.viewOf(row, user);
@@ -199,6 +206,7 @@ export class CountdownsService {
       const r = this.countdown(tx, user, id);
       if (r.archivedAt === null) throw notArchived("countdown");
       deleteCountdown(tx, user.id, id);
+      this.changeHooks.changed(tx, user.id, [id]);
     });
   }
 }

@@ -1,6 +1,7 @@
 import type { Core } from "../../core/core";
 import type { AuthUser } from "../../core/auth/principal";
 import { readTx, writeTx, type Conn } from "../../core/db";
+import { ChangeHooks } from "../../core/change-hooks";
 import { dateOfDay, dayNumber, mondayOf } from "../../core/days";
 import { notArchived, notFound, stateConflict, validationFailed } from "../../core/errors";
 import { newId } from "../../core/ids";
@@ -43,6 +44,9 @@ const spanOf = (p: { start_date: string; end_date: string | null }): PauseSpan =
 
 /** Habits, their logs and pauses, the weekly grid and statistics. Archived habits are read-only. */
 export class HabitsService {
+  /** Told (inside the transaction) when a habit's schedule, state, logs or pauses change: reminders re-arm. */
+  readonly changeHooks = new ChangeHooks();
+
   constructor(private readonly core: Core) {}
 
   private today(user: AuthUser): string {
@@ -122,6 +126,7 @@ export class HabitsService {
         set.startDate = patch.start_date;
       }
       updateHabit(tx, user.id, id, set);
+      this.changeHooks.changed(tx, user.id, [id]);
       return this.habit(tx, user, id);
     });
   }
@@ -148,6 +153,7 @@ export class HabitsService {
       if (h.archivedAt !== null) return;
       const now = this.now();
       updateHabit(tx, user.id, id, { archivedAt: now, updatedAt: now });
+      this.changeHooks.changed(tx, user.id, [id]);
     });
   }
 
@@ -157,6 +163,7 @@ export class HabitsService {
       const h = this.habit(tx, user, id);
       if (h.archivedAt === null) throw stateConflict("the habit is not archived");
       updateHabit(tx, user.id, id, { archivedAt: null, position: nextPosition(tx, user.id), updatedAt: this.now() });
+      this.changeHooks.changed(tx, user.id, [id]);
       return this.habit(tx, user, id);
     });
   }
@@ -166,6 +173,7 @@ export class HabitsService {
       const h = this.habit(tx, user, id);
       if (h.archivedAt === null) throw notArchived("habit");
       deleteHabit(tx, user.id, id);
+      this.changeHooks.changed(tx, user.id, [id]);
     });
   }
 
@@ -201,6 +209,7 @@ export class HabitsService {
       if (beforeStart !== null) throw validationFailed([{ path: "start_date", message: beforeStart }], "a log cannot be before the habit's start_date");
       const now = this.now();
       upsertLog(tx, { habitId: id, userId: user.id, date, value: body.value, note: body.note ?? null, createdAt: now, updatedAt: now });
+      this.changeHooks.changed(tx, user.id, [id]);
       return { habitId: id, userId: user.id, date, value: body.value, note: body.note ?? null, createdAt: now, updatedAt: now };
     });
   }
@@ -209,6 +218,7 @@ export class HabitsService {
     writeTx(this.core.db, (tx) => {
       this.activeHabit(tx, user, id);
       if (!deleteLog(tx, id, date)) throw notFound("log");
+      this.changeHooks.changed(tx, user.id, [id]);
     });
   }
 
@@ -243,6 +253,7 @@ export class HabitsService {
       const now = this.now();
       const row: HabitPauseRow = { id: newId(), habitId: id, userId: user.id, startDate: input.start_date, endDate: input.end_date, createdAt: now, updatedAt: now };
       insertPause(tx, row);
+      this.changeHooks.changed(tx, user.id, [id]);
       return row;
     });
   }
@@ -257,6 +268,7 @@ export class HabitsService {
       if (end !== null && end < start) throw validationFailed([{ path: "end_date", message: "end_date must not be before start_date" }]);
       this.assertNoOverlap(tx, id, start, end, pauseId);
       updatePause(tx, pauseId, { startDate: start, endDate: end, updatedAt: this.now() });
+      this.changeHooks.changed(tx, user.id, [id]);
       return findPause(tx, id, pauseId)!;
     });
   }
@@ -266,6 +278,7 @@ export class HabitsService {
       this.activeHabit(tx, user, id);
       if (!findPause(tx, id, pauseId)) throw notFound("pause");
       deletePause(tx, pauseId);
+      this.changeHooks.changed(tx, user.id, [id]);
     });
   }
 

@@ -25,6 +25,7 @@ import {
 import { presentTasks } from "../tasks/tasks.present";
 import type { Task } from "../tasks/tasks.schemas";
 import type { RepeatingTasks, TaskRepeatHooks } from "../tasks/tasks.repeat-hooks";
+import { TaskChangeHooks } from "../tasks/tasks.change-hooks";
 import { recurrenceOnSubtaskProblem } from "../tasks/tasks.rules";
 import { isDateOnly, nextAfterCompletion, parseRRule, seriesFor, type Series, SeriesError, type Unit } from "./recurrence.engine";
 import { checkSchedule } from "./recurrence.rules";
@@ -94,6 +95,8 @@ export class RecurrenceService implements RepeatingTasks {
     private readonly core: Core,
     repeatHooks: TaskRepeatHooks,
     private readonly purgeHooks: TaskPurgeHooks = new TaskPurgeHooks(),
+    /** Told when a recurrence moves a task's due_at (complete, exceptions), so its reminders re-arm. */
+    private readonly changeHooks: TaskChangeHooks = new TaskChangeHooks(),
   ) {
     repeatHooks.register(this);
     this.undoTokens = new UndoTokens(core.secret);
@@ -257,6 +260,7 @@ export class RecurrenceService implements RepeatingTasks {
         before.copy = done.completedId;
         before.rec = null; // the series goes on: the recurrence is untouched
       }
+      this.changeHooks.changed(tx, user.id, [task.id]);
       const answer = { completed: this.presentTask(tx, user.id, done.completedId), next: done.next ? this.presentTask(tx, user.id, task.id) : null };
       return withUndo ? { ...answer, undo_token: this.undoTokens.encode(COMPLETION_UNDO, user.id, at, before) } : answer;
     });
@@ -293,6 +297,8 @@ export class RecurrenceService implements RepeatingTasks {
         insertRecurrence(tx, rec);
         for (const d of exceptions) insertException(tx, rec.id, d, rec.updated_at);
       }
+      // The task is back on its occurrence: its reminders re-arm for it.
+      this.changeHooks.changed(tx, user.id, u.tasks.map((t) => t[0]));
       return { restored: u.tasks.length, callbacks };
     });
     runAfterCommit(after.callbacks, (e) => this.core.logger.error("after-purge hook failed", { error: String(e) }));
@@ -405,6 +411,7 @@ export class RecurrenceService implements RepeatingTasks {
         if (next === null) throw stateConflict("this is the last occurrence of the series; complete it or delete the recurrence instead");
         setTaskDueAt(tx, task.id, next, now);
         resetCompletedSubtasks(tx, task.id, now);
+        this.changeHooks.changed(tx, user.id, [task.id]);
       }
       touchRecurrence(tx, rec.id, now);
       return this.view(tx, { ...rec, updated_at: now });
@@ -428,7 +435,10 @@ export class RecurrenceService implements RepeatingTasks {
           if (on.length === 0 || series.compare(on[0]!, task.due_at!) >= 0) return null;
           return series.nextAfter(on[on.length - 1]!, exceptions) === task.due_at ? on[0]! : null;
         });
-        if (back !== null) setTaskDueAt(tx, task.id, back, now);
+        if (back !== null) {
+          setTaskDueAt(tx, task.id, back, now);
+          this.changeHooks.changed(tx, user.id, [task.id]);
+        }
       }
       touchRecurrence(tx, rec.id, now);
     });

@@ -59,6 +59,7 @@ import { presentTasks } from "./tasks.present";
 import type { TagDeleteHooks } from "../tags/tags.delete-hooks";
 import { runAfterCommit, type TaskPurgeHooks } from "./tasks.purge-hooks";
 import { TaskRepeatHooks } from "./tasks.repeat-hooks";
+import { TaskChangeHooks } from "./tasks.change-hooks";
 import type { Task, TaskBatch, TaskCreate, TaskMove, TaskPatch, TaskQuery } from "./tasks.schemas";
 import { placeAt, rankAfter, type Ranked } from "./tasks.rank";
 import { ftsPhrase, normalizeSearch, searchTerms, taskSearchText, usesTrigramIndex } from "./tasks.search";
@@ -96,6 +97,8 @@ export class TasksService {
     listPurgeHooks: ListPurgeHooks,
     tagDeleteHooks: TagDeleteHooks,
     readonly repeatHooks: TaskRepeatHooks = new TaskRepeatHooks(),
+    /** Where reminders register: told of every write that may move or end a task's reminders. */
+    readonly changeHooks: TaskChangeHooks = new TaskChangeHooks(),
   ) {
     this.undoTokens = new UndoTokens(core.secret);
     // A deleted tag leaves its tasks (task_tags cascade): their versions grow, as for any change of their tags.
@@ -384,6 +387,7 @@ export class TasksService {
       if (ch.listId !== undefined && newParent === null) updateTasks(tx, user.id, subtaskIds(tx, [id]), { listId: ch.listId }, now);
       if (tagIds !== undefined) replaceTags(tx, [id], tagIds);
       if (completesOccurrence) this.repeatHooks.completeOccurrence(tx, user, id, at);
+      if (p.due_at !== undefined || p.completed !== undefined) this.changeHooks.changed(tx, user.id, [id]);
       return this.present(tx, user.id, id);
     });
   }
@@ -451,6 +455,7 @@ export class TasksService {
       const cur = this.visibleTask(tx, user.id, id);
       const subs = cur.parent_id === null ? findSubtasks(tx, [id], false).map((s) => s.id) : [];
       setDeleted(tx, user.id, [id, ...subs], this.now(), this.now());
+      this.changeHooks.changed(tx, user.id, [id, ...subs]);
     });
   }
 
@@ -467,6 +472,7 @@ export class TasksService {
       const subs = cur.parent_id === null ? findSubtasks(tx, [id], true).filter((s) => s.deleted_at !== null).map((s) => s.id) : [];
       const now = this.now();
       setDeleted(tx, user.id, [id, ...subs], null, now);
+      this.changeHooks.changed(tx, user.id, [id, ...subs]);
       return this.present(tx, user.id, id);
     });
   }
@@ -517,6 +523,7 @@ export class TasksService {
           .map((s) => s.id)
           .filter((s) => !named.has(s));
         setDeleted(tx, user.id, [...ids, ...subs], now, now);
+        this.changeHooks.changed(tx, user.id, [...ids, ...subs]);
         // Its undo is POST /tasks/{id}/restore for each named task.
         return withUndo ? { updated: ids.length, undo_token: null } : { updated: ids.length };
       }
@@ -546,6 +553,7 @@ export class TasksService {
       if (followers.length && listId !== undefined) updateTasks(tx, user.id, followers, { listId }, now);
       if (tagIds !== undefined) replaceTags(tx, ids, tagIds);
       for (const id of ids) if (occurrences.has(id)) this.repeatHooks.completeOccurrence(tx, user, id, at);
+      if (b.due_at !== undefined || b.completed !== undefined) this.changeHooks.changed(tx, user.id, ids);
       if (!withUndo) return { updated: ids.length };
       return { updated: ids.length, undo_token: before ? this.undoTokens.encode(BATCH_UNDO, user.id, at, before) : null };
     });
@@ -558,6 +566,8 @@ export class TasksService {
       const snaps = this.undoTokens.decode(BATCH_UNDO, user.id, token, now);
       if (!isSnapshots(snaps)) throw validationFailed([{ path: "undo_token", message: "not an undo token for this" }], "the undo token is not valid");
       restoreSnapshots(tx, user.id, snaps, now.toISOString());
+      // Due dates and completion came back: their reminders re-arm (or cancel) with them.
+      this.changeHooks.changed(tx, user.id, snaps.map((s) => s[0]));
       return { restored: snaps.length };
     });
   }

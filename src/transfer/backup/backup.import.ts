@@ -16,6 +16,9 @@ import { DATA_ORDER, PROBLEM_LIST_MAX, Problems, readRecords } from "./backup.va
 
 type Rec = Record<string, unknown>;
 
+/** The kind a reminder's target type names. */
+const REMINDER_TARGETS = { task: "tasks", habit: "habits", countdown: "countdowns" } as const;
+
 function digestOf(r: Rec): string {
   return new Bun.CryptoHasher("sha256").update(JSON.stringify(r)).digest("hex");
 }
@@ -236,6 +239,10 @@ function mapReferences(entity: Entity, r: Rec, resolve: (e: Entity, id: string) 
     case "habit_logs":
     case "habit_pauses":
       return { ...r, habit_id: resolve("habits", r.habit_id as string) };
+    case "reminders": {
+      const t = r.target as { type: "task" | "habit" | "countdown"; id: string };
+      return { ...r, target: { type: t.type, id: resolve(REMINDER_TARGETS[t.type], t.id) } };
+    }
     default:
       return r;
   }

@@ -13,6 +13,8 @@ import { Color, TagName } from "../../features/tags/tags.schemas";
 import { DueAt, Rank, TAG_IDS_MAX, Version } from "../../features/tasks/tasks.schemas";
 import { ListSort } from "../../features/lists/lists.schemas";
 import { recordFields } from "../record-fields";
+import { ReminderKind, LocalTime } from "../../features/reminders/reminders.schemas";
+import { reminderShapeProblems } from "../../features/reminders/reminders.rules";
 
 /**
  * The app-backup v2 records (contract §9): the API's field names and value shapes, every field
@@ -50,7 +52,15 @@ export const ENTITIES = [
   "countdowns",
   "memos",
   "attachments",
+  // Issue 15: after every kind a reminder may point at. Archives made before them lack both files.
+  "notification_channels",
+  "reminders",
 ] as const;
+
+/** Kinds an older archive (made before they existed) does not hold: a missing file means none. */
+export const OPTIONAL_ENTITIES: readonly Entity[] = ["tags", "notification_channels", "reminders"];
+/** Kinds added after app-backup v2 first shipped: an older manifest does not count them. */
+const NEWER_KINDS: readonly Entity[] = ["notification_channels", "reminders"];
 export type Entity = (typeof ENTITIES)[number];
 
 const Id = z.string().regex(/^[0-9a-z][0-9a-z-]{0,63}$/, "an identifier (lowercase letters, digits, hyphens; at most 64)");
@@ -166,6 +176,59 @@ export const AttachmentRecord = z.strictObject({
     created_at: Instant,
   });
 
+/**
+ * A reminder: the API's Reminder without the derived `next_fire_at` (the schedule is computed
+ * again from the restored target; occurrences before the restore never fire).
+ */
+export const ReminderRecord = z
+  .strictObject({
+    id: Id,
+    target: z.strictObject({ type: z.enum(["task", "habit", "countdown"]), id: Id }),
+    kind: ReminderKind,
+    minutes_before: z.number().int().min(0).max(10 * 366 * 24 * 60).nullable(),
+    at: Instant.nullable(),
+    time: LocalTime.nullable(),
+    days_before: z.number().int().min(0).max(366).nullable(),
+    ...F.stamps,
+  })
+  .superRefine((r, ctx) => {
+    for (const p of reminderShapeProblems(r.target.type, r.kind, r)) ctx.addIssue({ code: "custom", path: [p.path], message: p.message });
+  });
+
+const ChannelConfigs = {
+  webhook: z.strictObject({ url: maxChars(z.string().url(), 2000) }),
+  ntfy: z.strictObject({ server: maxChars(z.string().url(), 2000), topic: maxChars(z.string().regex(/^[-_A-Za-z0-9]+$/), 64) }),
+  email: z.strictObject({ address: z.email().max(254) }),
+  webpush: z.strictObject({ subscription: z.strictObject({ endpoint: maxChars(z.string().url(), 2000) }) }),
+} as const;
+const ChannelSecrets = {
+  webhook: z.strictObject({ secret: z.string().regex(/^[0-9a-f]{64}$/) }),
+  ntfy: z.strictObject({ token: maxChars(z.string().min(1), 512).nullable() }),
+  email: z.strictObject({}),
+  webpush: z.strictObject({ p256dh: maxChars(z.string().min(1), 200), auth: maxChars(z.string().min(1), 200) }),
+} as const;
+/**
+ * A notification channel: the API's fields (without the derived `last_delivery`) plus its
+ * `secrets` (webhook secret, ntfy token, push keys), which a faithful restore needs and the API
+ * never answers. The archive is the user's own: keep it as safe as the channels themselves.
+ */
+export const ChannelRecord = z
+  .strictObject({
+    id: Id,
+    type: z.enum(["webhook", "ntfy", "email", "webpush"]),
+    name: maxChars(z.string().trim().min(1), 100),
+    enabled: z.boolean(),
+    config: z.record(z.string(), z.unknown()),
+    secrets: z.record(z.string(), z.unknown()),
+    ...F.stamps,
+  })
+  .superRefine((r, ctx) => {
+    const c = ChannelConfigs[r.type].safeParse(r.config);
+    if (!c.success) ctx.addIssue({ code: "custom", path: ["config"], message: `not a ${r.type} channel's config: ${c.error.issues[0]?.message ?? "invalid"}` });
+    const s = ChannelSecrets[r.type].safeParse(r.secrets);
+    if (!s.success) ctx.addIssue({ code: "custom", path: ["secrets"], message: `not a ${r.type} channel's secrets: ${s.error.issues[0]?.message ?? "invalid"}` });
+  });
+
 export const RECORD_SCHEMAS: Record<Entity, z.ZodType> = {
   folders: FolderRecord,
   lists: ListRecord,
@@ -179,6 +242,8 @@ export const RECORD_SCHEMAS: Record<Entity, z.ZodType> = {
   countdowns: CountdownRecord,
   memos: MemoRecord,
   attachments: AttachmentRecord,
+  notification_channels: ChannelRecord,
+  reminders: ReminderRecord,
 };
 
 /** Fields each record carries beyond the API representation (documented in the export route). */
@@ -195,6 +260,8 @@ export const RECORD_EXTRAS: Record<Entity, readonly string[]> = {
   countdowns: ["archived_at"],
   memos: [],
   attachments: [],
+  notification_channels: ["secrets", "updated_at"],
+  reminders: [],
 };
 
 /**
@@ -239,7 +306,10 @@ export const Manifest = z.strictObject({
     created_at: Instant,
     app_version: maxChars(z.string(), 64),
     source_user: z.strictObject({ id: Id, username: maxChars(z.string(), 200) }),
-    counts: z.record(z.enum(ENTITIES), z.number().int().min(0)),
+    // Every kind's count; an archive made before reminders existed has none for their two kinds.
+    counts: z.strictObject(
+      Object.fromEntries(ENTITIES.map((e) => [e, NEWER_KINDS.includes(e) ? z.number().int().min(0).optional() : z.number().int().min(0)])) as unknown as Record<Entity, z.ZodType<number | undefined>>,
+    ),
     // Read as own keys by backup.validate.ts (a `__proto__` key is an entry name like any other).
     entries: z.record(maxChars(z.string(), 300), ManifestEntry),
   });

@@ -32,6 +32,8 @@ import {
 } from "../../features/recurrence/recurrence.repo";
 import { exportTagRow, exportTagRows, insertRestoredTag, tagOwner } from "../../features/tags/tags.repo";
 import { exportTaskRow, exportTaskRows, insertRestoredTask, linkRestoredTags, taskOwner } from "../../features/tasks/tasks.repo";
+import { exportReminderRow, exportReminderRows, insertRestoredReminder, reminderOwner } from "../../features/reminders/reminders.repo";
+import { channelOwner, deleteChannelsOfUser, exportChannelRow, exportChannelRows, insertRestoredChannel } from "../../features/reminders/channels.repo";
 import type { Entity } from "./backup.records";
 import type { Mode } from "./backup.schemas";
 
@@ -57,6 +59,8 @@ const ROWS: Record<Entity, (c: Conn, userId: string) => Iterable<object>> = {
   countdowns: exportCountdownRows,
   memos: exportMemoRows,
   attachments: exportAttachmentRows,
+  notification_channels: exportChannelRows,
+  reminders: exportReminderRows,
 };
 
 /** The kinds with an id of their own: the row with an id, and its owner. */
@@ -71,6 +75,8 @@ const BY_ID: Partial<Record<Entity, { row(c: Conn, id: string): object | null; o
   countdowns: { row: exportCountdownRow, owner: countdownOwner },
   memos: { row: exportMemoRow, owner: memoOwner },
   attachments: { row: exportAttachmentRow, owner: attachmentOwner },
+  notification_channels: { row: exportChannelRow, owner: channelOwner },
+  reminders: { row: exportReminderRow, owner: reminderOwner },
 };
 
 /**
@@ -95,6 +101,14 @@ export function toRecord(entity: Entity, r: Row): Row {
     }
     case "memos":
       return { ...r, pinned: r.pinned === 1 };
+    case "notification_channels": {
+      const { created_at, updated_at, ...rest } = r;
+      return { ...rest, enabled: r.enabled === 1, config: JSON.parse(r.config as string), secrets: JSON.parse(r.secrets as string), created_at, updated_at };
+    }
+    case "reminders": {
+      const { target_type, target_id, ...rest } = r;
+      return { id: rest.id, target: { type: target_type, id: target_id }, kind: rest.kind, minutes_before: rest.minutes_before, at: rest.at, time: rest.time, days_before: rest.days_before, created_at: rest.created_at, updated_at: rest.updated_at };
+    }
     default:
       return r;
   }
@@ -121,6 +135,8 @@ export function findRecord(c: Conn, entity: Entity, id: string): Row | null {
 /** Replace: the user's content goes (shared with the legacy restore), and so does the merge ledger. */
 export function deleteBusinessData(c: Conn, userId: string): void {
   deleteAccountContent(c, userId);
+  // A complete backup holds the channels too (the legacy format does not: its restore keeps them).
+  deleteChannelsOfUser(c, userId);
   deleteInBatches(c, "backup_ledger", "user_id = ?", userId);
 }
 
@@ -163,6 +179,12 @@ export function insertRecord(c: Conn, entity: Entity, userId: string, r: Row, ke
       return insertRestoredMemo(c, userId, { ...r, pinned: r.pinned ? 1 : 0 } as never);
     case "attachments":
       return insertRestoredAttachment(c, userId, row);
+    case "notification_channels":
+      return insertRestoredChannel(c, userId, { ...r, enabled: r.enabled ? 1 : 0, config: JSON.stringify(r.config), secrets: JSON.stringify(r.secrets) } as never);
+    case "reminders": {
+      const t = r.target as { type: "task" | "habit" | "countdown"; id: string };
+      return insertRestoredReminder(c, userId, { id: r.id, target_type: t.type, target_id: t.id, kind: r.kind, minutes_before: r.minutes_before, at: r.at, time: r.time, days_before: r.days_before, created_at: r.created_at, updated_at: r.updated_at } as never);
+    }
   }
 }
 

@@ -15,7 +15,8 @@ import { isOwnTag, tagNameKey } from "../../features/tags/tags.repo";
 import { ownTaskPlace } from "../../features/tasks/tasks.repo";
 import { recurrenceOnSubtaskProblem } from "../../features/tasks/tasks.rules";
 import { inflateEntry, jsonNestingOver, JsonArraySplitter, MAX_JSON_DEPTH, readCentralDirectory, ZipError, type ZipEntry, type ZipFile, type ZipLimits } from "./backup.archive";
-import { ENTITIES, Manifest, ManifestEntry, RECORD_SCHEMAS, type Entity } from "./backup.records";
+import { ENTITIES, Manifest, ManifestEntry, OPTIONAL_ENTITIES, RECORD_SCHEMAS, type Entity } from "./backup.records";
+import { countdownOwner } from "../../features/countdowns/countdowns.repo";
 import { ledgerLookup } from "./backup.repo";
 import type { Mode } from "./backup.schemas";
 
@@ -142,6 +143,7 @@ class OwnData {
   list = (id: string) => this.merge && isOwnList(this.c, id, this.userId);
   tag = (id: string) => this.merge && isOwnTag(this.c, id, this.userId);
   habit = (id: string) => this.merge && isOwnHabit(this.c, id, this.userId);
+  countdown = (id: string) => this.merge && countdownOwner(this.c, id) === this.userId;
   /** An attachment a merge would not add: the user's own, or one an earlier merge imported (the ledger). */
   attachmentKnown = (id: string) => this.merge && (isOwnAttachment(this.c, id, this.userId) || ledgerLookup(this.c, this.userId, "attachments", id) !== null);
   /** The start_date of the user's habit with this id, or null. */
@@ -196,6 +198,10 @@ class Topology {
   recurrenceOf: { id: string; task: string; path: string }[] = [];
   exceptionOf: { rec: string; path: string }[] = [];
   logOf: { habit: string; path: string }[] = [];
+  channels = new Set<string>();
+  reminders = new Set<string>();
+  /** Reminders' targets, checked once every kind is read. */
+  reminderOf: { type: "task" | "habit" | "countdown"; id: string; path: string }[] = [];
 }
 
 /**
@@ -343,7 +349,7 @@ async function validate(
     const e = entries.get(name);
     counts[entity] = 0;
     if (!e) {
-      if (entity !== "tags") problems.add(name, "missing");
+      if (!OPTIONAL_ENTITIES.includes(entity)) problems.add(name, "missing");
       continue;
     }
     try {
@@ -543,6 +549,16 @@ function collect(t: Topology, own: OwnData, entity: Entity, r: Record<string, un
       if ((r.size as number) > rules.attachmentMaxBytes) problems.add(`${path}.size`, `larger than an attachment may be (${rules.attachmentMaxBytes} bytes, APP_ATTACHMENT_MAX_BYTES)`);
       t.attachments.set(id, { size: r.size as number, sha256: r.sha256 as string, task: r.task_id as string, contentType: r.content_type as string, filename: r.filename as string });
       return;
+    case "notification_channels":
+      if (!dup(t.channels, id)) t.channels.add(id);
+      return;
+    case "reminders": {
+      if (dup(t.reminders, id)) return;
+      t.reminders.add(id);
+      const target = r.target as { type: "task" | "habit" | "countdown"; id: string };
+      t.reminderOf.push({ type: target.type, id: target.id, path: `${path}.target.id` });
+      return;
+    }
   }
 }
 
@@ -626,5 +642,10 @@ function checkRelations(t: Topology, own: OwnData, problems: Problems): void {
   }
   for (const [id, a] of t.attachments) {
     if (parentOf(a.task) === undefined) problems.add(`data/attachments.json#${id}.task_id`, `task ${a.task} does not exist`);
+  }
+  // A reminder's target is in the archive (or, for merge, the user's own).
+  for (const r of t.reminderOf) {
+    const exists = r.type === "task" ? parentOf(r.id) !== undefined : r.type === "habit" ? t.habits.has(r.id) || own.habit(r.id) : t.countdowns.has(r.id) || own.countdown(r.id);
+    if (!exists) problems.add(r.path, `${r.type} ${r.id} does not exist`);
   }
 }

@@ -2,6 +2,7 @@ import { useEffect, useState } from "preact/hooks";
 import { api } from "../api/client";
 import type { Countdown, NewCountdown } from "../api/types";
 import { t } from "../i18n";
+import { ReminderList } from "./reminders";
 import { ErrorBox, formatDate, Modal, toastError, useLoad, useTitle } from "../ui";
 
 export function CountdownsPage() {
@@ -191,6 +192,7 @@ function CountdownForm({ item, onClose, onSaved }: { item: Countdown | null; onC
           <button class="primary" disabled={isLunar && (!lunar || lunarProblem !== null)}>{t.save}</button>
         </div>
       </form>
+      {item && <ReminderList type="countdown" id={item.id} />}
     </Modal>
   );
 }

@@ -3,6 +3,7 @@ import { useState } from "preact/hooks";
 import { api, ApiError } from "../api/client";
 import type { Habit, HabitLog, HabitPause, HabitStats, HabitWeek, NewHabit } from "../api/types";
 import { t } from "../i18n";
+import { ReminderList } from "./reminders";
 import { addDays, ConfirmDialog, ErrorBox, formatDate, Modal, textOn, toastError, todayLocal, useLoad, useLongPress, useTitle } from "../ui";
 
 type WeekRow = HabitWeek["items"][number];
@@ -276,6 +277,7 @@ function HabitPanel({ habit, onChanged, act, onAmount }: { habit: Habit; onChang
         )}
         <button onClick={() => act(() => api.del(`/habits/${habit.id}`))}>{t.archive}</button>
       </div>
+      <ReminderList type="habit" id={habit.id} key={habit.updated_at} level={2} />
     </div>
   );
 }

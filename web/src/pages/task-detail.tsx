@@ -5,6 +5,7 @@ import { t } from "../i18n";
 import { ConfirmDialog, dueFromParts, dueParts, ErrorBox, errorText, formatDue, formatSize, Modal, NotAvailable, toast, toastError, useLoad } from "../ui";
 import type { TaskContext } from "./task-context";
 import { completeTask } from "./task-completion";
+import { ReminderList } from "./reminders";
 
 interface Draft {
   title: string;
@@ -163,6 +164,7 @@ export function TaskDetail(p: { task: Task; ctx: TaskContext; onChange: (x: Task
       </form>
       {!task.parent_id && <Subtasks task={task} onChange={refresh} />}
       {!task.parent_id && <RecurrenceEditor task={task} onTask={commit} />}
+      <ReminderList type="task" id={task.id} hasDue={task.due_at !== null} key={`${task.id}:${task.due_at ?? ""}:${task.completed}`} />
       <Attachments taskId={task.id} />
       {unsaved !== null && (
         <ConfirmDialog

@@ -11,8 +11,9 @@
 //   and the page says they need the server. Nothing is queued.
 // The kept answers are the signed-in user's data: a 401 answer empties DATA_CACHE here, and the
 // page empties it when the user signs out (web/src/offline.ts).
-// Web Push handlers (issue 15) live in ./push.ts, imported here when they land.
+// Web Push (reminders): ./push.ts shows a reminder's notification with "Done" and "Snooze 10 min".
 import { DATA_CACHE, OFFLINE_HEADER, SHELL_PREFIX } from "./cache-names";
+import { installPushHandlers, type PushWorkerScope } from "./push";
 
 declare const self: ServiceWorkerGlobalScope;
 /** Set by web/build-web.ts: the shell's URLs, and a version that changes with them. */
@@ -20,6 +21,9 @@ declare const __SHELL_FILES__: string[];
 declare const __SHELL_VERSION__: string;
 
 const SHELL_CACHE = `${SHELL_PREFIX}${__SHELL_VERSION__}`;
+
+// push.ts declares the few service-worker types it uses itself (the web app is checked against the DOM library).
+installPushHandlers(self as unknown as PushWorkerScope);
 
 self.addEventListener("install", (event) => {
   event.waitUntil(caches.open(SHELL_CACHE).then((c) => c.addAll(__SHELL_FILES__)));

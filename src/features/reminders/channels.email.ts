@@ -1,0 +1,51 @@
+import nodemailer from "nodemailer";
+import type { ReminderMessage } from "./channels.types";
+
+/** The administrator's SMTP settings (PUT /admin/smtp); the password is write-only. */
+export interface SmtpSettings {
+  host: string;
+  port: number;
+  security: "tls" | "starttls" | "none";
+  username: string | null;
+  password: string | null;
+  from: string;
+}
+
+const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
+
+/** One message per reminder: a plain-text and an HTML part, the subject starting with the title. */
+export function mailOf(m: ReminderMessage): { subject: string; text: string; html: string } {
+  const title = m.event === "test" ? "Test notification" : m.target.title;
+  const subject = m.event === "test" ? "Test notification: your e-mail channel works" : `${title} (reminder${m.late ? ", late" : ""})`;
+  const when = m.target.due_at ? `Due: ${m.target.due_at}` : `Reminder time: ${m.fire_at}`;
+  const list = m.target.list ? `List: ${m.target.list.name}` : null;
+  const lines = [title, "", when, ...(list ? [list] : []), ...(m.late ? ["", "This reminder is late: the server could not send it on time."] : [])];
+  const actionsText = m.actions ? ["", `Mark done: ${m.actions.done}`, `Snooze 10 minutes: ${m.actions.snooze}`, "(Each link works once, for 24 hours; it needs a POST, which the buttons of the HTML part send.)"] : [];
+  const text = [...lines, ...actionsText].join("\n");
+  const buttons = m.actions
+    ? `<form method="post" action="${escapeHtml(m.actions.done)}" style="display:inline"><button type="submit">Done</button></form> <form method="post" action="${escapeHtml(m.actions.snooze)}" style="display:inline"><button type="submit">Snooze 10 min</button></form>`
+    : "";
+  const html = `<!doctype html><html><body><h1 style="font-size:1.2em">${escapeHtml(title)}</h1><p>${escapeHtml(when)}${list ? `<br>${escapeHtml(list)}` : ""}</p>${m.late ? "<p><em>This reminder is late: the server could not send it on time.</em></p>" : ""}${buttons}</body></html>`;
+  return { subject, text, html };
+}
+
+/** Sends through the administrator's SMTP server (implicit TLS, STARTTLS required, or plain), with short timeouts. */
+export async function sendMail(s: SmtpSettings, to: string, m: ReminderMessage): Promise<void> {
+  const transport = nodemailer.createTransport({
+    host: s.host,
+    port: s.port,
+    secure: s.security === "tls",
+    requireTLS: s.security === "starttls",
+    ignoreTLS: s.security === "none",
+    auth: s.username ? { user: s.username, pass: s.password ?? "" } : undefined,
+    connectionTimeout: 10_000,
+    greetingTimeout: 10_000,
+    socketTimeout: 20_000,
+  });
+  try {
+    const { subject, text, html } = mailOf(m);
+    await transport.sendMail({ from: s.from, to, subject, text, html, headers: { "X-Delivery-Id": m.id } });
+  } finally {
+    transport.close();
+  }
+}
