@@ -1,3 +1,4 @@
+import type { CounterHandle } from "../../core/metrics";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { lookup } from "node:dns/promises";
 import { isIP } from "node:net";
@@ -60,12 +61,22 @@ export class ChannelsService {
   publicUrl = "http://localhost";
   private vapidKeys: { publicKey: string; privateKey: string } | null = null;
 
+  /** /metrics (when on): each delivery attempt's outcome. */
+  private readonly attempts: CounterHandle<"result">;
+
   constructor(
     private readonly core: Core,
     private readonly reminders: RemindersService,
     private readonly tasks: TasksService,
     private readonly habits: HabitsService,
-  ) {}
+  ) {
+    this.attempts = core.metrics.counter({
+      name: "app_reminder_delivery_attempts_total",
+      help: "Reminder delivery attempts by outcome: delivered, retrying (failed, tried again later) or failed (given up)",
+      labelNames: ["result"],
+    });
+    for (const result of ["delivered", "retrying", "failed"]) this.attempts.inc({ result }, 0);
+  }
 
   // ---- instance settings --------------------------------------------------------------------------
 
@@ -317,6 +328,7 @@ export class ChannelsService {
     const retryAt = new Date(now.getTime() + backoffMs(d.attempts));
     const giveUp = r.final || retryAt.getTime() > new Date(d.fire_at).getTime() + graceMs;
     if (r.expired) updateChannel(tx, d.channel_id, { enabled: 0, updated_at: now.toISOString() });
+    this.attempts.inc({ result: out.ok ? "delivered" : giveUp ? "failed" : "retrying" });
     finishDelivery(tx, d.id, out.ok
       ? { status: "delivered", next_attempt_at: null, last_error: null, delivered_at: now.toISOString() }
       : { status: giveUp ? "failed" : "retrying", next_attempt_at: giveUp ? null : retryAt.toISOString(), last_error: out.error, delivered_at: null });

@@ -52,7 +52,21 @@ export class SnapshotService {
   constructor(
     private readonly core: Core,
     private readonly jobs: JobRunner,
-  ) {}
+  ) {
+    // /metrics (when on): the README's alert rule fires on the first gauge (0 = never a verified snapshot).
+    core.metrics.gauge<"destination">({
+      name: "app_backup_last_success_timestamp_seconds",
+      help: "Unix time of the newest verified whole-instance snapshot per destination (0: none yet)",
+      labelNames: ["destination"],
+      collect: () => this.ages().map((a) => ({ labels: { destination: a.destination }, value: a.last_success_at ? Date.parse(a.last_success_at) / 1000 : 0 })),
+    });
+    core.metrics.gauge<"destination">({
+      name: "app_backup_last_attempt_ok",
+      help: "Whether the last snapshot attempt per destination succeeded (1) or failed (0); absent before the first attempt",
+      labelNames: ["destination"],
+      collect: () => this.ages().filter((a) => a.last_result !== null).map((a) => ({ labels: { destination: a.destination }, value: a.last_result === "success" ? 1 : 0 })),
+    });
+  }
 
   private effective(): Effective {
     const c = this.core.config;
