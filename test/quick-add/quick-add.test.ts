@@ -57,6 +57,10 @@ describe("quick add: sentences", () => {
     ["Swim every mon, wed and fri at 7am", "2026-11-27T06:00:00.000Z", { kind: "rrule", rrule: "FREQ=WEEKLY;BYDAY=MO,WE,FR", timezone: "Europe/Berlin" }],
     ["Board every other month on the first monday", "2026-12-07", { kind: "rrule", rrule: "FREQ=MONTHLY;INTERVAL=2;BYDAY=1MO", timezone: "Europe/Berlin" }],
     ["Invoice every month on the 15th", "2026-12-15", { kind: "rrule", rrule: "FREQ=MONTHLY;BYMONTHDAY=15", timezone: "Europe/Berlin" }],
+    // An ordinal before a weekday is a day of the month (as Todoist reads it), not every third week.
+    ["Book club every 3rd friday", "2026-12-18", { kind: "rrule", rrule: "FREQ=MONTHLY;BYDAY=3FR", timezone: "Europe/Berlin" }],
+    ["Mass every last sunday of the month", "2026-11-29", { kind: "rrule", rrule: "FREQ=MONTHLY;BYDAY=-1SU", timezone: "Europe/Berlin" }],
+    ["Bins every 2 fridays", "2026-11-27", { kind: "rrule", rrule: "FREQ=WEEKLY;INTERVAL=2;BYDAY=FR", timezone: "Europe/Berlin" }],
     ["Filter every! 3 weeks", "2026-11-26", { kind: "after_completion", interval: 3, unit: "week" }],
     ["Dentist yearly starting Dec 24", "2026-12-24", { kind: "rrule", rrule: "FREQ=YEARLY", timezone: "Europe/Berlin" }],
   ])("repeat: %p", (text, due, recurrence) => {

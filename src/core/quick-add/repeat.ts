@@ -46,8 +46,14 @@ const PATTERNS: { re: RegExp; build(m: RegExpExecArray): RepeatRule | null }[] =
     build: (m) => ({ kind: "rrule", freq: "WEEKLY", interval: 1, byDay: /weekend/i.test(m[1]!) ? ["SA", "SU"] : ["MO", "TU", "WE", "TH", "FR"], byMonthDay: [] }),
   },
   {
-    // every monday, every mon and thu, every other friday
-    re: new RegExp(`\\b(?:every|each)\\s+(other\\s+|\\d{1,3}(?:nd|rd|th|st)?\\s+)?(${DAY_LIST})\\b`, "gi"),
+    // every 3rd friday, every last sunday (of the month), every first monday of each month: a day of
+    // the month, as Todoist reads them (not every third week: "every 3 fridays" says that)
+    re: new RegExp(`\\b(?:every|each)\\s+(${ORDINAL})\\s+(${DAY})(?:\\s+of\\s+(?:the|each|every)\\s+month)?\\b`, "gi"),
+    build: (m) => ({ kind: "rrule", freq: "MONTHLY", interval: 1, byDay: [`${ORDINALS[m[1]!.toLowerCase()]}${DAY_NAMES[m[2]!.toLowerCase()]}`], byMonthDay: [] }),
+  },
+  {
+    // every monday, every mon and thu, every other friday, every 2 fridays
+    re: new RegExp(`\\b(?:every|each)\\s+(other\\s+|\\d{1,3}\\s+)?(${DAY_LIST})\\b`, "gi"),
     build: (m) => ({ kind: "rrule", freq: "WEEKLY", interval: intervalOf(m[1]), byDay: daysOf(m[2]!), byMonthDay: [] }),
   },
   {
