@@ -169,6 +169,8 @@ export function createApp(opts: AppOptions): AppHandle {
   countdowns.changeHooks.register((c, _userId, ids) => reminders.rearmTargets(c, "countdown", ids));
   account.onSettingsChanged((c, userId) => reminders.rearmUser(c, userId));
   const channels = new ChannelsService(core, reminders, tasks, habits);
+  // A failed backup reaches the administrators through their notification channels.
+  snapshots.onFailure((text) => channels.alertAdmins(text));
   // Built here, started by main.ts once the server listens (tests drive it themselves).
   const scheduler = new ReminderScheduler(core, reminders, channels);
 

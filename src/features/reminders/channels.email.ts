@@ -16,8 +16,8 @@ const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (ch) => `&#${ch.charCode
 /** One message per reminder: a plain-text and an HTML part, the subject starting with the title. */
 export function mailOf(m: ReminderMessage): { subject: string; text: string; html: string } {
   const title = m.event === "test" ? "Test notification" : m.target.title;
-  const subject = m.event === "test" ? "Test notification: your e-mail channel works" : `${title} (reminder${m.late ? ", late" : ""})`;
-  const when = m.target.due_at ? `Due: ${m.target.due_at}` : `Reminder time: ${m.fire_at}`;
+  const subject = m.event === "test" ? "Test notification: your e-mail channel works" : m.event === "alert" ? `${title} (server alert)` : `${title} (reminder${m.late ? ", late" : ""})`;
+  const when = m.target.due_at ? `Due: ${m.target.due_at}` : m.event === "alert" ? `At: ${m.fire_at}` : `Reminder time: ${m.fire_at}`;
   const list = m.target.list ? `List: ${m.target.list.name}` : null;
   const lines = [title, "", when, ...(list ? [list] : []), ...(m.late ? ["", "This reminder is late: the server could not send it on time."] : [])];
   const actionsText = m.actions ? ["", `Mark done: ${m.actions.done}`, `Snooze 10 minutes: ${m.actions.snooze}`, "(Each link works once, for 24 hours; it needs a POST, which the buttons of the HTML part send.)"] : [];

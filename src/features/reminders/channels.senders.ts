@@ -67,8 +67,8 @@ export async function sendToChannel(ctx: SendContext, ch: ChannelRow, m: Reminde
         const url = `${String(config.server).replace(/\/+$/, "")}/${encodeURIComponent(String(config.topic))}`;
         const headers: Record<string, string> = {
           title: headerText(m.event === "test" ? "Test notification" : m.target.title),
-          priority: String(ntfyPriority(m.target.priority)),
-          tags: ["alarm_clock", m.target.type, ...(m.late ? ["late"] : [])].join(","),
+          priority: String(m.event === "alert" ? 4 : ntfyPriority(m.target.priority)),
+          tags: (m.event === "alert" ? ["warning", "instance"] : ["alarm_clock", m.target.type, ...(m.late ? ["late"] : [])]).join(","),
           "content-type": "text/plain; charset=utf-8",
         };
         if (m.actions) headers.actions = `http, Done, ${m.actions.done}, method=POST, clear=true; http, Snooze 10 min, ${m.actions.snooze}, method=POST, clear=true`;

@@ -10,7 +10,7 @@ import { writeTx, type Conn } from "../../core/db";
 import { AppError, forbidden, notFound, validationFailed, type FieldProblem } from "../../core/errors";
 import { newId } from "../../core/ids";
 import { toPage, type Page } from "../../core/cursor";
-import { findUserById } from "../account/account.repo";
+import { findUserById, listUsers } from "../account/account.repo";
 import type { TasksService } from "../tasks/tasks.service";
 import type { HabitsService } from "../habits/habits.service";
 import { findTaskWithList } from "../tasks/tasks.repo";
@@ -20,6 +20,7 @@ import {
   countChannels,
   deleteChannel,
   findChannel,
+  enabledChannelIds,
   findChannelById,
   findDelivery,
   finishDelivery,
@@ -281,6 +282,36 @@ export class ChannelsService {
     const out = await sendToChannel(this.sendContext(), ch, m);
     if (!out.ok) throw deliveryFailed(out.error ?? "the delivery failed", out.status);
     return { status: "delivered" };
+  }
+
+  /**
+   * Tells every active administrator, on each of their enabled channels, that something is wrong with
+   * the server (a failed backup). Best effort and off the request path: no ledger, no retry (the next
+   * failure alerts again); an outcome that is not delivered is logged. Answers how many sends worked.
+   */
+  async alertAdmins(title: string): Promise<number> {
+    const admins = listUsers(this.core.db).filter((u) => u.isAdmin && u.disabledAt === null);
+    const now = this.core.clock.now();
+    const m: ReminderMessage = {
+      event: "alert",
+      id: `alert-${newId()}`,
+      reminder_id: null,
+      fire_at: now.toISOString(),
+      late: false,
+      target: { type: "instance", id: "", title: title.slice(0, 500) },
+      actions: null,
+    };
+    let delivered = 0;
+    for (const admin of admins) {
+      for (const id of enabledChannelIds(this.core.db, admin.id)) {
+        const ch = findChannelById(this.core.db, id);
+        if (!ch) continue;
+        const out = await sendToChannel(this.sendContext(), ch, m).catch((e: unknown): SendOutcome => ({ ok: false, status: null, error: String(e) }));
+        if (out.ok) delivered++;
+        else this.core.logger.error("alert not delivered", { channel_id: id, status: out.status, error: out.error });
+      }
+    }
+    return delivered;
   }
 
   // ---- deliveries -----------------------------------------------------------------------------

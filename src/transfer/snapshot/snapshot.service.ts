@@ -218,6 +218,13 @@ export class SnapshotService {
     return p;
   }
 
+  private readonly failureListeners: ((text: string) => unknown)[] = [];
+
+  /** Called with one sentence for each destination a run failed on (app.ts: the admins' notification channels). */
+  onFailure(f: (text: string) => unknown): void {
+    this.failureListeners.push(f);
+  }
+
   private record(at: string, out: RunOutcome): void {
     try {
       writeTx(this.core.db, (tx) => {
@@ -230,7 +237,16 @@ export class SnapshotService {
     for (const [dest, o] of [["local", out.local], ["s3", out.s3]] as const) {
       if (!o) continue;
       if (o.ok) this.core.logger.info("snapshot stored", { destination: dest, name: o.name, bytes: o.bytes, sha256: o.sha256, pruned: o.pruned.length });
-      else this.core.logger.error("snapshot failed", { destination: dest, error: o.error });
+      else {
+        this.core.logger.error("snapshot failed", { destination: dest, error: o.error });
+        const text = `Backup failed (${dest === "s3" ? "off-site copy (S3)" : "local directory"}): ${o.error}`;
+        for (const f of this.failureListeners) {
+          // Told after the outcome is recorded; a listener's own failure never touches the backup's.
+          Promise.resolve()
+            .then(() => f(text))
+            .catch((e: unknown) => this.core.logger.error("backup failure listener failed", { error: String(e) }));
+        }
+      }
     }
   }
 

@@ -9,12 +9,13 @@
 
 /** What the server sends (the webhook body of reminders.md). */
 export interface ReminderPush {
-  event: "reminder" | "test";
+  event: "reminder" | "test" | "alert";
   id: string;
   reminder_id: string | null;
   fire_at: string;
   late: boolean;
-  target: { type: "task" | "habit" | "countdown"; id: string; title: string; due_at?: string | null; list?: { id: string; name: string } };
+  /** "instance": an administrator's alert about the server itself (a failed backup). */
+  target: { type: "task" | "habit" | "countdown" | "instance"; id: string; title: string; due_at?: string | null; list?: { id: string; name: string } };
   actions: { done: string; snooze: string } | null;
 }
 
@@ -52,6 +53,8 @@ export function targetPath(p: ReminderPush): string {
       return "/habits";
     case "countdown":
       return "/countdowns";
+    case "instance":
+      return "/settings";
   }
 }
 
@@ -62,7 +65,7 @@ export function notificationOf(p: ReminderPush): { title: string; options: Notif
   return {
     title: p.event === "test" ? "Test notification" : p.target.title,
     options: {
-      body: p.event === "test" ? "Push notifications work on this device." : body,
+      body: p.event === "test" ? "Push notifications work on this device." : p.event === "alert" ? "Server alert: open Settings for details." : body,
       tag: p.id,
       data: p,
       actions: p.actions ? [{ action: "done", title: "Done" }, { action: "snooze", title: "Snooze 10 min" }] : [],
