@@ -10,6 +10,7 @@ import m6 from "./0006_attachment_usage_triggers.sql" with { type: "text" };
 import m7 from "./0007_medical_xorn.sql" with { type: "text" };
 import m8 from "./0008_conscious_gamma_corps.sql" with { type: "text" };
 import m9 from "./0009_restore_answered.sql" with { type: "text" };
+import m10 from "./0010_boring_stark_industries.sql" with { type: "text" };
 
 export interface EmbeddedMigration { tag: string; when: number; breakpoints: boolean; sql: string }
 
@@ -24,4 +25,5 @@ export const embeddedMigrations: EmbeddedMigration[] = [
   { tag: "0007_medical_xorn", when: 1795656523864, breakpoints: true, sql: m7 },
   { tag: "0008_conscious_gamma_corps", when: 1795657120523, breakpoints: true, sql: m8 },
   { tag: "0009_restore_answered", when: 1795684887379, breakpoints: true, sql: m9 },
+  { tag: "0010_boring_stark_industries", when: 1795698692756, breakpoints: true, sql: m10 },
 ];

@@ -43,18 +43,25 @@ export function insertAttachment(c: Conn, r: AttachmentRecord): void {
     .run(r.id, r.user_id, r.task_id, r.filename, r.content_type, r.size, r.sha256, r.created_at);
 }
 
-export function deleteAttachment(c: Conn, userId: string, id: string): boolean {
-  return c.sqlite.query("DELETE FROM attachments WHERE id = ? AND user_id = ?").run(id, userId).changes > 0;
+/**
+ * An attachment by id, whoever uploaded it (`user_id` is the uploader, whose storage it counts
+ * to): on a shared list members upload to each other's tasks, so access goes through the task
+ * (the service asks findVisibleTask), never through user_id.
+ */
+export function findAttachmentById(c: Conn, id: string): AttachmentRecord | null {
+  return c.sqlite.query<AttachmentRecord, [string]>(`SELECT ${COLS} FROM attachments a WHERE a.id = ?`).get(id);
 }
 
-/** Ids of the attachments of the given tasks (the user's). */
-export function idsOfTasks(c: Conn, userId: string, taskIds: string[]): string[] {
+/** Deletes an attachment the caller has checked (through its task). */
+export function deleteAttachment(c: Conn, id: string): boolean {
+  return c.sqlite.query("DELETE FROM attachments WHERE id = ?").run(id).changes > 0;
+}
+
+/** Ids of the attachments of the given tasks (checked by the caller), whoever uploaded them. */
+export function idsOfTasks(c: Conn, taskIds: string[]): string[] {
   return c.sqlite
-    .query<{ id: string }, [string, string]>(
-      // `+user_id`: look up by task (attachments_task_idx), not by scanning all of the user's files.
-      "SELECT id FROM attachments WHERE +user_id = ? AND task_id IN (SELECT value FROM json_each(?))",
-    )
-    .all(userId, JSON.stringify(taskIds))
+    .query<{ id: string }, [string]>("SELECT id FROM attachments WHERE task_id IN (SELECT value FROM json_each(?))")
+    .all(JSON.stringify(taskIds))
     .map((r) => r.id);
 }
 

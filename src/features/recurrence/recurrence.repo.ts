@@ -26,6 +26,17 @@ const COLS = "r.id, r.user_id, r.task_id, r.kind, r.rrule, r.interval, r.unit, r
  * The user's recurrence, whatever the state of its task: the service asks the tasks feature
  * whether that task is visible (findVisibleTask), and answers an invisible one like a missing one.
  */
+/** A recurrence by id, whoever's: the caller decides visibility through its task (findVisibleTask). */
+export function findRecurrenceById(c: Conn, id: string): RecurrenceRecord | null {
+  return c.sqlite.query<RecurrenceRecord, [string]>(`SELECT ${COLS} FROM recurrences r WHERE r.id = ?`).get(id);
+}
+
+/** Tasks moved into another owner's list (or a transferred list): their recurrences follow the task's owner. */
+export function reassignRecurrences(c: Conn, taskIds: string[], ownerId: string): void {
+  if (taskIds.length === 0) return;
+  c.sqlite.query("UPDATE recurrences SET user_id = ? WHERE task_id IN (SELECT value FROM json_each(?))").run(ownerId, JSON.stringify(taskIds));
+}
+
 export function findUserRecurrence(c: Conn, userId: string, id: string): RecurrenceRecord | null {
   return c.sqlite.query<RecurrenceRecord, [string, string]>(`SELECT ${COLS} FROM recurrences r WHERE r.id = ? AND r.user_id = ?`).get(id, userId);
 }
