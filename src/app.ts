@@ -36,6 +36,8 @@ import { foldersRoutes } from "./features/folders/folders.routes";
 import { ListsService } from "./features/lists/lists.service";
 import { ListPurgeHooks } from "./features/lists/lists.purge-hooks";
 import { listsRoutes } from "./features/lists/lists.routes";
+import { SharingService } from "./features/sharing/sharing.service";
+import { sharingRoutes } from "./features/sharing/sharing.routes";
 import { TagsService } from "./features/tags/tags.service";
 import { TagDeleteHooks } from "./features/tags/tags.delete-hooks";
 import { tagsRoutes } from "./features/tags/tags.routes";
@@ -129,6 +131,7 @@ export function createApp(opts: AppOptions): AppHandle {
   const legacy = lazy(async () => new (await import("./transfer/legacy/legacy.service")).LegacyService(jobs));
   const backup = lazy(async () => new (await import("./transfer/backup/backup.service")).BackupService(core, jobs));
   const attachments = new AttachmentsService(core, taskPurgeHooks);
+  const sharing = new SharingService(core, tasks.repeatHooks);
 
   const ensureContext = (request: Request): RequestContext => {
     let ctx = getContext(request);
@@ -159,6 +162,7 @@ export function createApp(opts: AppOptions): AppHandle {
     .use(countdownsRoutes(new CountdownsService(core)))
     .use(foldersRoutes(folders))
     .use(listsRoutes(lists))
+    .use(sharingRoutes(sharing))
     .use(tagsRoutes(new TagsService(core, tagDeleteHooks)))
     .use(tasksRoutes(tasks))
     .use(trashRoutes(tasks))
