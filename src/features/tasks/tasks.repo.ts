@@ -631,7 +631,7 @@ export type TaskExportRow = Omit<SqlRow<typeof tasks>, "user_id" | "search_text"
   tag_ids: string | null;
 };
 const TASK_EXPORT_SELECT = `SELECT t.id, t.list_id, t.parent_id, t.title, t.description, t.completed, t.completed_at, t.due_at, t.priority, t.version, t.position,
-            (SELECT group_concat(tag_id, ',') FROM task_tags WHERE task_id = t.id) AS tag_ids, t.created_at, t.updated_at, t.deleted_at
+            (SELECT group_concat(x.tag_id, ',') FROM task_tags x JOIN tags g ON g.id = x.tag_id WHERE x.task_id = t.id AND g.user_id = t.user_id) AS tag_ids, t.created_at, t.updated_at, t.deleted_at
           FROM tasks t`;
 
 /** The user's tasks in id order (the trash too). */
@@ -653,18 +653,21 @@ export function taskRowsWithTagNames(c: Conn, userId: string): Generator<TaskWit
     `SELECT t.id, t.list_id, t.parent_id, t.title, t.description, t.completed, t.completed_at, t.due_at, t.priority,
             t.created_at, t.updated_at, t.deleted_at,
             coalesce((SELECT json_group_array(name) FROM (SELECT g.name FROM task_tags x JOIN tags g ON g.id = x.tag_id
-                                                            WHERE x.task_id = t.id ORDER BY g.name_key, g.id)), '[]') AS tags
+                                                            WHERE x.task_id = t.id AND g.user_id = t.user_id ORDER BY g.name_key, g.id)), '[]') AS tags
        FROM tasks t WHERE t.user_id = ? ORDER BY t.created_at, t.rowid`,
     userId,
   );
 }
 
-/** Inserts a restored task (its tags separately: linkRestoredTags). */
+/**
+ * Inserts a restored task (its tags separately: linkRestoredTags). Backups carry no user ids: the
+ * restoring user is recorded as who created (and, if completed, completed) it.
+ */
 export function insertRestoredTask(c: Conn, userId: string, r: Omit<TaskExportRow, "tag_ids">): void {
   c.sqlite
     .query(
-      `INSERT INTO tasks (id, user_id, list_id, parent_id, title, description, completed, completed_at, due_at, priority, version, position, created_at, updated_at, deleted_at, search_text)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO tasks (id, user_id, list_id, parent_id, title, description, completed, completed_at, due_at, priority, version, position, created_at, updated_at, deleted_at, search_text, created_by, completed_by)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     )
     .run(
       r.id,
@@ -683,6 +686,8 @@ export function insertRestoredTask(c: Conn, userId: string, r: Omit<TaskExportRo
       r.updated_at,
       r.deleted_at,
       taskSearchText(r.title, r.description),
+      userId,
+      r.completed ? userId : null,
     );
 }
 
