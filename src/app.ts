@@ -38,6 +38,8 @@ import { ListPurgeHooks } from "./features/lists/lists.purge-hooks";
 import { listsRoutes } from "./features/lists/lists.routes";
 import { SharingService } from "./features/sharing/sharing.service";
 import { sharingRoutes } from "./features/sharing/sharing.routes";
+import { eventsRoutes } from "./features/events/events.routes";
+import { listAudience, listVisibleTo } from "./features/lists/lists.audience";
 import { TagsService } from "./features/tags/tags.service";
 import { TagDeleteHooks } from "./features/tags/tags.delete-hooks";
 import { tagsRoutes } from "./features/tags/tags.routes";
@@ -132,6 +134,8 @@ export function createApp(opts: AppOptions): AppHandle {
   const backup = lazy(async () => new (await import("./transfer/backup/backup.service")).BackupService(core, jobs));
   const attachments = new AttachmentsService(core, taskPurgeHooks);
   const sharing = new SharingService(core, tasks.repeatHooks);
+  // Who hears of a list's changes: lists.access decides, as for every read.
+  core.events.configure({ audience: (listId) => listAudience(core.db, listId), canSee: (userId, listId) => listVisibleTo(core.db, userId, listId) });
 
   const ensureContext = (request: Request): RequestContext => {
     let ctx = getContext(request);
@@ -163,6 +167,7 @@ export function createApp(opts: AppOptions): AppHandle {
     .use(foldersRoutes(folders))
     .use(listsRoutes(lists))
     .use(sharingRoutes(sharing))
+    .use(eventsRoutes(core.events))
     .use(tagsRoutes(new TagsService(core, tagDeleteHooks)))
     .use(tasksRoutes(tasks))
     .use(trashRoutes(tasks))
@@ -211,7 +216,10 @@ export function createApp(opts: AppOptions): AppHandle {
     taskPurgeHooks,
     attachments,
     jobs,
-    close: () => jobs.close(),
+    close: () => {
+      core.events.closeAll();
+      return jobs.close();
+    },
     fetch(original, server) {
       // The socket address is asked of the object the server made (requestIP knows no copy).
       const ctx = new RequestContext(shortId(), original, () => server?.requestIP(original)?.address ?? null, core.config.trustProxy);

@@ -7,6 +7,7 @@ import { LoginThrottle } from "./auth/throttle";
 import type { Logger } from "./log";
 import type { ServerSecret } from "./secret";
 import type { Clock } from "./time";
+import { EventHub } from "./events";
 
 /** The shared pieces every feature is built from. One per running server. */
 export interface Core {
@@ -21,6 +22,8 @@ export interface Core {
   logger: Logger;
   version: string;
   dataDir: string;
+  /** Server-Sent Events: features publish after commit (core/events.ts). */
+  events: EventHub;
 }
 
 /**
@@ -41,5 +44,6 @@ export function buildCore(p: { db: Db; config: Config; clock: Clock; secret: Ser
     ),
     hasher: new PasswordHasher(p.config.argon2MemoryKiB, p.config.argon2TimeCost),
     throttle: new LoginThrottle(p.clock, p.config.loginFreeFailures),
+    events: new EventHub(p.clock),
   };
 }

@@ -44,3 +44,4 @@ export function visibleScopes(c: Conn, userId: string): TaskScope[] {
   if (!hasMemberships(c, userId)) return [own];
   return [own, ...sharedListsOf(c, userId).map((s): TaskScope => ({ kind: "list", listId: s.list_id, role: s.role }))];
 }
+

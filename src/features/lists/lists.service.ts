@@ -21,7 +21,7 @@ import {
 import type { ListPurgeHooks } from "./lists.purge-hooks";
 import type { ListCreate, ListPatch } from "./lists.schemas";
 import { requireOwner } from "./lists.access";
-import { detachMembershipsFromFolder, sharedListsOf, setMemberPlacement } from "./lists.members.repo";
+import { detachMembershipsFromFolder, memberIdsOf, sharedListsOf, setMemberPlacement } from "./lists.members.repo";
 
 export class ListsService {
   /**
@@ -39,6 +39,11 @@ export class ListsService {
 
   private now(): string {
     return this.core.clock.now().toISOString();
+  }
+
+  /** After the commit: the list changed for everyone who sees it (event streams). */
+  private announce(id: string, audience?: string[]): void {
+    this.core.events.publish({ type: "list.changed", id, list_id: id, version: null }, audience ? { audience } : {});
   }
 
   /** The list as the user sees it (lists.access: owned, active or archived; or shared with them), else 404. */
@@ -101,6 +106,12 @@ export class ListsService {
    * member's PATCH changes only theirs, in list_members).
    */
   update(userId: string, id: string, input: ListPatch): ListView {
+    const out = this.updateTx(userId, id, input);
+    this.announce(id);
+    return out;
+  }
+
+  private updateTx(userId: string, id: string, input: ListPatch): ListView {
     return writeTx(this.core.db, (tx) => {
       const l = this.active(tx, userId, id);
       if (input.name !== undefined || input.color !== undefined) requireOwner(l.role);
@@ -122,6 +133,11 @@ export class ListsService {
 
   /** Archive: the list and its tasks disappear from every task view until restored. */
   archive(userId: string, id: string): void {
+    this.archiveTx(userId, id);
+    this.announce(id);
+  }
+
+  private archiveTx(userId: string, id: string): void {
     writeTx(this.core.db, (tx) => {
       const l = this.owned(tx, userId, id);
       if (l.isInbox) throw inboxImmutable();
@@ -132,6 +148,12 @@ export class ListsService {
   }
 
   restore(userId: string, id: string): ListView {
+    const out = this.restoreTx(userId, id);
+    this.announce(id);
+    return out;
+  }
+
+  private restoreTx(userId: string, id: string): ListView {
     return writeTx(this.core.db, (tx) => {
       const l = this.owned(tx, userId, id);
       if (l.deletedAt === null) throw stateConflict("the list is not archived");
@@ -142,8 +164,10 @@ export class ListsService {
 
   /** Removes an archived list for good, with its tasks (their recurrences and attachments too). */
   purge(userId: string, id: string, meta: RequestMeta): void {
+    let audience: string[] = [];
     const after = writeTx(this.core.db, (tx) => {
       const l = this.owned(tx, userId, id);
+      audience = [userId, ...memberIdsOf(tx, id)];
       if (l.isInbox) throw inboxImmutable();
       if (l.deletedAt === null) throw notArchived("list");
       const content = this.purgeHooks.beforePurge(tx, userId, id);
@@ -161,6 +185,7 @@ export class ListsService {
       return content.afterCommit;
     });
     runAfterCommit(after, (e) => this.core.logger.error("after-purge hook failed", { error: String(e) }));
+    this.announce(id, audience);
   }
 
   move(userId: string, id: string, folderId: string | null): ListView {

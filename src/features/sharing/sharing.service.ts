@@ -32,36 +32,24 @@ import type { InboxInvitation, InvitationCreate, ListInvitation, Member, Person 
 /** sharing.md: an invitation lapses after 14 days. */
 export const INVITATION_TTL_MS = 14 * 24 * 3600 * 1000;
 
-/** What the event stream needs to hear of membership changes (SSE; see events). */
-export interface MembershipListener {
-  (e: { listId: string; userIds: string[]; removed: string[] }): void;
-}
-
 /**
  * Invitations, members, roles, ownership transfer, leaving: the use cases of sharing.md. Owns no
  * table (the lists feature owns list_members and list_invitations); every access decision is
  * lists.access's.
  */
 export class SharingService {
-  private readonly listeners: MembershipListener[] = [];
-
   constructor(
     private readonly core: Core,
     private readonly repeatHooks: TaskRepeatHooks,
   ) {}
 
-  onMembershipChange(l: MembershipListener): void {
-    this.listeners.push(l);
-  }
-
+  /**
+   * After the commit: everyone on the list (and those named) hears `membership.changed`; a member
+   * who was removed or left has their event streams closed (they reconnect and see what they now may).
+   */
   private emit(listId: string, userIds: string[], removed: string[] = []): void {
-    for (const l of this.listeners) {
-      try {
-        l({ listId, userIds, removed });
-      } catch (e) {
-        this.core.logger.error("membership listener failed", { error: String(e) });
-      }
-    }
+    this.core.events.publish({ type: "membership.changed", id: listId, list_id: listId, version: null }, { also: [...userIds, ...removed] });
+    for (const u of removed) this.core.events.closeStreamsOf(u);
   }
 
   private now(): Date {

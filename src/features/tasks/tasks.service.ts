@@ -280,7 +280,18 @@ export class TasksService {
 
   // ---- writes ------------------------------------------------------------------------------
 
+  /** After the commit: tell the open event streams of everyone who sees these tasks' lists. */
+  private announce(tasks: { id: string; list_id: string; version: number }[], type: "task.changed" | "task.deleted" = "task.changed"): void {
+    for (const t of tasks) this.core.events.publish({ type, id: t.id, list_id: t.list_id, version: t.version });
+  }
+
   create(user: AuthUser, input: TaskCreate): Task {
+    const task = this.createTx(user, input);
+    this.announce([task]);
+    return task;
+  }
+
+  private createTx(user: AuthUser, input: TaskCreate): Task {
     return writeTx(this.db, (tx) => {
       const now = this.now();
       let listId: string;
@@ -328,7 +339,8 @@ export class TasksService {
    * the occurrence completed and carry on to the next; the version still grows by one.
    */
   update(user: AuthUser, id: string, p: TaskPatch): Task {
-    return writeTx(this.db, (tx) => {
+    let movedFrom: string | null = null;
+    const task = writeTx(this.db, (tx) => {
       const at = this.core.clock.now();
       const now = at.toISOString();
       const cur = this.visibleTask(tx, user.id, id);
@@ -367,7 +379,10 @@ export class TasksService {
         const parent = findTaskWithList(tx, user.id, newParent);
         if (!parent || parent.list_id !== newList) throw invalidParent("a subtask must be in its parent's list; move the parent instead");
       }
-      if (newList !== cur.list_id) ch.listId = newList;
+      if (newList !== cur.list_id) {
+        ch.listId = newList;
+        movedFrom = cur.list_id;
+      }
       if (newOwner !== cur.user_id) ch.ownerId = newOwner;
       if (p.parent_id !== undefined && p.parent_id !== cur.parent_id) ch.parentId = p.parent_id;
 
@@ -395,19 +410,31 @@ export class TasksService {
       if (completesOccurrence) this.repeatHooks.completeOccurrence(tx, user, id, at);
       return this.present(tx, user.id, id);
     });
+    // Who sees only the old list hears that the task left it.
+    if (movedFrom !== null) this.announce([{ id, list_id: movedFrom, version: task.version }], "task.deleted");
+    this.announce([task]);
+    return task;
   }
 
   /** Moves the task (and its live subtasks) to the trash. */
   softDelete(user: AuthUser, id: string): void {
-    writeTx(this.db, (tx) => {
+    const gone = writeTx(this.db, (tx) => {
       const cur = this.editableTask(tx, user.id, id);
       const subs = cur.parent_id === null ? findSubtasks(tx, [id], false).map((s) => s.id) : [];
       setDeleted(tx, cur.user_id, [id, ...subs], this.now(), this.now());
+      return { id, list_id: cur.list_id, version: cur.version + 1 };
     });
+    this.announce([gone], "task.deleted");
   }
 
   /** Brings the task and its deleted direct subtasks back. */
   restore(user: AuthUser, id: string): Task {
+    const task = this.restoreTx(user, id);
+    this.announce([task]);
+    return task;
+  }
+
+  private restoreTx(user: AuthUser, id: string): Task {
     return writeTx(this.db, (tx) => {
       const cur = findTaskWithList(tx, user.id, id);
       if (!cur || cur.list_deleted_at !== null) throw notFound("task");
@@ -432,7 +459,8 @@ export class TasksService {
    */
   batch(user: AuthUser, b: TaskBatch): { updated: number } {
     const ids = [...new Set(b.task_ids)];
-    return writeTx(this.db, (tx) => {
+    const before: { id: string; list_id: string; version: number }[] = [];
+    const out = writeTx(this.db, (tx) => {
       const at = this.core.clock.now();
       const now = at.toISOString();
       const rows = new Map(findTasksWithList(tx, user.id, ids).map((r) => [r.id, r]));
@@ -472,6 +500,7 @@ export class TasksService {
       if (!onlyTags) for (const id of ids) requireEditor(rows.get(id)!.role);
       if (listRole) requireEditor(listRole);
       const named = new Set(ids);
+      for (const id of ids) before.push({ id, list_id: rows.get(id)!.list_id, version: rows.get(id)!.version + 1 });
       const topLevel = ids.filter((id) => rows.get(id)!.parent_id === null);
       // Writes key by each task's owner (the owner of its list): one statement per owner.
       const byOwner = (list: string[], ownerOf: (id: string) => string = (id) => rows.get(id)!.user_id) => {
@@ -522,10 +551,18 @@ export class TasksService {
       for (const id of ids) if (occurrences.has(id)) this.repeatHooks.completeOccurrence(tx, user, id, at);
       return { updated: ids.length };
     });
+    if (b.soft_delete) this.announce(before, "task.deleted");
+    else {
+      const now = new Map(findTasksWithList(this.db, user.id, ids).map((t) => [t.id, t]));
+      this.announce(before.filter((t) => now.get(t.id)?.list_id !== t.list_id), "task.deleted");
+      this.announce([...now.values()]);
+    }
+    return out;
   }
 
   /** DELETE /trash/{id}: removes a task in the trash for good, with its subtasks. */
   purge(user: AuthUser, id: string, meta: RequestMeta): void {
+    let purged: { id: string; list_id: string; version: number } | null = null;
     const after = writeTx(this.db, (tx) => {
       const cur = findTaskWithList(tx, user.id, id);
       if (!cur || cur.list_deleted_at !== null) throw notFound("task");
@@ -533,6 +570,7 @@ export class TasksService {
       requireOwner(cur.role);
       if (cur.deleted_at === null) throw notArchived("task");
       const all = [id, ...subtaskIds(tx, [id])];
+      purged = { id, list_id: cur.list_id, version: cur.version };
       const callbacks = this.purgeHooks.beforePurge(tx, cur.user_id, all);
       deleteTasks(tx, cur.user_id, all);
       recordAudit(tx, {
@@ -548,6 +586,7 @@ export class TasksService {
       return callbacks;
     });
     runAfterCommit(after, (e) => this.core.logger.error("after-purge hook failed", { error: String(e) }));
+    if (purged) this.announce([purged], "task.deleted");
   }
 }
 
