@@ -95,4 +95,4 @@ export async function openEvents(app: TestApp, c: TestClient, lastEventId?: stri
   return new SseStream(res.status, res.body!.getReader(), res.headers);
 }
 
-export const typed = (evs: SseEvent[]) => evs.map((e) => ({ type: e.event, ...(e.data ? (JSON.parse(e.data) as object) : {}) }));
+export const typed = (evs: SseEvent[]): Record<string, unknown>[] => evs.map((e) => ({ type: e.event, ...(e.data ? (JSON.parse(e.data) as Record<string, unknown>) : {}) }));
