@@ -92,7 +92,7 @@ export async function openEvents(app: TestApp, c: TestClient, lastEventId?: stri
     await res.arrayBuffer();
     return new SseStream(res.status, null, res.headers);
   }
-  return new SseStream(res.status, res.body!.getReader(), res.headers);
+  return new SseStream(res.status, res.body!.getReader() as ReadableStreamDefaultReader<Uint8Array>, res.headers);
 }
 
 export const typed = (evs: SseEvent[]): Record<string, unknown>[] => evs.map((e) => ({ type: e.event, ...(e.data ? (JSON.parse(e.data) as Record<string, unknown>) : {}) }));
