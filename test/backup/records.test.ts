@@ -52,7 +52,8 @@ const API_FIELDS: Record<Kind, string[]> = {
 /** The documented extras (OpenAPI description of the export, README): what a faithful restore needs beyond the API shape. */
 const EXTRAS: Record<Kind, string[]> = {
   folders: ["deleted_at"],
-  lists: [],
+  // sharing.md: a shared list's members by username (informational; [] for a list not shared).
+  lists: ["members"],
   tags: ["created_at", "updated_at"],
   tasks: ["position"],
   recurrences: [],

@@ -6,6 +6,9 @@ import type { Conn } from "../../core/db";
 
 export type MemberRole = "editor" | "viewer";
 
+/** sharing.md: an invitation lapses after 14 days. */
+export const INVITATION_TTL_MS = 14 * 24 * 3600 * 1000;
+
 export interface MemberRow {
   list_id: string;
   user_id: string;
@@ -80,6 +83,15 @@ export function membersOf(c: Conn, listId: string): (MemberRow & { username: str
     .query<MemberRow & { username: string; display_name: string }, [string]>(
       `SELECT m.list_id, m.user_id, m.role, m.folder_id, m.position, m.since, u.username, u.display_name
          FROM list_members m JOIN users u ON u.id = m.user_id WHERE m.list_id = ? ORDER BY m.since, u.username_key`,
+    )
+    .all(listId);
+}
+
+/** A list's members by username, by when they joined (a backup's informational member list). */
+export function memberUsernamesOf(c: Conn, listId: string): { username: string; role: MemberRole }[] {
+  return c.sqlite
+    .query<{ username: string; role: MemberRole }, [string]>(
+      "SELECT u.username, m.role FROM list_members m JOIN users u ON u.id = m.user_id WHERE m.list_id = ? ORDER BY m.since, u.username_key",
     )
     .all(listId);
 }

@@ -21,6 +21,7 @@ import {
   membersOf,
   pendingInvitationsOfList,
   setMemberRole,
+  INVITATION_TTL_MS,
   type InvitationRow,
   type MemberRole,
 } from "../lists/lists.members.repo";
@@ -29,8 +30,6 @@ import { setOwnerOfListTasks, unlinkUserTagsOnList } from "../tasks/tasks.repo";
 import type { TaskRepeatHooks } from "../tasks/tasks.repeat-hooks";
 import type { InboxInvitation, InvitationCreate, ListInvitation, Member, Person } from "./sharing.schemas";
 
-/** sharing.md: an invitation lapses after 14 days. */
-export const INVITATION_TTL_MS = 14 * 24 * 3600 * 1000;
 
 /**
  * Invitations, members, roles, ownership transfer, leaving: the use cases of sharing.md. Owns no
