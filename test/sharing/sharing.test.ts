@@ -195,6 +195,40 @@ describe("access on every path", () => {
     expect(ids(await owner.get("/api/v1/tasks"))).toEqual([b.id, a.id]);
   });
 
+  test("pages merge the member's own tasks and several shared lists newest first, through every cursor", async () => {
+    const owner = await signedInUser(app, admin, uname());
+    const other = await signedInUser(app, admin, uname());
+    const member = await signedInUser(app, admin, uname());
+    const l1 = await mkList(owner, "one");
+    const l2 = await mkList(other, "two");
+    await share(owner, member, l1, "viewer");
+    await share(other, member, l2, "editor");
+    const made: string[] = [];
+    for (let i = 0; i < 45; i++) {
+      const c = [owner, other, member][i % 3 === 0 ? 0 : i % 5 === 0 ? 1 : 2]!;
+      const list = c === owner ? l1 : c === other ? l2 : undefined;
+      made.push((await mkTask(c, { title: `m${i}`, ...(list ? { list_id: list } : {}) })).id);
+      clock.advance(i % 4 === 0 ? 0 : 1000);
+    }
+    const want = [...made].reverse();
+    for (const limit of [1, 3, 7, 50]) {
+      const got: string[] = [];
+      let cursor: string | null = null;
+      do {
+        const r = await member.get(`/api/v1/tasks?limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`);
+        got.push(...ids(r));
+        cursor = r.body.next_cursor;
+      } while (cursor);
+      // Several tasks share a created_at (the clock stood still): the keyset breaks ties by id.
+      expect(got.length).toBe(45);
+      expect(new Set(got)).toEqual(new Set(want));
+      const rows = app.db.sqlite.query("SELECT id, created_at FROM tasks WHERE id IN (SELECT value FROM json_each(?))").all(JSON.stringify(got)) as { id: string; created_at: string }[];
+      const at = new Map(rows.map((r) => [r.id, r.created_at]));
+      const sorted = [...got].sort((a, b) => (at.get(b)! < at.get(a)! ? -1 : at.get(b)! > at.get(a)! ? 1 : b < a ? -1 : 1));
+      expect({ limit, got }).toEqual({ limit, got: sorted });
+    }
+  });
+
   test("a viewer's writes are 403 forbidden and change nothing; reads work", async () => {
     const { owner, viewer, list } = await trio();
     const t = await mkTask(owner, { title: "t", list_id: list, due_at: "2026-11-25" });

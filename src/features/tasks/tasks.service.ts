@@ -230,11 +230,37 @@ export class TasksService {
    */
   static pageVisible(c: Conn, scopes: TaskScope[], f: TaskFilter, after: [string, string] | null, limit: number): TaskRow[] {
     if (scopes.length === 1) return pageLiveTasks(c, scopes[0]!, f, after, limit);
-    return mergeByKey(
-      scopes.map((s) => pageLiveTasks(c, s, f, after, limit)),
-      (r) => [r.created_at, r.id],
-      limit + 1,
-    );
+    // A k-way merge that reads each scope in small batches (keyset), refilled only when its
+    // batch is used up: a page of 50 over 4 scopes reads ~70 rows, not 4 × 51.
+    const want = limit + 1;
+    const batch = Math.max(8, Math.ceil(want / scopes.length) + 1);
+    const state = scopes.map((s) => ({ s, buf: [] as TaskRow[], pos: 0, after, done: false }));
+    const fill = (st: (typeof state)[number]) => {
+      const rows = pageLiveTasks(c, st.s, f, st.after, batch - 1);
+      st.buf = rows;
+      st.pos = 0;
+      st.done = rows.length < batch;
+      const last = rows[rows.length - 1];
+      if (last) st.after = [last.created_at, last.id];
+    };
+    for (const st of state) fill(st);
+    const out: TaskRow[] = [];
+    while (out.length < want) {
+      let best: (typeof state)[number] | null = null;
+      for (const st of state) {
+        if (st.pos >= st.buf.length) {
+          if (st.done) continue;
+          fill(st);
+          if (st.pos >= st.buf.length) continue;
+        }
+        const r = st.buf[st.pos]!;
+        const b = best?.buf[best.pos];
+        if (!b || r.created_at > b.created_at || (r.created_at === b.created_at && r.id > b.id)) best = st;
+      }
+      if (!best) break;
+      out.push(best.buf[best.pos++]!);
+    }
+    return out;
   }
 
   /** The trash: the user's own deleted tasks and those of the lists shared with them as editor. */
