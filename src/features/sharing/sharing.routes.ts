@@ -38,6 +38,8 @@ export function sharingRoutes(service: SharingService) {
       ({ params, body, request, set }) => {
         const inv = service.invite(principalOf(request).user.id, params.list_id, body, requestMeta(request));
         set.status = 201;
+        // No URL of its own to read: the list's pending invitations, where it is listed.
+        set.headers["location"] = `/api/v1/lists/${params.list_id}/invitations`;
         return inv;
       },
       {
@@ -48,7 +50,7 @@ export function sharingRoutes(service: SharingService) {
           description:
             "The invitee sees it in `GET /invitations` and accepts or declines it; it expires after 14 days. `409 state_conflict` when they are already a member or have a pending invitation; `422 validation_failed` for yourself, an unknown username, the inbox or an archived list. A member who is not the owner gets `403 forbidden`; someone who cannot see the list `404`. Audited for the owner and the invitee (`list_invitation_sent`).",
           tags: ["sharing"],
-          ok: { status: 201, schema: ListInvitation },
+          ok: { status: 201, schema: ListInvitation, headers: { Location: { description: "the list's pending invitations, where this one is listed" } } },
           errors: [...WRITE_ERRORS, "not_found", "forbidden", "state_conflict"],
         }),
       },
