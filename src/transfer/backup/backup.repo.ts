@@ -21,6 +21,12 @@ import {
   insertRestoredHabitPause,
 } from "../../features/habits/habits.repo";
 import { exportListRow, exportListRows, insertRestoredList, listOwner } from "../../features/lists/lists.repo";
+import { memberUsernamesOf } from "../../features/lists/lists.members.repo";
+
+/** The user's lists with, for the ones they share, the members by username (informational; sharing.md). */
+function* exportListRowsWithMembers(c: Conn, userId: string): Generator<object> {
+  for (const r of exportListRows(c, userId)) yield { ...r, members: memberUsernamesOf(c, r.id) };
+}
 import { exportMemoRow, exportMemoRows, insertRestoredMemo, memoOwner } from "../../features/memos/memos.repo";
 import {
   exportRecurrenceExceptionRows,
@@ -48,7 +54,7 @@ type Row = Record<string, unknown>;
 /** Every record of one kind of the user's, in id order, as the owning repo reads it. */
 const ROWS: Record<Entity, (c: Conn, userId: string) => Iterable<object>> = {
   folders: exportFolderRows,
-  lists: exportListRows,
+  lists: exportListRowsWithMembers,
   tags: exportTagRows,
   tasks: exportTaskRows,
   recurrences: exportRecurrenceRows,
