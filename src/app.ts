@@ -176,6 +176,8 @@ export function createApp(opts: AppOptions): AppHandle {
   // Built here, started by main.ts once the server listens (tests drive it themselves).
   const scheduler = new ReminderScheduler(core, reminders, channels);
   const sharing = new SharingService(core, tasks.repeatHooks);
+  // Reminders are personal (sharing.md): a member's on a shared list's tasks go when they leave or are removed.
+  sharing.memberGone.register((c, userId, listId) => reminders.dropUserOnList(c, userId, listId));
   // Who hears of a list's changes: lists.access decides, as for every read.
   core.events.configure({ audience: (listId) => listAudience(core.db, listId), canSee: (userId, listId) => listVisibleTo(core.db, userId, listId) });
 

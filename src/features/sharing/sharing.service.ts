@@ -36,7 +36,29 @@ import type { InboxInvitation, InvitationCreate, ListInvitation, Member, Person 
  * table (the lists feature owns list_members and list_invitations); every access decision is
  * lists.access's.
  */
+/**
+ * Called inside the transaction in which a member leaves or is removed (sharing.md: "the user's own
+ * tags and reminders on those tasks disappear"). Features that keep per-user data on a list's tasks
+ * (reminders) register here, so sharing never imports them.
+ */
+export type MemberGone = (c: Conn, userId: string, listId: string) => void;
+
+export class MemberGoneHooks {
+  private readonly hooks: MemberGone[] = [];
+
+  register(hook: MemberGone): void {
+    this.hooks.push(hook);
+  }
+
+  gone(c: Conn, userId: string, listId: string): void {
+    for (const h of this.hooks) h(c, userId, listId);
+  }
+}
+
 export class SharingService {
+  /** Per-user data on the list's tasks goes when a member leaves or is removed. */
+  readonly memberGone = new MemberGoneHooks();
+
   constructor(
     private readonly core: Core,
     private readonly repeatHooks: TaskRepeatHooks,
@@ -228,7 +250,8 @@ export class SharingService {
 
   /**
    * The owner removes a member, or a member leaves (memberId is themselves). Takes effect on the
-   * next request: nothing is cached; their own tags on the list's tasks go with them.
+   * next request: nothing is cached; their own tags on the list's tasks go with them, and
+   * what other features keep per user on those tasks (memberGone: reminders).
    */
   remove(userId: string, listId: string, memberId: string, meta: RequestMeta): void {
     const ownerId = writeTx(this.core.db, (tx) => {
@@ -237,6 +260,7 @@ export class SharingService {
         if (role === "owner") throw stateConflict("the owner cannot leave the list; transfer ownership first");
         deleteMember(tx, listId, userId);
         unlinkUserTagsOnList(tx, userId, listId);
+        this.memberGone.gone(tx, userId, listId);
         this.audit(tx, "list_left", [head.ownerId, userId], meta, listId, { member: this.person(tx, userId).username });
         return head.ownerId;
       }
@@ -244,6 +268,7 @@ export class SharingService {
       if (!findMember(tx, listId, memberId)) throw notFound("member");
       deleteMember(tx, listId, memberId);
       unlinkUserTagsOnList(tx, memberId, listId);
+      this.memberGone.gone(tx, memberId, listId);
       this.audit(tx, "list_member_removed", [userId, memberId], meta, listId, { member: this.person(tx, memberId).username });
       return head.ownerId;
     });

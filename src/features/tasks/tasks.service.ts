@@ -488,7 +488,8 @@ export class TasksService {
       } else if (ch.ownerId !== undefined) this.repeatHooks.reassign(tx, [id], ch.ownerId);
       if (tagIds !== undefined) replaceTags(tx, [id], tagIds, user.id);
       if (completesOccurrence) this.repeatHooks.completeOccurrence(tx, user, id, at);
-      if (p.due_at !== undefined || p.completed !== undefined) this.changeHooks.changed(tx, user.id, [id]);
+      // A move to another list changes who sees the task: reminders of those who no longer do go (rearm).
+      if (p.due_at !== undefined || p.completed !== undefined || ch.listId !== undefined) this.changeHooks.changed(tx, user.id, [id, ...(ch.listId !== undefined && newParent === null ? subtaskIds(tx, [id]) : [])]);
       return this.present(tx, user.id, id);
     });
     // Who sees only the old list hears that the task left it.
@@ -702,7 +703,7 @@ export class TasksService {
       }
       if (tagIds !== undefined) replaceTags(tx, ids, tagIds, user.id);
       for (const id of ids) if (occurrences.has(id)) this.repeatHooks.completeOccurrence(tx, user, id, at);
-      if (b.due_at !== undefined || b.completed !== undefined) this.changeHooks.changed(tx, user.id, ids);
+      if (b.due_at !== undefined || b.completed !== undefined || listId !== undefined) this.changeHooks.changed(tx, user.id, listId !== undefined ? [...ids, ...followers] : ids);
       if (!withUndo) return { updated: ids.length };
       return { updated: ids.length, undo_token: snapBefore ? this.undoTokens.encode(BATCH_UNDO, user.id, at, snapBefore) : null };
     });
