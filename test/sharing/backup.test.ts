@@ -90,3 +90,25 @@ test("restoring an owner's backup on another server: pending invitations for exi
   expect((await restorer.post("/api/v1/backup/restore", { preflight_token: pf2.body.preflight_token, mode: "merge" })).status).toBe(200);
   expect((await restorer.get(`/api/v1/lists/${list}/invitations`)).body.items).toEqual([]);
 });
+
+test("a member's reminder on a shared task stays out of their backup (its task is not theirs), which restores cleanly", async () => {
+  const owner = await signedInUser(source, sAdmin, uname("o"));
+  const member = await signedInUser(source, sAdmin, uname("m"));
+  const list = await mkList(owner, "Shared");
+  await share(owner, member, list, "editor");
+  const shared = await mkTask(owner, { title: "shared", list_id: list, due_at: "2030-01-02T10:00:00Z" });
+  const own = await mkTask(member, { title: "own", due_at: "2030-01-02T10:00:00Z" });
+  const onShared = await member.post(`/api/v1/tasks/${shared.id}/reminders`, { kind: "before_due", minutes_before: 5 });
+  const onOwn = await member.post(`/api/v1/tasks/${own.id}/reminders`, { kind: "before_due", minutes_before: 5 });
+  expect([onShared.status, onOwn.status]).toEqual([201, 201]);
+  const ownerRem = await owner.post(`/api/v1/tasks/${shared.id}/reminders`, { kind: "before_due", minutes_before: 5 });
+
+  const m = entriesOf(await exportBytes(source, member));
+  expect(readJson<Rec[]>(m, "data/reminders.json").map((r) => r.id)).toEqual([onOwn.body.id]);
+  const pf = await preflight(member, rebuild(m), "replace");
+  expect(pf.status).toBe(200);
+  expect((await member.post("/api/v1/backup/restore", { preflight_token: pf.body.preflight_token, mode: "replace" })).status).toBe(200);
+  // The owner's archive holds the owner's reminder on their task, not the member's.
+  const o = entriesOf(await exportBytes(source, owner));
+  expect(readJson<Rec[]>(o, "data/reminders.json").map((r) => r.id)).toEqual([ownerRem.body.id]);
+});
