@@ -286,3 +286,26 @@ describe("reminders on shared tasks are personal", () => {
     expect(await remindersOf(editor, t.id)).toEqual([re.id]);
   });
 });
+
+describe("undo of a recurring completion on a shared task", () => {
+  test("an editor completes a shared repeating task and undoes it: the copy goes, the task is back; a viewer cannot complete", async () => {
+    const { owner, editor, viewer, list } = await trio();
+    const t = await mkTask(owner, { title: "Bins", list_id: list, due_at: "2026-11-27" });
+    const rec = await owner.post("/api/v1/recurrences", { task_id: t.id, kind: "rrule", rrule: "FREQ=WEEKLY" });
+    expect(rec.status).toBe(201);
+    await rejected(() => viewer.post(`/api/v1/recurrences/${rec.body.id}/complete?undo=true`), 403, "forbidden");
+    const before = (await owner.get(`/api/v1/tasks/${t.id}`)).body;
+    const done = await editor.post(`/api/v1/recurrences/${rec.body.id}/complete?undo=true`);
+    expect(done.status).toBe(200);
+    expect(done.body.next.due_at).toBe("2026-12-04");
+    expect(done.body.completed.completed_by).toMatchObject({ id: (await meOf(editor)).id });
+    const copy = done.body.completed.id;
+    expect((await owner.get(`/api/v1/tasks/${copy}`)).status).toBe(200);
+    const u = await editor.post("/api/v1/recurrences/completions/undo", { undo_token: done.body.undo_token });
+    expect(u.status).toBe(200);
+    expect((await owner.get(`/api/v1/tasks/${copy}`)).status).toBe(404);
+    const back = (await owner.get(`/api/v1/tasks/${t.id}`)).body;
+    expect(back.due_at).toBe(before.due_at);
+    expect(back.completed).toBe(false);
+  });
+});

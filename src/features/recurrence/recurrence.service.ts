@@ -292,8 +292,11 @@ export class RecurrenceService implements RepeatingTasks {
         if (rows.length !== ids.length || rows.some((r) => r.version !== 1 || r.deleted_at !== null)) {
           throw stateConflict("the completed copy was changed since; nothing was undone");
         }
-        callbacks = this.purgeHooks.beforePurge(tx, user.id, ids);
-        deleteTasks(tx, user.id, ids);
+        // A shared list's copy is its owner's row (lists.access); only who may edit the list undoes it.
+        const owner = rows[0]!.user_id;
+        requireEditor(rows[0]!.role);
+        callbacks = this.purgeHooks.beforePurge(tx, owner, ids);
+        deleteTasks(tx, owner, ids);
       }
       restoreSnapshots(tx, user.id, u.tasks, now.toISOString());
       if (u.rec !== null) {
