@@ -275,8 +275,8 @@ export class TasksService {
   }
 
   /**
-   * THE "tasks visible to this user" page (GET /tasks, search; smart views should page through
-   * here too): one walk per scope of lists.access.visibleScopes (the user's own rows, then each
+   * THE "tasks visible to this user" page (GET /tasks, search; the smart views and the calendar
+   * walk the same lists.access scopes in tasks.views.repo.ts): one walk per scope of lists.access.visibleScopes (the user's own rows, then each
    * list shared with them), each at most `limit + 1` rows, merged newest first by the keyset. A
    * user without memberships has one scope: exactly the single-owner statement of before.
    */
