@@ -88,7 +88,7 @@ describe.skipIf(!hasChromium)("reminders in the web app", () => {
     await poll(() => api<{ reminder_time: string; quiet_hours: unknown }>("GET", "/me"), (m) => m.reminder_time === "08:30" && m.quiet_hours !== null);
 
     await page.getByLabel("Type").selectOption("webhook");
-    await page.getByLabel("URL").fill(`${rx.url}/e2e`);
+    await page.getByLabel("URL", { exact: true }).fill(`${rx.url}/e2e`);
     await page.getByRole("button", { name: "Add channel" }).click();
     await page.getByText("shown only now").waitFor();
     await page.waitForLoadState("networkidle");
