@@ -23,7 +23,7 @@ Bun.serve({
     const more = rows.length > limit;
     const page = more ? rows.slice(0, limit) : rows;
     const last = page[page.length - 1];
-    return Response.json({ items: presentTasks(db, page), next_cursor: more && last ? `${last.created_at}|${last.id}` : null });
+    return Response.json({ items: presentTasks(db, user, page), next_cursor: more && last ? `${last.created_at}|${last.id}` : null });
   },
 });
 console.log(`bare tasks server on ${port}`);

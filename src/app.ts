@@ -41,6 +41,10 @@ import { foldersRoutes } from "./features/folders/folders.routes";
 import { ListsService } from "./features/lists/lists.service";
 import { ListPurgeHooks } from "./features/lists/lists.purge-hooks";
 import { listsRoutes } from "./features/lists/lists.routes";
+import { SharingService } from "./features/sharing/sharing.service";
+import { sharingRoutes } from "./features/sharing/sharing.routes";
+import { eventsRoutes } from "./features/events/events.routes";
+import { listAudience, listVisibleTo } from "./features/lists/lists.audience";
 import { TagsService } from "./features/tags/tags.service";
 import { TagDeleteHooks } from "./features/tags/tags.delete-hooks";
 import { tagsRoutes } from "./features/tags/tags.routes";
@@ -173,6 +177,11 @@ export function createApp(opts: AppOptions): AppHandle {
   snapshots.onFailure((text) => channels.alertAdmins(text));
   // Built here, started by main.ts once the server listens (tests drive it themselves).
   const scheduler = new ReminderScheduler(core, reminders, channels);
+  const sharing = new SharingService(core, tasks.repeatHooks);
+  // Reminders are personal (sharing.md): a member's on a shared list's tasks go when they leave or are removed.
+  sharing.memberGone.register((c, userId, listId) => reminders.dropUserOnList(c, userId, listId));
+  // Who hears of a list's changes: lists.access decides, as for every read.
+  core.events.configure({ audience: (listId) => listAudience(core.db, listId), canSee: (userId, listId) => listVisibleTo(core.db, userId, listId) });
 
   const ensureContext = (request: Request): RequestContext => {
     let ctx = getContext(request);
@@ -203,6 +212,8 @@ export function createApp(opts: AppOptions): AppHandle {
     .use(countdownsRoutes(countdowns))
     .use(foldersRoutes(folders))
     .use(listsRoutes(lists))
+    .use(sharingRoutes(sharing))
+    .use(eventsRoutes(core.events))
     .use(tagsRoutes(new TagsService(core, tagDeleteHooks)))
     .use(tasksRoutes(tasks))
     .use(taskViewsRoutes(new TaskViews(core)))
@@ -270,6 +281,7 @@ export function createApp(opts: AppOptions): AppHandle {
       instance.stop();
       snapshots.stop();
       scheduler.stop();
+      core.events.closeAll();
       jobs.close();
     },
     fetch(original, server) {

@@ -15,7 +15,8 @@ describe("lists", () => {
     const r = await c.post("/api/v1/lists", { name: "Groceries", folder_id: f, color: "#00FF00" });
     expect(r.status).toBe(201);
     expect(r.headers.get("location")).toBe(`/api/v1/lists/${r.body.id}`);
-    expect(Object.keys(r.body).sort()).toEqual(["color", "created_at", "deleted_at", "folder_id", "id", "is_inbox", "name", "position", "sort", "updated_at"]);
+    expect(Object.keys(r.body).sort()).toEqual(["color", "created_at", "deleted_at", "folder_id", "id", "is_inbox", "member_count", "name", "owner", "position", "role", "sort", "updated_at"]);
+    expect(r.body).toMatchObject({ role: "owner", member_count: 1 });
     expect(r.body).toMatchObject({ name: "Groceries", folder_id: f, is_inbox: false, color: "#00FF00", deleted_at: null });
     const plain = await mkList(c, "Plain");
     const all = await c.get("/api/v1/lists");

@@ -17,8 +17,11 @@ describe("create and read", () => {
     expect(r.status).toBe(201);
     expect(r.headers.get("location")).toBe(`/api/v1/tasks/${r.body.id}`);
     expect(Object.keys(r.body).sort()).toEqual(
-      ["completed", "completed_at", "created_at", "deleted_at", "description", "due_at", "id", "list_id", "parent_id", "priority", "rank", "subtasks", "tags", "title", "updated_at", "version"].sort(),
+      ["completed", "completed_at", "completed_by", "created_at", "created_by", "deleted_at", "description", "due_at", "id", "list_id", "parent_id", "priority", "rank", "subtasks", "tags", "title", "updated_at", "version"].sort(),
     );
+    // Sharing (sharing.md): who created it; completed_by is null while not completed.
+    expect(r.body.created_by).toEqual({ id: (await c.get("/api/v1/me")).body.id, username: (await c.get("/api/v1/me")).body.username });
+    expect(r.body.completed_by).toBeNull();
     expect(r.body).toMatchObject({ list_id: inbox, parent_id: null, title: "Buy milk", description: "", completed: false, completed_at: null, due_at: null, priority: 0, version: 1, tags: [], subtasks: [], deleted_at: null });
     expect(r.body.created_at).toMatch(ISO);
     expect(r.body.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}$/);

@@ -8,6 +8,7 @@ import type { Logger } from "./log";
 import { Metrics } from "./metrics";
 import type { ServerSecret } from "./secret";
 import type { Clock } from "./time";
+import { EventHub } from "./events";
 
 /** The shared pieces every feature is built from. One per running server. */
 export interface Core {
@@ -24,6 +25,8 @@ export interface Core {
   metrics: Metrics;
   version: string;
   dataDir: string;
+  /** Server-Sent Events: features publish after commit (core/events.ts). */
+  events: EventHub;
 }
 
 /**
@@ -46,5 +49,6 @@ export function buildCore(p: { db: Db; config: Config; clock: Clock; secret: Ser
     ),
     hasher: new PasswordHasher(p.config.argon2MemoryKiB, p.config.argon2TimeCost),
     throttle: new LoginThrottle(p.clock, p.config.loginFreeFailures),
+    events: new EventHub(p.clock),
   };
 }

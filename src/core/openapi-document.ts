@@ -90,6 +90,10 @@ export const TAG_DESCRIPTIONS: Record<string, string> = {
     "Countdowns to a date, anniversaries and birthdays, repeating weekly, monthly or yearly in the Gregorian or the Chinese lunar calendar, with the next date and the days left computed in the user's time zone. One may be pinned.",
   folders: "Folders group lists. Deleting a folder moves its lists to the root level.",
   lists: "Task lists: each user has an inbox that cannot be renamed, moved or archived. An archived list hides its tasks until it is restored, or is purged with them.",
+  sharing:
+    "Shared lists: an owner invites other users of the server as editor or viewer; the invitee accepts or declines (invitations expire after 14 days). Members see the list and its tasks in their own views, each filing it in their own folder; tags stay personal. A viewer's write, or an editor's owner-only act, is `403 forbidden`; someone not a member gets `404`.",
+  events:
+    "Server-Sent Events: changes to everything the user can see (their own lists and the lists shared with them), so an open list updates when another member changes it.",
   tags: "Labels for tasks, unique per user (case-insensitively), each with a colour.",
   tasks: "Tasks with a title, a Markdown description, a due date or instant, a priority, tags and one level of subtasks; searched and paged by cursor. Writes to one task use optimistic locking (`version`).",
   views:

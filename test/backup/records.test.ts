@@ -24,12 +24,19 @@ const keys = (s: z.ZodObject) => Object.keys(s.shape);
 const KINDS = ["folders", "lists", "tags", "tasks", "recurrences", "recurrence_exceptions", "habits", "habit_logs", "habit_pauses", "countdowns", "memos", "attachments"] as const;
 type Kind = (typeof KINDS)[number];
 
+/**
+ * What the API adds for shared lists (sharing.md) and an archive leaves out: the reader's role,
+ * the owner, the member count, who created and completed a task. They name users (the archive
+ * names none) or describe the reader, not the list; restored lists are the restoring user's.
+ */
+const SHARING_VIEW: string[] = ["role", "owner", "member_count", "created_by", "completed_by"];
+
 const API_FIELDS: Record<Kind, string[]> = {
   folders: keys(Folder),
-  lists: keys(List),
+  lists: keys(List).filter((k) => !SHARING_VIEW.includes(k)),
   tags: keys(Tag),
   tasks: keys(Task)
-    .filter((k) => k !== "subtasks")
+    .filter((k) => k !== "subtasks" && !SHARING_VIEW.includes(k))
     .map((k) => (k === "tags" ? "tag_ids" : k)),
   recurrences: keys(Recurrence),
   // Not resources of their own: the parent's id plus the API's fields of the sub-resource.
@@ -45,7 +52,8 @@ const API_FIELDS: Record<Kind, string[]> = {
 /** The documented extras (OpenAPI description of the export, README): what a faithful restore needs beyond the API shape. */
 const EXTRAS: Record<Kind, string[]> = {
   folders: ["deleted_at"],
-  lists: [],
+  // sharing.md: a shared list's members by username (informational; [] for a list not shared).
+  lists: ["members"],
   tags: ["created_at", "updated_at"],
   tasks: ["position"],
   recurrences: [],

@@ -206,6 +206,34 @@ describe.skipIf(skip)("behind the README's nginx (TLS)", () => {
     expect(JSON.parse(otherPort.body).code).toBe("csrf_failed");
   });
 
+  test("Server-Sent Events pass through at once (proxy_buffering off): a change made through nginx arrives on an open stream", async () => {
+    const login = await request("POST", "/api/v1/auth/login", { origin: "https://localhost" }, creds);
+    const { cookie, csrf } = sessionOf(login);
+    let got = "";
+    const sock = tls.connect({ host: "127.0.0.1", port, servername: "localhost", rejectUnauthorized: false });
+    sock.on("data", (d: Buffer) => (got += d.toString("utf8")));
+    await new Promise<void>((ok, fail) => {
+      sock.on("error", fail);
+      sock.on("secureConnect", () => {
+        sock.write(["GET /api/v1/events HTTP/1.1", "host: localhost", `cookie: ${cookie}`, "accept: text/event-stream", "", ""].join("\r\n"));
+        ok();
+      });
+    });
+    const until = async (re: RegExp) => {
+      for (let i = 0; i < 200 && !re.test(got); i++) await Bun.sleep(25);
+      return re.test(got);
+    };
+    expect(await until(/: connected/)).toBe(true);
+    expect(got).toMatch(/^HTTP\/1\.1 200/);
+    expect(got.toLowerCase()).toContain("content-type: text/event-stream");
+    const created = await request("POST", "/api/v1/tasks", { cookie, "x-csrf-token": csrf, origin: "https://localhost" }, { title: "through nginx" });
+    expect(created.status).toBe(201);
+    const id = JSON.parse(created.body).id as string;
+    // The stream is still open (no response end): the event arrived while it streams.
+    expect(await until(new RegExp(`event: task\\.changed\\ndata: \\{[^\\n]*"id":"${id}"`))).toBe(true);
+    sock.destroy();
+  });
+
   test("plain http is redirected to https, path and query kept", async () => {
     const r = await request("GET", "/tasks?list=inbox", {}, undefined, true);
     expect(r.status).toBe(301);

@@ -34,6 +34,9 @@ const OWNERS: Record<string, string[]> = {
   memos: ["features/memos/memos.repo.ts"],
   folders: ["features/folders/folders.repo.ts"],
   lists: ["features/lists/lists.repo.ts"],
+  // Sharing (docs/sharing-design.md): the lists feature owns memberships and invitations.
+  list_members: ["features/lists/lists.members.repo.ts"],
+  list_invitations: ["features/lists/lists.members.repo.ts"],
   tags: ["features/tags/tags.repo.ts"],
   // tasks.views.repo.ts: the smart views' and the calendar's reads (issue 14), beside the writer.
   tasks: ["features/tasks/tasks.repo.ts", "features/tasks/tasks.views.repo.ts"],
@@ -53,13 +56,15 @@ const OWNERS: Record<string, string[]> = {
  * lookup of every request). Reads only: a write to another feature's table is never listed here.
  */
 const READERS: Record<string, string[]> = {
-  users: ["features/tasks/tasks.repo.ts"],
+  // Names of owners, members, creators (sharing): read beside the rows that name them.
+  users: ["features/tasks/tasks.repo.ts", "features/lists/lists.repo.ts", "features/lists/lists.members.repo.ts"],
+  list_members: ["features/lists/lists.repo.ts"],
   // The session lookup of every request (one statement, measured hot): the account feature's query
   // (it names users), handed to core's session store at start-up, reads the session and the usage.
   sessions: ["features/account/account.repo.ts"],
   attachment_usage: ["features/account/account.repo.ts"],
   folders: ["features/lists/lists.repo.ts"],
-  lists: ["features/tasks/tasks.repo.ts", "features/tasks/tasks.views.repo.ts", "features/recurrence/recurrence.repo.ts", "features/attachments/attachments.repo.ts"],
+  lists: ["features/tasks/tasks.repo.ts", "features/tasks/tasks.views.repo.ts", "features/recurrence/recurrence.repo.ts", "features/attachments/attachments.repo.ts", "features/lists/lists.members.repo.ts"],
   tags: ["features/tasks/tasks.repo.ts"],
   tasks: ["features/recurrence/recurrence.repo.ts", "features/attachments/attachments.repo.ts", "features/tags/tags.repo.ts"],
   task_tags: ["features/tags/tags.repo.ts"],

@@ -1,6 +1,6 @@
 import { sqliteTable, text, integer, index, uniqueIndex, primaryKey } from "drizzle-orm/sqlite-core";
 import { sql } from "drizzle-orm";
-import { ownerColumn } from "./accounts";
+import { ownerColumn, users } from "./accounts";
 import { timestamps } from "./columns";
 
 export const folders = sqliteTable(
@@ -80,6 +80,10 @@ export const tasks = sqliteTable(
     // the trigram index (tasks_fts, an external-content FTS5 table kept in step by triggers)
     // and the short-term fallback search. Normalised in JS so both paths fold the same way.
     searchText: text("search_text").notNull().default(""),
+    // Who created / completed the task (a shared list's tasks are written by several members);
+    // null for tasks from before sharing, restored ones, and when that user is gone.
+    createdBy: text("created_by").references(() => users.id, { onDelete: "set null" }),
+    completedBy: text("completed_by").references(() => users.id, { onDelete: "set null" }),
   },
   (t) => [
     // Hot page: top-level, live tasks of a user, newest first. A partial index keeps SQLite
@@ -172,4 +176,45 @@ export const recurrenceExceptions = sqliteTable(
     createdAt: text("created_at").notNull(),
   },
   (t) => [primaryKey({ columns: [t.recurrenceId, t.date] })],
+);
+
+// ---- Sharing (docs/sharing-design.md): owned by the lists feature (lists.members.repo.ts) ----
+
+/** A non-owner member of a list, with their own placement of it (folder, position). */
+export const listMembers = sqliteTable(
+  "list_members",
+  {
+    listId: text("list_id")
+      .notNull()
+      .references(() => lists.id, { onDelete: "cascade" }),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    role: text("role", { enum: ["editor", "viewer"] }).notNull(),
+    folderId: text("folder_id").references(() => folders.id, { onDelete: "set null" }),
+    position: integer("position").notNull().default(0),
+    since: text("since").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.listId, t.userId] }), index("list_members_user_idx").on(t.userId)],
+);
+
+/** A pending invitation (accepting, declining or withdrawing deletes it; it lapses at expires_at). */
+export const listInvitations = sqliteTable(
+  "list_invitations",
+  {
+    id: text("id").primaryKey(),
+    listId: text("list_id")
+      .notNull()
+      .references(() => lists.id, { onDelete: "cascade" }),
+    inviterId: text("inviter_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    inviteeId: text("invitee_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    role: text("role", { enum: ["editor", "viewer"] }).notNull(),
+    createdAt: text("created_at").notNull(),
+    expiresAt: text("expires_at").notNull(),
+  },
+  (t) => [uniqueIndex("list_invitations_pair_uq").on(t.listId, t.inviteeId), index("list_invitations_invitee_idx").on(t.inviteeId)],
 );

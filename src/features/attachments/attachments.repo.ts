@@ -1,7 +1,7 @@
 import type { Conn } from "../../core/db";
 import type { SqlRow } from "../../core/db";
 import { attachments } from "../../core/schema";
-import { isOwnRow, ownerOfRow, rowById, userRows } from "../../core/table-rows";
+import { isOwnRow, iterateRows, ownerOfRow, rowById } from "../../core/table-rows";
 
 // Prepared statements on `c.sqlite` (cached by bun:sqlite per SQL string); inside a transaction
 // they see its writes.
@@ -43,18 +43,25 @@ export function insertAttachment(c: Conn, r: AttachmentRecord): void {
     .run(r.id, r.user_id, r.task_id, r.filename, r.content_type, r.size, r.sha256, r.created_at);
 }
 
-export function deleteAttachment(c: Conn, userId: string, id: string): boolean {
-  return c.sqlite.query("DELETE FROM attachments WHERE id = ? AND user_id = ?").run(id, userId).changes > 0;
+/**
+ * An attachment by id, whoever uploaded it (`user_id` is the uploader, whose storage it counts
+ * to): on a shared list members upload to each other's tasks, so access goes through the task
+ * (the service asks findVisibleTask), never through user_id.
+ */
+export function findAttachmentById(c: Conn, id: string): AttachmentRecord | null {
+  return c.sqlite.query<AttachmentRecord, [string]>(`SELECT ${COLS} FROM attachments a WHERE a.id = ?`).get(id);
 }
 
-/** Ids of the attachments of the given tasks (the user's). */
-export function idsOfTasks(c: Conn, userId: string, taskIds: string[]): string[] {
+/** Deletes an attachment the caller has checked (through its task). */
+export function deleteAttachment(c: Conn, id: string): boolean {
+  return c.sqlite.query("DELETE FROM attachments WHERE id = ?").run(id).changes > 0;
+}
+
+/** Ids of the attachments of the given tasks (checked by the caller), whoever uploaded them. */
+export function idsOfTasks(c: Conn, taskIds: string[]): string[] {
   return c.sqlite
-    .query<{ id: string }, [string, string]>(
-      // `+user_id`: look up by task (attachments_task_idx), not by scanning all of the user's files.
-      "SELECT id FROM attachments WHERE +user_id = ? AND task_id IN (SELECT value FROM json_each(?))",
-    )
-    .all(userId, JSON.stringify(taskIds))
+    .query<{ id: string }, [string]>("SELECT id FROM attachments WHERE task_id IN (SELECT value FROM json_each(?))")
+    .all(JSON.stringify(taskIds))
     .map((r) => r.id);
 }
 
@@ -88,9 +95,17 @@ export function totalUsedBytes(c: Conn): number {
 export type AttachmentExportRow = Omit<SqlRow<typeof attachments>, "user_id">;
 const ATTACHMENT_COLUMNS = "id, task_id, filename, content_type, size, sha256, created_at";
 
-/** The user's attachment rows in id order. */
+/**
+ * The attachments of the user's tasks (their lists' tasks, whoever uploaded them: a shared
+ * list's owner's backup holds the list whole; a member's holds none of another owner's list).
+ * Reached through the user's lists (lists_user_idx, then tasks_list_idx): tasks have no plain
+ * user_id index.
+ */
+const OF_USERS_TASKS = "a.task_id IN (SELECT t.id FROM lists l JOIN tasks t ON t.list_id = l.id WHERE l.user_id = ?)";
+
+/** The attachment rows of the user's tasks in id order. */
 export function exportAttachmentRows(c: Conn, userId: string): Generator<AttachmentExportRow> {
-  return userRows(c, attachments, ATTACHMENT_COLUMNS, userId, "id");
+  return iterateRows(c, `SELECT ${ATTACHMENT_COLUMNS.split(", ").map((x) => `a.${x}`).join(", ")} FROM attachments a WHERE ${OF_USERS_TASKS} ORDER BY a.id`, userId);
 }
 
 export function exportAttachmentRow(c: Conn, id: string): AttachmentExportRow | null {
@@ -101,14 +116,15 @@ export function insertRestoredAttachment(c: Conn, userId: string, r: AttachmentE
   insertAttachment(c, { ...r, user_id: userId });
 }
 
-/** The bytes the user's attachments take, summed from the rows (in the caller's snapshot). */
+/** The bytes the attachments of the user's tasks take (what their backup holds), summed in the caller's snapshot. */
 export function attachmentBytesOfUser(c: Conn, userId: string): number {
-  return c.sqlite.query<{ n: number }, [string]>("SELECT coalesce(sum(size), 0) AS n FROM attachments WHERE user_id = ?").get(userId)!.n;
+  return c.sqlite.query<{ n: number }, [string]>(`SELECT coalesce(sum(a.size), 0) AS n FROM attachments a WHERE ${OF_USERS_TASKS}`).get(userId)!.n;
 }
 
+/** Ids of the attachments of the user's tasks (a replace restore removes those with the tasks). */
 export function attachmentIdsOfUser(c: Conn, userId: string): string[] {
   return c.sqlite
-    .query<{ id: string }, [string]>("SELECT id FROM attachments WHERE user_id = ?")
+    .query<{ id: string }, [string]>(`SELECT a.id FROM attachments a WHERE ${OF_USERS_TASKS}`)
     .all(userId)
     .map((r) => r.id);
 }

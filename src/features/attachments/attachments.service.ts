@@ -3,12 +3,13 @@ import { readSnapshot, readTx, writeTx, type Conn } from "../../core/db";
 import { AppError, notFound, payloadTooLarge, validationFailed } from "../../core/errors";
 import { newId } from "../../core/ids";
 import { findVisibleTask } from "../tasks/tasks.repo";
+import { requireEditor } from "../lists/lists.access";
 import type { TaskPurgeHooks } from "../tasks/tasks.purge-hooks";
 import {
   allIds,
   deleteAttachment,
   deleteByIds,
-  findUserAttachment,
+  findAttachmentById,
   idsOfTasks,
   insertAttachment,
   listOfTask,
@@ -48,7 +49,7 @@ export class AttachmentsService {
     core.metrics.gauge({ name: "app_attachment_bytes", help: "Bytes all users' attachments take", collect: () => totalUsedBytes(core.db) });
     // Purging tasks (trash, list purge) removes their rows by FK cascade; the files go after the commit.
     purgeHooks.register((tx, userId, taskIds) => {
-      const ids = idsOfTasks(tx, userId, taskIds);
+      const ids = idsOfTasks(tx, taskIds);
       if (ids.length === 0) return;
       return () => {
         for (const id of ids) this.storage.remove(id);
@@ -66,17 +67,22 @@ export class AttachmentsService {
   }
 
   /** The task named in the URL, visible to the user (the tasks feature's rule); 404 otherwise. */
-  private requireVisibleTask(c: Conn, userId: string, taskId: string): void {
-    if (!findVisibleTask(c, userId, taskId)) throw notFound("task");
+  private requireVisibleTask(c: Conn, userId: string, taskId: string, write = false): void {
+    const task = findVisibleTask(c, userId, taskId);
+    if (!task) throw notFound("task");
+    if (write) requireEditor(task.role);
   }
 
   /**
    * The user's attachment whose task is visible to them: another user's, or one of a task in the
    * trash or of an archived list, is absent like a missing one.
    */
-  private visibleAttachment(c: Conn, userId: string, id: string): AttachmentRecord | null {
-    const record = findUserAttachment(c, userId, id);
-    return record && findVisibleTask(c, userId, record.task_id) ? record : null;
+  private visibleAttachment(c: Conn, userId: string, id: string, write = false): AttachmentRecord | null {
+    const record = findAttachmentById(c, id);
+    const task = record && findVisibleTask(c, userId, record.task_id);
+    if (!task) return null;
+    if (write) requireEditor(task.role);
+    return record;
   }
 
   list(userId: string, taskId: string): AttachmentRecord[] {
@@ -100,8 +106,8 @@ export class AttachmentsService {
   /** Deletes the row, then (after the commit) the file. */
   remove(userId: string, id: string): void {
     writeTx(this.core.db, (tx) => {
-      if (!this.visibleAttachment(tx, userId, id)) throw notFound("attachment");
-      deleteAttachment(tx, userId, id);
+      if (!this.visibleAttachment(tx, userId, id, true)) throw notFound("attachment");
+      deleteAttachment(tx, id);
     });
     try {
       this.storage.remove(id);
@@ -123,7 +129,7 @@ export class AttachmentsService {
     try {
       const quota = this.quotaBytes;
       const usedAtStart = readTx(this.core.db, (tx) => {
-        this.requireVisibleTask(tx, userId, taskId);
+        this.requireVisibleTask(tx, userId, taskId, true);
         return quota === null ? 0 : usedBytes(tx, userId);
       });
       const left = quota === null ? Infinity : quota - usedAtStart;
@@ -169,7 +175,7 @@ export class AttachmentsService {
       try {
         writeTx(this.core.db, (tx) => {
           // Checked again under the write lock: the task may have been purged during the upload.
-          this.requireVisibleTask(tx, userId, taskId);
+          this.requireVisibleTask(tx, userId, taskId, true);
           if (quota !== null) assertWithinQuota(quota, usedBytes(tx, userId), size);
           insertAttachment(tx, record);
           this.storage.commit(file, record.id);

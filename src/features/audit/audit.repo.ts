@@ -22,7 +22,16 @@ export type AuditAction =
   | "backup_restored"
   | "legacy_exported"
   | "legacy_restored"
-  | "imported";
+  | "imported"
+  // Sharing (sharing.md): recorded for the list's owner and for the member concerned.
+  | "list_invitation_sent"
+  | "list_invitation_withdrawn"
+  | "list_invitation_accepted"
+  | "list_invitation_declined"
+  | "list_role_changed"
+  | "list_member_removed"
+  | "list_left"
+  | "list_ownership_transferred";
 
 /** Who did it and from where; written in the same transaction as the change it records. */
 export interface AuditEntry {

@@ -9,7 +9,8 @@ import { datedInRange } from "../tasks/tasks.views.repo";
 import { filterDayOf } from "../tasks/tasks.views";
 import type { TasksService } from "../tasks/tasks.service";
 import type { Task } from "../tasks/tasks.schemas";
-import { listExceptions, rruleRecurrencesOfUser } from "../recurrence/recurrence.repo";
+import { listExceptions, rruleRecurrencesInLists, rruleRecurrencesOfUser } from "../recurrence/recurrence.repo";
+import { visibleScopes } from "../lists/lists.access";
 import { parseRRule, seriesFor, SeriesError } from "../recurrence/recurrence.engine";
 import { listCountdowns } from "../countdowns/countdowns.repo";
 import { loadLunar, needsLunar, occurrence } from "../countdowns/countdowns.occurrence";
@@ -63,7 +64,9 @@ export class CalendarService {
       }
       // Later occurrences of open repeating tasks: after the task's own due_at (which is the task
       // itself), from the range's first day on.
-      const recs = rruleRecurrencesOfUser(c, user.id);
+      // The user's own and those of the lists shared with them (lists.access, as the dated tasks).
+      const shared = visibleScopes(c, user.id).flatMap((s) => (s.kind === "list" ? [s.listId] : []));
+      const recs = [...rruleRecurrencesOfUser(c, user.id), ...rruleRecurrencesInLists(c, shared)];
       const repeating = new Set(recs.map((r) => r.task_id));
       for (const r of rows) {
         byDate.get(isDateOnly(r.due_at!) ? r.due_at! : filterDayOf(r.due_at!, tz))?.tasks.push({

@@ -13,5 +13,8 @@ export function presentList(l: ListView): List {
     created_at: l.createdAt,
     updated_at: l.updatedAt,
     deleted_at: l.deletedAt,
+    role: l.role,
+    owner: l.owner,
+    member_count: l.memberCount,
   };
 }

@@ -28,6 +28,9 @@ export const List = z.object({
     created_at: z.string(),
     updated_at: z.string(),
     deleted_at: z.string().nullable().describe("set while the list is archived"),
+    role: z.enum(["owner", "editor", "viewer"]).describe("the user's role on the list (shared lists: editor or viewer)"),
+    owner: z.object({ id: z.string(), username: z.string(), display_name: z.string() }).describe("the list's owner"),
+    member_count: z.number().int().describe("the owner and the members who accepted (pending invitations not counted)"),
   })
   .meta({ id: "List" });
 export type List = z.infer<typeof List>;
@@ -35,7 +38,13 @@ export type List = z.infer<typeof List>;
 export const ListCreate = z.strictObject({ name: ListName, folder_id: maxChars(z.string(), 64).nullable().optional(), color: Color.nullable().optional() });
 export type ListCreate = z.infer<typeof ListCreate>;
 
-export const ListPatch = z.strictObject({ name: ListName.optional(), color: Color.nullable().optional(), sort: ListSort.optional() });
+export const ListPatch = z.strictObject({
+  name: ListName.optional(),
+  color: Color.nullable().optional(),
+  sort: ListSort.optional(),
+  folder_id: maxChars(z.string(), 64).nullable().optional().describe("the caller's own placement (a member's changes only theirs)"),
+  position: z.number().int().min(0).max(1_000_000).optional().describe("the caller's own placement (a member's changes only theirs)"),
+});
 export type ListPatch = z.infer<typeof ListPatch>;
 
 export const ListMove = z.strictObject({ folder_id: maxChars(z.string(), 64).nullable() });

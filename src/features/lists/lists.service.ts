@@ -11,7 +11,7 @@ import {
   activeReorderableListIds,
   deleteList,
   detachListsFromFolder,
-  findList,
+  findListFor,
   insertList,
   listLists,
   nextListPosition,
@@ -20,6 +20,8 @@ import {
 } from "./lists.repo";
 import type { ListPurgeHooks } from "./lists.purge-hooks";
 import type { ListCreate, ListPatch } from "./lists.schemas";
+import { requireOwner } from "./lists.access";
+import { detachMembershipsFromFolder, memberIdsOf, sharedListsOf, setMemberPlacement } from "./lists.members.repo";
 
 export class ListsService {
   /**
@@ -32,16 +34,29 @@ export class ListsService {
     folderHooks: FolderDeleteHooks,
   ) {
     folderHooks.register(detachListsFromFolder);
+    folderHooks.register((c, userId, folderId) => detachMembershipsFromFolder(c, userId, folderId));
   }
 
   private now(): string {
     return this.core.clock.now().toISOString();
   }
 
-  /** The user's list (active or archived), else 404. */
+  /** After the commit: the list changed for everyone who sees it (event streams). */
+  private announce(id: string, audience?: string[]): void {
+    this.core.events.publish({ type: "list.changed", id, list_id: id, version: null }, audience ? { audience } : {});
+  }
+
+  /** The list as the user sees it (lists.access: owned, active or archived; or shared with them), else 404. */
   private existing(c: Conn, userId: string, id: string): ListView {
-    const l = findList(c, userId, id);
+    const l = findListFor(c, userId, id);
     if (!l) throw notFound("list");
+    return l;
+  }
+
+  /** The user's own list (owner-only acts): 404 when invisible, 403 forbidden for a member. */
+  private owned(c: Conn, userId: string, id: string): ListView {
+    const l = this.existing(c, userId, id);
+    requireOwner(l.role);
     return l;
   }
 
@@ -82,27 +97,50 @@ export class ListsService {
         createdAt: now,
         updatedAt: now,
       });
-      return findList(tx, userId, id)!;
+      return findListFor(tx, userId, id)!;
     });
   }
 
+  /**
+   * Name and colour are the owner's; folder and position are each user's own placement (a
+   * member's PATCH changes only theirs, in list_members).
+   */
   update(userId: string, id: string, input: ListPatch): ListView {
+    const out = this.updateTx(userId, id, input);
+    this.announce(id);
+    return out;
+  }
+
+  private updateTx(userId: string, id: string, input: ListPatch): ListView {
     return writeTx(this.core.db, (tx) => {
       const l = this.active(tx, userId, id);
-      if (l.isInbox && input.name !== undefined) throw inboxImmutable();
-      const set: { name?: string; color?: string | null; sort?: ListPatch["sort"]; updatedAt: string } = { updatedAt: this.now() };
+      if (input.name !== undefined || input.color !== undefined || input.sort !== undefined) requireOwner(l.role);
+      if (l.isInbox && (input.name !== undefined || input.folder_id !== undefined)) throw inboxImmutable();
+      const folderId = input.folder_id === undefined ? undefined : this.requireFolder(tx, userId, input.folder_id);
+      if (l.role !== "owner") {
+        setMemberPlacement(tx, id, userId, { folderId, position: input.position });
+        return findListFor(tx, userId, id)!;
+      }
+      const set: { name?: string; color?: string | null; sort?: ListPatch["sort"]; folderId?: string | null; position?: number; updatedAt: string } = { updatedAt: this.now() };
       if (input.sort !== undefined) set.sort = input.sort;
       if (input.name !== undefined) set.name = input.name;
       if (input.color !== undefined) set.color = input.color;
+      if (folderId !== undefined) set.folderId = folderId;
+      if (input.position !== undefined) set.position = input.position;
       updateList(tx, userId, id, set);
-      return findList(tx, userId, id)!;
+      return findListFor(tx, userId, id)!;
     });
   }
 
   /** Archive: the list and its tasks disappear from every task view until restored. */
   archive(userId: string, id: string): void {
+    this.archiveTx(userId, id);
+    this.announce(id);
+  }
+
+  private archiveTx(userId: string, id: string): void {
     writeTx(this.core.db, (tx) => {
-      const l = this.existing(tx, userId, id);
+      const l = this.owned(tx, userId, id);
       if (l.isInbox) throw inboxImmutable();
       if (l.deletedAt !== null) throw notFound("list");
       const now = this.now();
@@ -111,18 +149,26 @@ export class ListsService {
   }
 
   restore(userId: string, id: string): ListView {
+    const out = this.restoreTx(userId, id);
+    this.announce(id);
+    return out;
+  }
+
+  private restoreTx(userId: string, id: string): ListView {
     return writeTx(this.core.db, (tx) => {
-      const l = this.existing(tx, userId, id);
+      const l = this.owned(tx, userId, id);
       if (l.deletedAt === null) throw stateConflict("the list is not archived");
       updateList(tx, userId, id, { deletedAt: null, updatedAt: this.now() });
-      return findList(tx, userId, id)!;
+      return findListFor(tx, userId, id)!;
     });
   }
 
   /** Removes an archived list for good, with its tasks (their recurrences and attachments too). */
   purge(userId: string, id: string, meta: RequestMeta): void {
+    let audience: string[] = [];
     const after = writeTx(this.core.db, (tx) => {
-      const l = this.existing(tx, userId, id);
+      const l = this.owned(tx, userId, id);
+      audience = [userId, ...memberIdsOf(tx, id)];
       if (l.isInbox) throw inboxImmutable();
       if (l.deletedAt === null) throw notArchived("list");
       const content = this.purgeHooks.beforePurge(tx, userId, id);
@@ -140,6 +186,7 @@ export class ListsService {
       return content.afterCommit;
     });
     runAfterCommit(after, (e) => this.core.logger.error("after-purge hook failed", { error: String(e) }));
+    this.announce(id, audience);
   }
 
   move(userId: string, id: string, folderId: string | null): ListView {
@@ -147,18 +194,25 @@ export class ListsService {
       const l = this.existing(tx, userId, id);
       if (l.isInbox) throw inboxImmutable();
       if (l.deletedAt !== null) throw notFound("list");
-      updateList(tx, userId, id, { folderId: this.requireFolder(tx, userId, folderId), updatedAt: this.now() });
-      return findList(tx, userId, id)!;
+      const target = this.requireFolder(tx, userId, folderId);
+      // A member files a shared list in their own folder; the owner's placement stays.
+      if (l.role !== "owner") setMemberPlacement(tx, id, userId, { folderId: target });
+      else updateList(tx, userId, id, { folderId: target, updatedAt: this.now() });
+      return findListFor(tx, userId, id)!;
     });
   }
 
-  /** `ids` is exactly the active lists except the inbox, which always stays first. */
+  /** `ids` is exactly the active lists (shared ones too) except the inbox, which always stays first. */
   reorder(userId: string, ids: string[]): ListView[] {
     return writeTx(this.core.db, (tx) => {
-      checkReorder(ids, activeReorderableListIds(tx, userId));
+      const shared = new Set(sharedListsOf(tx, userId).map((s) => s.list_id));
+      checkReorder(ids, [...activeReorderableListIds(tx, userId), ...shared]);
       const now = this.now();
-      ids.forEach((id, i) => updateList(tx, userId, id, { position: i + 1, updatedAt: now }));
-      return ids.map((id) => findList(tx, userId, id)!);
+      ids.forEach((id, i) => {
+        if (shared.has(id)) setMemberPlacement(tx, id, userId, { position: i + 1 });
+        else updateList(tx, userId, id, { position: i + 1, updatedAt: now });
+      });
+      return ids.map((id) => findListFor(tx, userId, id)!);
     });
   }
 }

@@ -26,6 +26,17 @@ const COLS = "r.id, r.user_id, r.task_id, r.kind, r.rrule, r.interval, r.unit, r
  * The user's recurrence, whatever the state of its task: the service asks the tasks feature
  * whether that task is visible (findVisibleTask), and answers an invisible one like a missing one.
  */
+/** A recurrence by id, whoever's: the caller decides visibility through its task (findVisibleTask). */
+export function findRecurrenceById(c: Conn, id: string): RecurrenceRecord | null {
+  return c.sqlite.query<RecurrenceRecord, [string]>(`SELECT ${COLS} FROM recurrences r WHERE r.id = ?`).get(id);
+}
+
+/** Tasks moved into another owner's list (or a transferred list): their recurrences follow the task's owner. */
+export function reassignRecurrences(c: Conn, taskIds: string[], ownerId: string): void {
+  if (taskIds.length === 0) return;
+  c.sqlite.query("UPDATE recurrences SET user_id = ? WHERE task_id IN (SELECT value FROM json_each(?))").run(ownerId, JSON.stringify(taskIds));
+}
+
 export function findUserRecurrence(c: Conn, userId: string, id: string): RecurrenceRecord | null {
   return c.sqlite.query<RecurrenceRecord, [string, string]>(`SELECT ${COLS} FROM recurrences r WHERE r.id = ? AND r.user_id = ?`).get(id, userId);
 }
@@ -170,4 +181,15 @@ export function insertRestoredRecurrenceException(c: Conn, r: RecurrenceExceptio
 /** The user's rrule recurrences (the calendar expands them; it asks tasks which are visible). */
 export function rruleRecurrencesOfUser(c: Conn, userId: string): RecurrenceRecord[] {
   return c.sqlite.query<RecurrenceRecord, [string]>(`SELECT ${COLS} FROM recurrences r WHERE r.user_id = ? AND r.kind = 'rrule'`).all(userId);
+}
+
+/** The rrule recurrences of the tasks of the given lists (the lists shared with a user: their rows are the owner's). */
+export function rruleRecurrencesInLists(c: Conn, listIds: string[]): RecurrenceRecord[] {
+  if (listIds.length === 0) return [];
+  return c.sqlite
+    .query<RecurrenceRecord, [string]>(
+      `SELECT ${COLS} FROM tasks t INDEXED BY tasks_list_idx JOIN recurrences r ON r.task_id = t.id
+        WHERE t.list_id IN (SELECT value FROM json_each(?)) AND r.kind = 'rrule'`,
+    )
+    .all(JSON.stringify(listIds));
 }

@@ -27,6 +27,7 @@ import type { Task } from "../tasks/tasks.schemas";
 import type { RepeatingTasks, TaskRepeatHooks } from "../tasks/tasks.repeat-hooks";
 import { TaskChangeHooks } from "../tasks/tasks.change-hooks";
 import { recurrenceOnSubtaskProblem } from "../tasks/tasks.rules";
+import { requireEditor } from "../lists/lists.access";
 import { isDateOnly, nextAfterCompletion, parseRRule, seriesFor, type Series, SeriesError, type Unit } from "./recurrence.engine";
 import { checkSchedule } from "./recurrence.rules";
 import {
@@ -34,7 +35,8 @@ import {
   deleteExceptionsExcept,
   deleteRecurrence,
   findRecurrenceOfTask,
-  findUserRecurrence,
+  findRecurrenceById,
+  reassignRecurrences,
   insertException,
   insertRecurrence,
   listExceptions,
@@ -116,10 +118,12 @@ export class RecurrenceService implements RepeatingTasks {
    * The user's recurrence whose task is visible (the tasks feature's rule), with that task; a
    * recurrence of a task in the trash or in an archived list is answered like a missing one.
    */
-  private visible(c: Conn, userId: string, id: string): { rec: RecurrenceRecord; task: TaskWithList } {
-    const rec = findUserRecurrence(c, userId, id);
+  private visible(c: Conn, userId: string, id: string, write = false): { rec: RecurrenceRecord; task: TaskWithList } {
+    // Reached through its task: the task's visibility (and the user's role on its list) decides.
+    const rec = findRecurrenceById(c, id);
     const task = rec && findVisibleTask(c, userId, rec.task_id);
     if (!rec || !task) throw notFound("recurrence");
+    if (write) requireEditor(task.role);
     return { rec, task };
   }
 
@@ -170,6 +174,7 @@ export class RecurrenceService implements RepeatingTasks {
     return writeTx(this.db, (tx) => {
       const task = findVisibleTask(tx, user.id, input.task_id);
       if (!task) throw invalidReference([{ path: "task_id", message: `no task ${input.task_id}` }], `task ${input.task_id} does not exist`);
+      requireEditor(task.role);
       if (recurrenceOnSubtaskProblem(task.parent_id) !== null) throw validationFailed([{ path: "task_id", message: "a subtask cannot recur" }], "only top-level tasks recur");
       if (input.kind === "rrule" && task.due_at === null) {
         throw validationFailed([{ path: "task_id", message: "the task has no due_at" }], "an rrule recurrence needs a task with a due_at (its first occurrence)");
@@ -181,7 +186,7 @@ export class RecurrenceService implements RepeatingTasks {
       const now = this.core.clock.now().toISOString();
       const rec: RecurrenceRecord = {
         id: newId(),
-        user_id: user.id,
+        user_id: task.user_id,
         task_id: task.id,
         kind: input.kind,
         rrule,
@@ -199,7 +204,7 @@ export class RecurrenceService implements RepeatingTasks {
 
   update(user: AuthUser, id: string, p: RecurrencePatch): RecurrenceView {
     return writeTx(this.db, (tx) => {
-      const { rec: cur, task } = this.visible(tx, user.id, id);
+      const { rec: cur, task } = this.visible(tx, user.id, id, true);
       const kind = p.kind ?? cur.kind;
       const timezone = p.timezone ?? cur.timezone;
       const now = this.core.clock.now().toISOString();
@@ -240,7 +245,7 @@ export class RecurrenceService implements RepeatingTasks {
 
   remove(user: AuthUser, id: string): void {
     writeTx(this.db, (tx) => {
-      deleteRecurrence(tx, this.visible(tx, user.id, id).rec.id);
+      deleteRecurrence(tx, this.visible(tx, user.id, id, true).rec.id);
     });
   }
 
@@ -249,7 +254,7 @@ export class RecurrenceService implements RepeatingTasks {
   complete(user: AuthUser, id: string, withUndo = false): Completion & { undo_token?: string } {
     const at = this.core.clock.now();
     return writeTx(this.db, (tx) => {
-      const { rec, task } = this.visible(tx, user.id, id);
+      const { rec, task } = this.visible(tx, user.id, id, true);
       // The state before, for the undo: the task and the subtasks the completion resets (each grows by one).
       const resetIds = findSubtasks(tx, [task.id], false)
         .filter((s) => s.completed === 1)
@@ -287,8 +292,11 @@ export class RecurrenceService implements RepeatingTasks {
         if (rows.length !== ids.length || rows.some((r) => r.version !== 1 || r.deleted_at !== null)) {
           throw stateConflict("the completed copy was changed since; nothing was undone");
         }
-        callbacks = this.purgeHooks.beforePurge(tx, user.id, ids);
-        deleteTasks(tx, user.id, ids);
+        // A shared list's copy is its owner's row (lists.access); only who may edit the list undoes it.
+        const owner = rows[0]!.user_id;
+        requireEditor(rows[0]!.role);
+        callbacks = this.purgeHooks.beforePurge(tx, owner, ids);
+        deleteTasks(tx, owner, ids);
       }
       restoreSnapshots(tx, user.id, u.tasks, now.toISOString());
       if (u.rec !== null) {
@@ -311,11 +319,15 @@ export class RecurrenceService implements RepeatingTasks {
     return new Set(recurringTaskIds(c, userId, taskIds));
   }
 
+  reassign(c: Conn, taskIds: string[], ownerId: string): void {
+    reassignRecurrences(c, taskIds, ownerId);
+  }
+
   /** PATCH /tasks/{id} and POST /tasks/batch with `completed: true`, inside their transaction (`c`). */
   completeOccurrence(c: Conn, user: AuthUser, taskId: string, at: Date): void {
     const rec = findRecurrenceOfTask(c, taskId);
     const task = findTaskWithList(c, user.id, taskId);
-    if (!rec || rec.user_id !== user.id || !task) throw new Error(`completeOccurrence: task ${taskId} does not recur`);
+    if (!rec || !task || rec.user_id !== task.user_id) throw new Error(`completeOccurrence: task ${taskId} does not recur`);
     this.completeCurrent(c, user, rec, task, at, 0);
   }
 
@@ -355,7 +367,8 @@ export class RecurrenceService implements RepeatingTasks {
       else tags.set(t.task_id, [t.id]);
     }
     const copyId = insertTask(c, {
-      userId: user.id,
+      userId: task.user_id,
+      createdBy: user.id,
       listId: task.list_id,
       parentId: null,
       title: task.title,
@@ -366,10 +379,12 @@ export class RecurrenceService implements RepeatingTasks {
       priority: task.priority,
       now,
     });
-    replaceTags(c, [copyId], tags.get(task.id) ?? []);
+    // Every member's own tags go to the copy as they were (tags are personal: each sees theirs).
+    replaceTags(c, [copyId], tags.get(task.id) ?? [], user.id);
     for (const s of subtasks) {
       const subCopy = insertTask(c, {
-        userId: user.id,
+        userId: task.user_id,
+        createdBy: s.created_by,
         listId: task.list_id,
         parentId: copyId,
         title: s.title,
@@ -380,7 +395,7 @@ export class RecurrenceService implements RepeatingTasks {
         priority: s.priority,
         now,
       });
-      replaceTags(c, [subCopy], tags.get(s.id) ?? []);
+      replaceTags(c, [subCopy], tags.get(s.id) ?? [], user.id);
     }
     moveTaskToOccurrence(c, task.id, next, now, grow);
     resetCompletedSubtasks(c, task.id, now);
@@ -390,7 +405,7 @@ export class RecurrenceService implements RepeatingTasks {
   /** Skips one occurrence; skipping the current one moves the task on to the next. */
   addException(user: AuthUser, id: string, date: string): RecurrenceView {
     return writeTx(this.db, (tx) => {
-      const { rec, task } = this.visible(tx, user.id, id);
+      const { rec, task } = this.visible(tx, user.id, id, true);
       if (rec.kind !== "rrule") throw stateConflict("only an rrule recurrence has scheduled occurrences to skip");
       if (task.due_at === null) throw stateConflict("the task has no due_at; set one before skipping occurrences");
       const exceptions = new Set(listExceptions(tx, rec.id));
@@ -424,7 +439,7 @@ export class RecurrenceService implements RepeatingTasks {
    */
   removeException(user: AuthUser, id: string, date: string): void {
     writeTx(this.db, (tx) => {
-      const { rec, task } = this.visible(tx, user.id, id);
+      const { rec, task } = this.visible(tx, user.id, id, true);
       if (!deleteException(tx, rec.id, date)) throw notFound("exception");
       const now = this.core.clock.now().toISOString();
       if (rec.kind === "rrule" && task.due_at !== null) {
@@ -447,6 +462,6 @@ export class RecurrenceService implements RepeatingTasks {
   // ---- helpers -----------------------------------------------------------------------------
 
   private presentTask(c: Conn, userId: string, taskId: string): Task {
-    return presentTasks(c, [findTaskWithList(c, userId, taskId)!])[0]!;
+    return presentTasks(c, userId, [findTaskWithList(c, userId, taskId)!])[0]!;
   }
 }

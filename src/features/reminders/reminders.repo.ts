@@ -91,6 +91,14 @@ export function deleteRemindersOfTargets(c: Conn, type: string, targetIds: strin
   c.sqlite.query("DELETE FROM reminders WHERE target_type = ? AND target_id IN (SELECT value FROM json_each(?))").run(type, JSON.stringify(targetIds));
 }
 
+/** The user's own reminders on these targets (a member leaving a shared list: their reminders on its tasks). */
+export function deleteUserRemindersOfTargets(c: Conn, userId: string, type: string, targetIds: string[]): void {
+  if (targetIds.length === 0) return;
+  c.sqlite
+    .query("DELETE FROM reminders WHERE user_id = ? AND target_type = ? AND target_id IN (SELECT value FROM json_each(?))")
+    .run(userId, type, JSON.stringify(targetIds));
+}
+
 /** Armed reminders due by `now`, earliest first (reminders_next_fire_idx). */
 export function dueReminders(c: Conn, now: string, limit: number): ReminderRow[] {
   return c.sqlite

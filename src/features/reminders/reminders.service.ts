@@ -9,6 +9,7 @@ import {
   countRemindersOfTarget,
   deleteReminder,
   deleteRemindersOfTargets,
+  deleteUserRemindersOfTargets,
   dueReminders,
   findReminder,
   findReminderById,
@@ -21,6 +22,7 @@ import {
   type ReminderRow,
 } from "./reminders.repo";
 import { enabledChannelIds, insertDeliveryOnce } from "./channels.repo";
+import { taskIdsOfList } from "../tasks/tasks.repo";
 import { NeedsLunar, nextFire, quietUntil, type Armed, type ReminderRule, type UserClock } from "./reminders.schedule";
 import { loadTarget, type LoadedTarget, type TargetInfo, type TargetType } from "./reminders.targets";
 import type { ReminderCreate, ReminderPatch } from "./reminders.schemas";
@@ -114,7 +116,7 @@ export class RemindersService {
       const key = `${r.user_id}:${r.target_id}`;
       if (!targets.has(key)) targets.set(key, loadTarget(c, r.user_id, r.target_type, r.target_id, u.tz, now));
       const t = targets.get(key)!;
-      // A purged habit or countdown: its reminders go with it.
+      // A purged habit or countdown, or a task its reminder's user no longer sees (moved out of a shared list): its reminders go with it.
       if (t === null) deleteReminder(c, r.id);
       else this.arm(c, r, t, u, now);
     }
@@ -124,6 +126,14 @@ export class RemindersService {
   /** The targets are gone for good (task purge, habit/countdown purge): their reminders go too. */
   dropTargets(c: Conn, type: TargetType, ids: string[]): void {
     deleteRemindersOfTargets(c, type, ids);
+  }
+
+  /**
+   * The user left a shared list or was removed from it (sharing's memberGone hook): reminders are
+   * personal, and theirs on the list's tasks go (the other members' stay).
+   */
+  dropUserOnList(c: Conn, userId: string, listId: string): void {
+    deleteUserRemindersOfTargets(c, userId, "task", taskIdsOfList(c, listId));
   }
 
   /** The user's zone or reminder time changed: every reminder of theirs is computed again. */

@@ -2,7 +2,7 @@ import type { Conn } from "../../core/db";
 import { dateOfDay, dayNumber } from "../../core/days";
 import { localDate } from "../../core/time";
 import { findTaskWithList, isVisibleTask } from "../tasks/tasks.repo";
-import { findList } from "../lists/lists.repo";
+import { listHead } from "../lists/lists.repo";
 import { findHabit, listLogs, pauseSpans } from "../habits/habits.repo";
 import { findCountdown } from "../countdowns/countdowns.repo";
 import type { Frequency } from "../habits/habits.schedule";
@@ -37,9 +37,10 @@ export interface LoadedTarget {
 export function loadTarget(c: Conn, userId: string, type: TargetType, id: string, tz: string, around: Date): LoadedTarget | null {
   switch (type) {
     case "task": {
+      // lists.access through findTaskWithList: the user's own task or one of a list shared with them.
       const t = findTaskWithList(c, userId, id);
       if (!t) return null;
-      const list = findList(c, userId, t.list_id);
+      const list = listHead(c, t.list_id);
       return {
         visible: isVisibleTask(t),
         state: { type: "task", active: isVisibleTask(t) && t.completed === 0, dueAt: t.due_at },

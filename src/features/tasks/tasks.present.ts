@@ -1,10 +1,12 @@
 import type { Conn } from "../../core/db";
 import type { Tag } from "../tags/tags.schemas";
-import { subtasksOfParents, tagsAt, type TaskRow } from "./tasks.repo";
+import { subtasksOfParents, tagsAt, usernamesOf, type TaskRow } from "./tasks.repo";
 import type { Subtask, Task } from "./tasks.schemas";
 
 /** Row → API shape (the field order is the JSON's), given its tags and subtasks. */
-function shape<S extends Subtask[]>(r: TaskRow, tags: Tag[], subtasks: S) {
+type Person = { id: string; username: string } | null;
+function shape<S extends Subtask[]>(r: TaskRow, tags: Tag[], subtasks: S, names: Map<string, string>) {
+  const person = (id: string | null): Person => (id !== null && names.has(id) ? { id, username: names.get(id)! } : null);
   return {
     id: r.id,
     list_id: r.list_id,
@@ -22,6 +24,8 @@ function shape<S extends Subtask[]>(r: TaskRow, tags: Tag[], subtasks: S) {
     created_at: r.created_at,
     updated_at: r.updated_at,
     deleted_at: r.deleted_at,
+    created_by: person(r.created_by),
+    completed_by: r.completed === 1 ? person(r.completed_by) : null,
   };
 }
 
@@ -30,7 +34,7 @@ function shape<S extends Subtask[]>(r: TaskRow, tags: Tag[], subtasks: S) {
  * top-level rows, then the tags of every task shown (each tag row names its task by position).
  * `withDeletedSubtasks` for the trash, where subtasks went with their parent.
  */
-export function presentTasks(c: Conn, rows: TaskRow[], withDeletedSubtasks = false): Task[] {
+export function presentTasks(c: Conn, viewerId: string, rows: TaskRow[], withDeletedSubtasks = false): Task[] {
   const n = rows.length;
   if (n === 0) return [];
   const parents = new Set<string>();
@@ -46,11 +50,21 @@ export function presentTasks(c: Conn, rows: TaskRow[], withDeletedSubtasks = fal
     ids[n + i] = subs[i]!.id;
     tags[n + i] = [];
   }
-  for (const t of tagsAt(c, ids)) tags[t.at]!.push({ id: t.id, name: t.name, color: t.color });
+  for (const t of tagsAt(c, ids, viewerId)) tags[t.at]!.push({ id: t.id, name: t.name, color: t.color });
+  const people = new Set<string>();
+  for (const r of rows) {
+    if (r.created_by !== null) people.add(r.created_by);
+    if (r.completed_by !== null) people.add(r.completed_by);
+  }
+  for (const r of subs) {
+    if (r.created_by !== null) people.add(r.created_by);
+    if (r.completed_by !== null) people.add(r.completed_by);
+  }
+  const names = usernamesOf(c, [...people]);
   const byParent = new Map<string, Subtask[]>();
   for (let i = 0; i < subs.length; i++) {
     const s = subs[i]!;
-    const sub: Subtask = shape(s, tags[n + i]!, []);
+    const sub: Subtask = shape(s, tags[n + i]!, [], names);
     const arr = byParent.get(s.parent_id!);
     if (arr) arr.push(sub);
     else byParent.set(s.parent_id!, [sub]);
@@ -58,7 +72,7 @@ export function presentTasks(c: Conn, rows: TaskRow[], withDeletedSubtasks = fal
   const out: Task[] = new Array(n);
   for (let i = 0; i < n; i++) {
     const r = rows[i]!;
-    out[i] = shape(r, tags[i]!, (subs.length && r.parent_id === null && byParent.get(r.id)) || []);
+    out[i] = shape(r, tags[i]!, (subs.length && r.parent_id === null && byParent.get(r.id)) || [], names);
   }
   return out;
 }

@@ -16,6 +16,8 @@ export interface RepeatingTasks {
    * version by one for this change, so the move does not grow it again.
    */
   completeOccurrence(c: Conn, user: AuthUser, taskId: string, at: Date): void;
+  /** The tasks moved into a list of another owner: their recurrences now belong to that owner. */
+  reassign(c: Conn, taskIds: string[], ownerId: string): void;
 }
 
 /** The registry PATCH /tasks and POST /tasks/batch go through; without a registration nothing repeats. */
@@ -34,5 +36,9 @@ export class TaskRepeatHooks {
   completeOccurrence(c: Conn, user: AuthUser, taskId: string, at: Date): void {
     if (!this.impl) throw new Error("no repeating-task implementation registered");
     this.impl.completeOccurrence(c, user, taskId, at);
+  }
+
+  reassign(c: Conn, taskIds: string[], ownerId: string): void {
+    if (this.impl && taskIds.length) this.impl.reassign(c, taskIds, ownerId);
   }
 }

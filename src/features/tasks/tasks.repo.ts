@@ -6,6 +6,7 @@ import { deleteInBatches } from "../../core/db";
 import { tasks } from "../../core/schema";
 import { isOwnRow, iterateRows, ownerOfRow, ownersOfRows } from "../../core/table-rows";
 import { rankAfter, ranksAfter, type Ranked } from "./tasks.rank";
+import { roleOnList, type ListRole, type TaskScope } from "../lists/lists.access";
 
 // Raw prepared statements on the bun:sqlite handle: task pages are the hot path, and
 // `c.sqlite.query()` compiles each distinct SQL string once and caches it. Called inside a
@@ -33,6 +34,8 @@ export interface TaskRow {
   created_at: string;
   updated_at: string;
   deleted_at: string | null;
+  created_by: string | null;
+  completed_by: string | null;
 }
 
 /** A task row with its owner. */
@@ -40,9 +43,10 @@ export interface TaskRecord extends TaskRow {
   user_id: string;
 }
 
-/** A task with the state of its list, for the visibility rules. */
+/** A task with the state of its list and the asking user's role on it, for the visibility rules. */
 export interface TaskWithList extends TaskRecord {
   list_deleted_at: string | null;
+  role: ListRole;
 }
 
 export interface TagRecord {
@@ -53,32 +57,55 @@ export interface TagRecord {
 }
 
 const COLS =
-  "t.id, t.user_id, t.list_id, t.parent_id, t.title, t.description, t.completed, t.completed_at, t.due_at, t.priority, t.version, t.rank, t.created_at, t.updated_at, t.deleted_at";
-/** What a page and the presenter read (pages are of one user: no user_id, one string less per row). */
+  "t.id, t.user_id, t.list_id, t.parent_id, t.title, t.description, t.completed, t.completed_at, t.due_at, t.priority, t.version, t.rank, t.created_at, t.updated_at, t.deleted_at, t.created_by, t.completed_by";
+/** What a page and the presenter read (no user_id: the page's scope says whose rows they are). */
 export const ROW_COLS =
-  "t.id, t.list_id, t.parent_id, t.title, t.description, t.completed, t.completed_at, t.due_at, t.priority, t.version, t.rank, t.created_at, t.updated_at, t.deleted_at";
+  "t.id, t.list_id, t.parent_id, t.title, t.description, t.completed, t.completed_at, t.due_at, t.priority, t.version, t.rank, t.created_at, t.updated_at, t.deleted_at, t.created_by, t.completed_by";
 
-export function findTaskWithList(c: Conn, userId: string, id: string): TaskWithList | null {
-  return c.sqlite
-    .query<TaskWithList, [string, string]>(
-      `SELECT ${COLS}, l.deleted_at AS list_deleted_at FROM tasks t JOIN lists l ON l.id = t.list_id WHERE t.id = ? AND +t.user_id = ?`,
-    )
-    .get(id, userId);
-}
+type TaskWithListRow = Omit<TaskWithList, "role">;
 
-/** The user's tasks among `ids`, with their lists' state (missing ids are simply absent). */
-export function findTasksWithList(c: Conn, userId: string, ids: string[]): TaskWithList[] {
-  return c.sqlite
-    .query<TaskWithList, [string, string]>(
-      `SELECT ${COLS}, l.deleted_at AS list_deleted_at FROM tasks t JOIN lists l ON l.id = t.list_id
-       WHERE t.id IN (SELECT value FROM json_each(?)) AND +t.user_id = ?`,
-    )
-    .all(JSON.stringify(ids), userId);
+/** Adds the user's role (lists.access, the one rule) to each row; rows the user may not see are dropped. */
+function withRole(c: Conn, userId: string, rows: TaskWithListRow[]): TaskWithList[] {
+  const roles = new Map<string, ListRole | null>();
+  const out: TaskWithList[] = [];
+  for (const r of rows) {
+    let role = roles.get(r.list_id);
+    if (role === undefined) {
+      role = roleOnList(c, userId, { id: r.list_id, ownerId: r.user_id, deletedAt: r.list_deleted_at });
+      roles.set(r.list_id, role);
+    }
+    if (role) out.push({ ...r, role });
+  }
+  return out;
 }
 
 /**
- * The task-visibility rule, written once: a task is visible to a user when it exists, is theirs,
- * is not in the trash and its list is not archived. Everything else answers like a missing task.
+ * The task if the user may see its list (lists.access: its owner, or a member of the active
+ * shared list), with their role; another user's task answers null like a missing one. The task's
+ * `user_id` is its list's owner: writes key by it once this check has passed.
+ */
+export function findTaskWithList(c: Conn, userId: string, id: string): TaskWithList | null {
+  const row = c.sqlite
+    .query<TaskWithListRow, [string]>(`SELECT ${COLS}, l.deleted_at AS list_deleted_at FROM tasks t JOIN lists l ON l.id = t.list_id WHERE t.id = ?`)
+    .get(id);
+  return row ? (withRole(c, userId, [row])[0] ?? null) : null;
+}
+
+/** The tasks among `ids` the user may see (findTaskWithList), with their lists' state (others are simply absent). */
+export function findTasksWithList(c: Conn, userId: string, ids: string[]): TaskWithList[] {
+  const rows = c.sqlite
+    .query<TaskWithListRow, [string]>(
+      `SELECT ${COLS}, l.deleted_at AS list_deleted_at FROM tasks t JOIN lists l ON l.id = t.list_id
+       WHERE t.id IN (SELECT value FROM json_each(?))`,
+    )
+    .all(JSON.stringify(ids));
+  return withRole(c, userId, rows);
+}
+
+/**
+ * The task-visibility rule, written once: a task is visible to a user when it exists, its list is
+ * theirs or shared with them (findTaskWithList), it is not in the trash and its list is not
+ * archived. Everything else answers like a missing task.
  */
 export function isVisibleTask(t: TaskWithList | null | undefined): t is TaskWithList {
   return !!t && t.deleted_at === null && t.list_deleted_at === null;
@@ -151,14 +178,24 @@ export interface TagAt {
  * from json_each, not the 36-character id again): one statement for a whole page. Each task's
  * links are read in the task_tags primary key, each tag by its key.
  */
-export function tagsAt(c: Conn, taskIds: string[]): TagAt[] {
+export function tagsAt(c: Conn, taskIds: string[], viewerId: string): TagAt[] {
   if (taskIds.length === 0) return [];
   return c.sqlite
-    .query<TagAt, [string]>(
+    .query<TagAt, [string, string]>(
+      // Tags are personal: on a shared task each user sees only their own (+g.user_id: tested on the row read by key).
       `SELECT j.key AS at, g.id, g.name, g.color FROM json_each(?) j CROSS JOIN task_tags x ON x.task_id = j.value CROSS JOIN tags g ON g.id = x.tag_id
-       ORDER BY g.name_key, g.id`,
+       WHERE +g.user_id = ? ORDER BY g.name_key, g.id`,
     )
-    .all(JSON.stringify(taskIds));
+    .all(JSON.stringify(taskIds), viewerId);
+}
+
+/** Who created / completed tasks: id → username (one statement for a page). */
+export function usernamesOf(c: Conn, ids: string[]): Map<string, string> {
+  if (ids.length === 0) return new Map();
+  const rows = c.sqlite
+    .query<{ id: string; username: string }, [string]>("SELECT u.id, u.username FROM json_each(?) j CROSS JOIN users u ON u.id = j.value")
+    .all(JSON.stringify(ids));
+  return new Map(rows.map((r) => [r.id, r.username]));
 }
 
 export interface NewTask {
@@ -172,6 +209,8 @@ export interface NewTask {
   dueAt: string | null;
   priority: number;
   now: string;
+  /** The acting user (null for restored rows). */
+  createdBy?: string | null;
   /** Defaults to a new UUIDv7. */
   id?: string;
   version?: number;
@@ -185,8 +224,8 @@ export function insertTask(c: Conn, t: NewTask): string {
   const rank = t.rank ?? rankAfter(lastRank(c, t.listId, t.parentId));
   c.sqlite
     .query(
-      `INSERT INTO tasks (id, user_id, list_id, parent_id, title, description, completed, completed_at, due_at, priority, version, position, rank, created_at, updated_at, deleted_at, search_text)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, NULL, ?)`,
+      `INSERT INTO tasks (id, user_id, list_id, parent_id, title, description, completed, completed_at, due_at, priority, version, position, rank, created_at, updated_at, deleted_at, search_text, created_by, completed_by)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, NULL, ?, ?, ?)`,
     )
     .run(
       id,
@@ -204,14 +243,19 @@ export function insertTask(c: Conn, t: NewTask): string {
       t.now,
       t.now,
       taskSearchText(t.title, t.description),
+      t.createdBy ?? null,
+      t.completed ? (t.createdBy ?? null) : null,
     );
   return id;
 }
 
-/** Replaces the tags of the given tasks. */
-export function replaceTags(c: Conn, taskIds: string[], tagIds: string[]): void {
+/** Replaces the actor's tags on the given tasks (tags are personal: other members' links stay). */
+export function replaceTags(c: Conn, taskIds: string[], tagIds: string[], actorId: string): void {
   const ids = JSON.stringify(taskIds);
-  c.sqlite.query("DELETE FROM task_tags WHERE task_id IN (SELECT value FROM json_each(?))").run(ids);
+  c.sqlite
+    // Each link's tag read by key (+user_id: never a walk of the actor's tags).
+    .query("DELETE FROM task_tags WHERE task_id IN (SELECT value FROM json_each(?)) AND EXISTS (SELECT 1 FROM tags g WHERE g.id = task_tags.tag_id AND +g.user_id = ?)")
+    .run(ids, actorId);
   if (tagIds.length === 0) return;
   c.sqlite
     .query("INSERT OR IGNORE INTO task_tags (task_id, tag_id) SELECT a.value, b.value FROM json_each(?) a, json_each(?) b")
@@ -230,6 +274,10 @@ export interface TaskChanges {
   priority?: number;
   /** Recomputed by the caller when title or description change. */
   searchText?: string;
+  /** Who completed it (set with `completed`). */
+  completedBy?: string | null;
+  /** The owner of the list the task moves into (a move into another owner's list). */
+  ownerId?: string;
 }
 
 const COLUMN: Record<keyof TaskChanges, string> = {
@@ -243,6 +291,8 @@ const COLUMN: Record<keyof TaskChanges, string> = {
   dueAt: "due_at",
   priority: "priority",
   searchText: "search_text",
+  completedBy: "completed_by",
+  ownerId: "user_id",
 };
 
 function setClause(c: TaskChanges): { sql: string; values: (string | number | null)[] } {
@@ -383,10 +433,12 @@ export function ownsList(c: Conn, userId: string, listId: string): boolean {
  * Walks tasks_live_top_idx backwards; every filter is a check on the row being walked, so the
  * walk stops after `limit` matches.
  */
-export function pageLiveTasks(c: Conn, userId: string, f: TaskFilter, after: [string, string] | null, limit: number): TaskRow[] {
-  const where: string[] = ["t.user_id = ?", "t.parent_id IS NULL", "t.deleted_at IS NULL"];
-  const args: (string | number)[] = [userId];
-  if (f.listId !== undefined) {
+export function pageLiveTasks(c: Conn, scope: string | TaskScope, f: TaskFilter, after: [string, string] | null, limit: number): TaskRow[] {
+  const sc: TaskScope = typeof scope === "string" ? { kind: "own", userId: scope } : scope;
+  // A shared list's scope is that list (its rows carry its owner's user_id); the own scope is the user's rows.
+  const where: string[] = [sc.kind === "own" ? "t.user_id = ?" : "t.list_id = ?", "t.parent_id IS NULL", "t.deleted_at IS NULL"];
+  const args: (string | number)[] = [sc.kind === "own" ? sc.userId : sc.listId];
+  if (f.listId !== undefined && sc.kind === "own") {
     where.push("t.list_id = ?");
     args.push(f.listId);
   }
@@ -428,7 +480,7 @@ export function pageLiveTasks(c: Conn, userId: string, f: TaskFilter, after: [st
     where.push(`(${alts.join(" OR ")})`);
   }
   const driveByTag = !f.driveBy && f.driveByTag === true && f.tagId !== undefined;
-  const walkList = !f.driveBy && !driveByTag && f.listId !== undefined;
+  const walkList = !f.driveBy && !driveByTag && (f.listId !== undefined || sc.kind === "list");
   // The list must be active. Walking one list's index, that list is read once, ahead of the walk;
   // otherwise each row's list is looked up by key as the walk reaches it (see ACTIVE_LIST).
   where.push(walkList ? "l.deleted_at IS NULL" : ACTIVE_LIST);
@@ -500,13 +552,18 @@ export function pageListSorted(
   return c.sqlite.query<TaskRow & { k: string }, (string | number)[]>(sql).all(...args);
 }
 
-/** One page of the trash: deleted top-level tasks of active lists, most recently deleted first. */
-export function pageTrash(c: Conn, userId: string, after: [string, string] | null, limit: number): TaskRow[] {
-  const sql = `SELECT ${ROW_COLS} FROM tasks t INDEXED BY tasks_trash_idx
-    WHERE t.user_id = ? AND t.parent_id IS NULL AND t.deleted_at IS NOT NULL AND ${ACTIVE_LIST}${
+/**
+ * One page of the trash: deleted top-level tasks of active lists, most recently deleted first.
+ * A shared list's scope reads that list's tasks (tasks_list_idx) and sorts its deleted ones.
+ */
+export function pageTrash(c: Conn, scope: string | TaskScope, after: [string, string] | null, limit: number): TaskRow[] {
+  const sc: TaskScope = typeof scope === "string" ? { kind: "own", userId: scope } : scope;
+  const from = sc.kind === "own" ? "tasks t INDEXED BY tasks_trash_idx WHERE t.user_id = ?" : "tasks t INDEXED BY tasks_list_idx WHERE t.list_id = ?";
+  const sql = `SELECT ${ROW_COLS} FROM ${from} AND t.parent_id IS NULL AND t.deleted_at IS NOT NULL AND ${ACTIVE_LIST}${
       after ? " AND (t.deleted_at, t.id) < (?, ?)" : ""
     } ORDER BY t.deleted_at DESC, t.id DESC LIMIT ?`;
-  const args: (string | number)[] = after ? [userId, after[0], after[1], limit + 1] : [userId, limit + 1];
+  const key = sc.kind === "own" ? sc.userId : sc.listId;
+  const args: (string | number)[] = after ? [key, after[0], after[1], limit + 1] : [key, limit + 1];
   return c.sqlite.query<TaskRow, (string | number)[]>(sql).all(...args);
 }
 
@@ -526,7 +583,7 @@ export function batchUpdate(
   c: Conn,
   userId: string,
   ids: string[],
-  ch: { listId?: string; dueAt?: string | null; completed?: boolean; priority?: number },
+  ch: { listId?: string; ownerId?: string; dueAt?: string | null; completed?: boolean; completedBy?: string; priority?: number },
   now: string,
 ): number {
   const sets: string[] = [];
@@ -538,6 +595,15 @@ export function batchUpdate(
   if (ch.listId !== undefined) {
     sets.push("list_id = ?");
     values.push(ch.listId);
+  }
+  if (ch.ownerId !== undefined) {
+    sets.push("user_id = ?");
+    values.push(ch.ownerId);
+  }
+  if (ch.completed !== undefined && ch.completedBy !== undefined) {
+    // As completed_at: kept on tasks already completed, the actor on the others, cleared when uncompleting.
+    sets.push("completed_by = CASE WHEN ? = 0 THEN NULL WHEN completed = 1 THEN completed_by ELSE ? END");
+    values.push(ch.completed ? 1 : 0, ch.completedBy);
   }
   if (ch.dueAt !== undefined) {
     sets.push("due_at = ?");
@@ -593,16 +659,32 @@ export function bumpTasksTagged(c: Conn, tagId: string, now: string): void {
     .run(now, tagId);
 }
 
+// ---- Sharing (the sharing feature asks; only this file writes tasks and task_tags) ----
+
+/** An ownership transfer: every task of the list (subtasks, trash) now belongs to the new owner. Returns their ids. */
+export function setOwnerOfListTasks(c: Conn, listId: string, ownerId: string, now: string): string[] {
+  const ids = taskIdsOfList(c, listId);
+  c.sqlite.query("UPDATE tasks SET user_id = ?, version = version + 1, updated_at = ? WHERE list_id = ?").run(ownerId, now, listId);
+  return ids;
+}
+
+/** A member leaves or is removed: their own tags on the list's tasks go (tags are personal). */
+export function unlinkUserTagsOnList(c: Conn, userId: string, listId: string): void {
+  c.sqlite
+    .query("DELETE FROM task_tags WHERE task_id IN (SELECT id FROM tasks WHERE list_id = ?) AND tag_id IN (SELECT id FROM tags WHERE user_id = ?)")
+    .run(listId, userId);
+}
+
 // ---- Export and restore (used by src/transfer/) ----
 
 
 /** A task as backup reads and writes it: every stored column but the owner and the search text, and its tags' ids. */
-export type TaskExportRow = Omit<SqlRow<typeof tasks>, "user_id" | "search_text"> & {
+export type TaskExportRow = Omit<SqlRow<typeof tasks>, "user_id" | "search_text" | "created_by" | "completed_by" | "createdBy" | "completedBy"> & {
   /** Comma-separated tag ids (null: none), in no particular order. */
   tag_ids: string | null;
 };
 const TASK_EXPORT_SELECT = `SELECT t.id, t.list_id, t.parent_id, t.title, t.description, t.completed, t.completed_at, t.due_at, t.priority, t.version, t.position, t.rank,
-            (SELECT group_concat(tag_id, ',') FROM task_tags WHERE task_id = t.id) AS tag_ids, t.created_at, t.updated_at, t.deleted_at
+            (SELECT group_concat(x.tag_id, ',') FROM task_tags x JOIN tags g ON g.id = x.tag_id WHERE x.task_id = t.id AND g.user_id = t.user_id) AS tag_ids, t.created_at, t.updated_at, t.deleted_at
           FROM tasks t`;
 
 /** The user's tasks in id order (the trash too). */
@@ -624,7 +706,7 @@ export function taskRowsWithTagNames(c: Conn, userId: string): Generator<TaskWit
     `SELECT t.id, t.list_id, t.parent_id, t.title, t.description, t.completed, t.completed_at, t.due_at, t.priority, t.rank,
             t.created_at, t.updated_at, t.deleted_at,
             coalesce((SELECT json_group_array(name) FROM (SELECT g.name FROM task_tags x JOIN tags g ON g.id = x.tag_id
-                                                            WHERE x.task_id = t.id ORDER BY g.name_key, g.id)), '[]') AS tags
+                                                            WHERE x.task_id = t.id AND g.user_id = t.user_id ORDER BY g.name_key, g.id)), '[]') AS tags
        FROM tasks t WHERE t.user_id = ? ORDER BY t.created_at, t.rowid`,
     userId,
   );
@@ -633,12 +715,14 @@ export function taskRowsWithTagNames(c: Conn, userId: string): Generator<TaskWit
 /**
  * Inserts a restored task (its tags separately: linkRestoredTags). A file without ranks (written
  * before manual order existed) places each task at the end of its siblings, in the file's order.
+ * Backups carry no user ids: the restoring user is recorded as who created (and, if completed,
+ * completed) it.
  */
 export function insertRestoredTask(c: Conn, userId: string, r: Omit<TaskExportRow, "tag_ids" | "rank"> & { rank?: string | null }): void {
   c.sqlite
     .query(
-      `INSERT INTO tasks (id, user_id, list_id, parent_id, title, description, completed, completed_at, due_at, priority, version, position, rank, created_at, updated_at, deleted_at, search_text)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO tasks (id, user_id, list_id, parent_id, title, description, completed, completed_at, due_at, priority, version, position, rank, created_at, updated_at, deleted_at, search_text, created_by, completed_by)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     )
     .run(
       r.id,
@@ -658,6 +742,8 @@ export function insertRestoredTask(c: Conn, userId: string, r: Omit<TaskExportRo
       r.updated_at,
       r.deleted_at,
       taskSearchText(r.title, r.description),
+      userId,
+      r.completed ? userId : null,
     );
 }
 

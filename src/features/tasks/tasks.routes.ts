@@ -102,7 +102,7 @@ export function tasksRoutes(service: TasksService) {
       detail: doc({
         summary: "Manual order: place a task before or after a sibling, or first or last",
         description:
-          "Siblings are the top-level tasks of one list, or the subtasks of one parent; the trash and completed tasks keep their places. Exactly one of `before_id`, `after_id` (a visible sibling: another list's or parent's task, the task itself or a missing one is `422 invalid_reference`) or `to` (`first`, `last`). The task gets a new `rank` between its new neighbours' and its `version` grows by one; no other task changes, except when the neighbours' ranks tie or leave no short key between them: then a few neighbours around the spot get new ranks too (their versions grow). A new task, and a task moved to another list or parent, goes last.",
+          "Siblings are the top-level tasks of one list, or the subtasks of one parent. On a shared list the owner and editors reorder (a viewer gets `403 forbidden`, a non-member `404`); the trash and completed tasks keep their places. Exactly one of `before_id`, `after_id` (a visible sibling: another list's or parent's task, the task itself or a missing one is `422 invalid_reference`) or `to` (`first`, `last`). The task gets a new `rank` between its new neighbours' and its `version` grows by one; no other task changes, except when the neighbours' ranks tie or leave no short key between them: then a few neighbours around the spot get new ranks too (their versions grow). A new task, and a task moved to another list or parent, goes last.",
         tags: ["tasks"],
         ok: { status: 200, schema: Task },
         errors: [...WRITE_ERRORS, "not_found", "invalid_reference"],

@@ -147,6 +147,8 @@ const TaskFields = {
   created_at: z.string(),
   updated_at: z.string(),
   deleted_at: z.string().nullable(),
+  created_by: z.object({ id: z.string(), username: z.string() }).nullable().describe("who created the task (null: before sharing, restored, or the user is gone)"),
+  completed_by: z.object({ id: z.string(), username: z.string() }).nullable().describe("who completed it (null while not completed, or unknown)"),
 };
 
 export const Subtask = z.object({ ...TaskFields, subtasks: z.array(z.strictObject({})).max(0).describe("always empty: nesting is one level deep") })

@@ -15,7 +15,8 @@ import {
   type FieldProblem,
 } from "../../core/errors";
 import { recordAudit } from "../audit/audit.repo";
-import { findInbox, findList } from "../lists/lists.repo";
+import { findInbox, findListFor, listHead } from "../lists/lists.repo";
+import { canEdit, requireEditor, requireOwner, roleOnList, visibleScopes, type TaskScope } from "../lists/lists.access";
 import type { ListPurgeHooks } from "../lists/lists.purge-hooks";
 import {
   batchUpdate,
@@ -33,7 +34,6 @@ import {
   isVisibleTask,
   listNames,
   ownedTagIds,
-  ownsList,
   pageLiveTasks,
   pageListSorted,
   pageTrash,
@@ -132,19 +132,33 @@ export class TasksService {
     return t;
   }
 
-  /** An active list of the user named in a body, else invalid_reference. */
-  private requireActiveList(c: Conn, userId: string, listId: string, path = "list_id"): string {
-    const l = findList(c, userId, listId);
-    if (!l || l.deletedAt !== null) throw invalidReference([{ path, message: `no active list ${listId}` }], `list ${listId} does not exist or is archived`);
-    return l.id;
+  /** A visible task the user may change (owner or editor of its list), else 404 / 403 forbidden. */
+  private editableTask(c: Conn, userId: string, id: string): TaskWithList {
+    const t = this.visibleTask(c, userId, id);
+    requireEditor(t.role);
+    return t;
   }
 
-  /** A live top-level task of the user named as parent, else invalid_reference / invalid_parent. */
+  /**
+   * An active list the user may put tasks in (theirs, or shared with them as editor), named in a
+   * body: invisible or archived is invalid_reference, a list they only view is 403 forbidden.
+   * Returns the list and its owner (whose user_id the task's rows carry).
+   */
+  private requireActiveList(c: Conn, userId: string, listId: string, path = "list_id"): { id: string; ownerId: string } {
+    const l = listHead(c, listId);
+    const role = l && roleOnList(c, userId, l);
+    if (!l || !role || l.deletedAt !== null) throw invalidReference([{ path, message: `no active list ${listId}` }], `list ${listId} does not exist or is archived`);
+    requireEditor(role);
+    return { id: l.id, ownerId: l.ownerId };
+  }
+
+  /** A live top-level task the user may edit, named as parent, else invalid_reference / invalid_parent / forbidden. */
   private requireParent(c: Conn, userId: string, parentId: string): TaskWithList {
     const p = findVisibleTask(c, userId, parentId);
     if (!p) {
       throw invalidReference([{ path: "parent_id", message: `no task ${parentId}` }], `task ${parentId} does not exist`);
     }
+    requireEditor(p.role);
     if (p.parent_id !== null) throw invalidParent("the parent is itself a subtask; nesting is one level deep");
     return p;
   }
@@ -163,14 +177,14 @@ export class TasksService {
   /** The presented task (with tags and subtasks), read in the caller's transaction. */
   private present(c: Conn, userId: string, id: string): Task {
     const row = findTaskWithList(c, userId, id)!;
-    return presentTasks(c, [row])[0]!;
+    return presentTasks(c, userId, [row])[0]!;
   }
 
   // ---- reads -------------------------------------------------------------------------------
 
   /** The task as GET /tasks/{id} answers it; 404 when not visible. For other features too. */
   getTaskForUser(userId: string, id: string): Task {
-    return readSnapshot(this.db, (c) => presentTasks(c, [this.visibleTask(c, userId, id)])[0]!);
+    return readSnapshot(this.db, (c) => presentTasks(c, userId, [this.visibleTask(c, userId, id)])[0]!);
   }
 
   page(user: AuthUser, q: TaskQuery): Page<Task> {
@@ -186,13 +200,20 @@ export class TasksService {
     return readSnapshot(this.db, (c) => {
       // Another user's list or tag matches none of this user's tasks: answered without a walk whose
       // length (their tasks, their links) would tell anything about them.
-      if ((f.listId !== undefined && !ownsList(c, user.id, f.listId)) || (f.tagId !== undefined && !ownedTagIds(c, user.id, [f.tagId]).size)) {
+      let scopes = visibleScopes(c, user.id);
+      if (f.listId !== undefined) {
+        const l = listHead(c, f.listId);
+        const role = l && roleOnList(c, user.id, l);
+        scopes = !role ? [] : role === "owner" ? scopes.filter((s) => s.kind === "own") : scopes.filter((s) => s.kind === "list" && s.listId === f.listId);
+      }
+      if (scopes.length === 0 || (f.tagId !== undefined && !ownedTagIds(c, user.id, [f.tagId]).size)) {
         return { items: [], next_cursor: null };
       }
       if (q.q !== undefined) {
         const terms = searchTerms(q.q);
         if (terms.length) {
           const lists = listNames(c, user.id).map((l) => ({ id: l.id, key: normalizeSearch(l.name) }));
+          for (const s of scopes) if (s.kind === "list") lists.push({ id: s.listId, key: normalizeSearch(listHead(c, s.listId)!.name) });
           const tags = tagNames(c, user.id).map((t) => ({ id: t.id, key: normalizeSearch(t.name) }));
           f.terms = terms.map((term) => ({
             term,
@@ -215,7 +236,7 @@ export class TasksService {
         }
       }
       if (!f.driveBy && f.tagId !== undefined && countTagLinks(c, f.tagId, DRIVE_CAP) < DRIVE_CAP) f.driveByTag = true;
-      const rows = pageLiveTasks(c, user.id, f, after, q.limit);
+      const rows = TasksService.pageVisible(c, scopes, f, after, q.limit);
       return this.toPage(c, TasksService.PAGE_ENDPOINT, user.id, rows, q.limit, (r) => [r.created_at, r.id], false);
     });
   }
@@ -239,24 +260,74 @@ export class TasksService {
     }
     const completed = q.completed === undefined ? undefined : q.completed === "true";
     return readSnapshot(this.db, (c) => {
-      // Another user's list, or an archived one, shows nothing (as the newest-first page).
-      const list = findList(c, user.id, q.list_id!);
+      // A list the user may not see (lists.access), or an archived one, shows nothing (as the newest-first page).
+      const list = findListFor(c, user.id, q.list_id!);
       if (!list || list.deletedAt !== null) return { items: [], next_cursor: null };
       const rows = pageListSorted(c, q.list_id!, sort, completed, after, q.limit);
       const more = rows.length > q.limit;
       const pageRows = more ? rows.slice(0, q.limit) : rows;
       const last = pageRows[pageRows.length - 1];
       return {
-        items: presentTasks(c, pageRows),
+        items: presentTasks(c, user.id, pageRows),
         next_cursor: more && last ? this.core.cursors.encode(TasksService.PAGE_ENDPOINT, user.id, [sort, ...(JSON.parse(last.k) as (string | number)[])]) : null,
       };
     });
   }
 
+  /**
+   * THE "tasks visible to this user" page (GET /tasks, search; the smart views and the calendar
+   * walk the same lists.access scopes in tasks.views.repo.ts): one walk per scope of lists.access.visibleScopes (the user's own rows, then each
+   * list shared with them), each at most `limit + 1` rows, merged newest first by the keyset. A
+   * user without memberships has one scope: exactly the single-owner statement of before.
+   */
+  static pageVisible(c: Conn, scopes: TaskScope[], f: TaskFilter, after: [string, string] | null, limit: number): TaskRow[] {
+    if (scopes.length === 1) return pageLiveTasks(c, scopes[0]!, f, after, limit);
+    // A k-way merge that reads each scope in small batches (keyset), refilled only when its
+    // batch is used up: a page of 50 over 4 scopes reads ~70 rows, not 4 × 51.
+    const want = limit + 1;
+    const batch = Math.max(8, Math.ceil(want / scopes.length) + 1);
+    const state = scopes.map((s) => ({ s, buf: [] as TaskRow[], pos: 0, after, done: false }));
+    const fill = (st: (typeof state)[number]) => {
+      const rows = pageLiveTasks(c, st.s, f, st.after, batch - 1);
+      st.buf = rows;
+      st.pos = 0;
+      st.done = rows.length < batch;
+      const last = rows[rows.length - 1];
+      if (last) st.after = [last.created_at, last.id];
+    };
+    for (const st of state) fill(st);
+    const out: TaskRow[] = [];
+    while (out.length < want) {
+      let best: (typeof state)[number] | null = null;
+      for (const st of state) {
+        if (st.pos >= st.buf.length) {
+          if (st.done) continue;
+          fill(st);
+          if (st.pos >= st.buf.length) continue;
+        }
+        const r = st.buf[st.pos]!;
+        const b = best?.buf[best.pos];
+        if (!b || r.created_at > b.created_at || (r.created_at === b.created_at && r.id > b.id)) best = st;
+      }
+      if (!best) break;
+      out.push(best.buf[best.pos++]!);
+    }
+    return out;
+  }
+
+  /** The trash: the user's own deleted tasks and those of the lists shared with them as editor. */
   trashPage(user: AuthUser, limit: number, cursor: string | undefined): Page<Task> {
     const after = cursor ? this.decodePair(TasksService.TRASH_ENDPOINT, user.id, cursor) : null;
     return readSnapshot(this.db, (c) => {
-      const rows = pageTrash(c, user.id, after, limit);
+      const scopes = visibleScopes(c, user.id).filter((s) => s.kind === "own" || canEdit(s.role));
+      const rows =
+        scopes.length === 1
+          ? pageTrash(c, scopes[0]!, after, limit)
+          : mergeByKey(
+              scopes.map((s) => pageTrash(c, s, after, limit)),
+              (r) => [r.deleted_at!, r.id],
+              limit + 1,
+            );
       return this.toPage(c, TasksService.TRASH_ENDPOINT, user.id, rows, limit, (r) => [r.deleted_at!, r.id], true);
     });
   }
@@ -280,17 +351,29 @@ export class TasksService {
     const pageRows = more ? rows.slice(0, limit) : rows;
     const last = pageRows[pageRows.length - 1];
     return {
-      items: presentTasks(c, pageRows, withDeletedSubtasks),
+      items: presentTasks(c, userId, pageRows, withDeletedSubtasks),
       next_cursor: more && last ? this.core.cursors.encode(endpoint, userId, keyOf(last)) : null,
     };
   }
 
   // ---- writes ------------------------------------------------------------------------------
 
+  /** After the commit: tell the open event streams of everyone who sees these tasks' lists. */
+  private announce(tasks: { id: string; list_id: string; version: number }[], type: "task.changed" | "task.deleted" = "task.changed"): void {
+    for (const t of tasks) this.core.events.publish({ type, id: t.id, list_id: t.list_id, version: t.version });
+  }
+
   create(user: AuthUser, input: TaskCreate): Task {
+    const task = this.createTx(user, input);
+    this.announce([task]);
+    return task;
+  }
+
+  private createTx(user: AuthUser, input: TaskCreate): Task {
     return writeTx(this.db, (tx) => {
       const now = this.now();
       let listId: string;
+      let ownerId = user.id;
       const parentId = input.parent_id ?? null;
       if (parentId !== null) {
         const parent = this.requireParent(tx, user.id, parentId);
@@ -299,8 +382,9 @@ export class TasksService {
           throw invalidParent("a subtask must be in its parent's list");
         }
         listId = parent.list_id;
+        ownerId = parent.user_id;
       } else if (input.list_id !== undefined) {
-        listId = this.requireActiveList(tx, user.id, input.list_id);
+        ({ id: listId, ownerId } = this.requireActiveList(tx, user.id, input.list_id));
       } else {
         const inbox = findInbox(tx, user.id);
         if (!inbox) throw notFound("inbox");
@@ -309,7 +393,8 @@ export class TasksService {
       const tagIds = input.tag_ids ? this.requireTags(tx, user.id, input.tag_ids) : [];
       const completed = input.completed ?? false;
       const id = insertTask(tx, {
-        userId: user.id,
+        userId: ownerId,
+        createdBy: user.id,
         listId,
         parentId,
         title: input.title,
@@ -320,7 +405,7 @@ export class TasksService {
         priority: input.priority ?? 0,
         now,
       });
-      if (tagIds.length) replaceTags(tx, [id], tagIds);
+      if (tagIds.length) replaceTags(tx, [id], tagIds, user.id);
       return this.present(tx, user.id, id);
     });
   }
@@ -332,12 +417,16 @@ export class TasksService {
    * the occurrence completed and carry on to the next; the version still grows by one.
    */
   update(user: AuthUser, id: string, p: TaskPatch): Task {
-    return writeTx(this.db, (tx) => {
+    let movedFrom: string | null = null;
+    const task = writeTx(this.db, (tx) => {
       const at = this.core.clock.now();
       const now = at.toISOString();
       const cur = this.visibleTask(tx, user.id, id);
+      // Tags are personal: a viewer may label a task they see with their own tags, nothing more.
+      const onlyTags = Object.keys(p).every((k) => k === "tag_ids" || k === "version");
+      if (!onlyTags) requireEditor(cur.role);
       if (cur.version !== p.version) throw versionConflict("task", cur.version, p.version);
-      const repeats = this.repeatHooks.repeating(tx, user.id, [id]).has(id);
+      const repeats = this.repeatHooks.repeating(tx, cur.user_id, [id]).has(id);
       const ch: TaskChanges = {};
       if (p.title !== undefined) ch.title = p.title;
       if (p.description !== undefined) ch.description = p.description;
@@ -345,7 +434,8 @@ export class TasksService {
 
       // The tree: one level, a subtask in its parent's list, on every path.
       let newList = cur.list_id;
-      if (p.list_id !== undefined && p.list_id !== cur.list_id) newList = this.requireActiveList(tx, user.id, p.list_id);
+      let newOwner = cur.user_id;
+      if (p.list_id !== undefined && p.list_id !== cur.list_id) ({ id: newList, ownerId: newOwner } = this.requireActiveList(tx, user.id, p.list_id));
       const newParent = p.parent_id !== undefined ? p.parent_id : cur.parent_id;
       if (p.parent_id !== undefined && p.parent_id !== null && p.parent_id !== cur.parent_id) {
         if (p.parent_id === id) throw invalidParent("a task cannot be its own parent");
@@ -358,14 +448,20 @@ export class TasksService {
             "a task with a recurrence cannot become a subtask",
           );
         }
-        if (p.list_id === undefined) newList = parent.list_id;
-        else if (parent.list_id !== newList) throw invalidParent("a subtask must be in its parent's list");
+        if (p.list_id === undefined) {
+          newList = parent.list_id;
+          newOwner = parent.user_id;
+        } else if (parent.list_id !== newList) throw invalidParent("a subtask must be in its parent's list");
       } else if (newParent !== null && newList !== cur.list_id) {
         // A subtask moving on its own would leave its parent's list.
         const parent = findTaskWithList(tx, user.id, newParent);
         if (!parent || parent.list_id !== newList) throw invalidParent("a subtask must be in its parent's list; move the parent instead");
       }
-      if (newList !== cur.list_id) ch.listId = newList;
+      if (newList !== cur.list_id) {
+        ch.listId = newList;
+        movedFrom = cur.list_id;
+      }
+      if (newOwner !== cur.user_id) ch.ownerId = newOwner;
       if (p.parent_id !== undefined && p.parent_id !== cur.parent_id) ch.parentId = p.parent_id;
       // Joining other siblings (another list, another parent, or top level): at their end.
       if (ch.listId !== undefined || ch.parentId !== undefined) ch.rank = ranksAtEnd(tx, { listId: newList, parentId: newParent }, [id])[0]!.rank;
@@ -374,22 +470,32 @@ export class TasksService {
       if (p.completed !== undefined && !completesOccurrence) {
         ch.completed = p.completed;
         ch.completedAt = p.completed ? (cur.completed === 1 ? cur.completed_at : now) : null;
+        ch.completedBy = p.completed ? (cur.completed === 1 ? cur.completed_by : user.id) : null;
       }
       if (p.due_at !== undefined) ch.dueAt = p.due_at;
       if (p.priority !== undefined) ch.priority = p.priority;
       const tagIds = p.tag_ids !== undefined ? this.requireTags(tx, user.id, p.tag_ids) : undefined;
 
-      if (!updateTaskIfVersion(tx, user.id, id, p.version, ch, now)) {
+      if (!updateTaskIfVersion(tx, cur.user_id, id, p.version, ch, now)) {
         const stored = findTaskWithList(tx, user.id, id);
         throw versionConflict("task", stored?.version ?? 0, p.version);
       }
-      // A top-level task's subtasks move with it.
-      if (ch.listId !== undefined && newParent === null) updateTasks(tx, user.id, subtaskIds(tx, [id]), { listId: ch.listId }, now);
-      if (tagIds !== undefined) replaceTags(tx, [id], tagIds);
+      // A top-level task's subtasks move with it (into another owner's list: their rows become that owner's).
+      if (ch.listId !== undefined && newParent === null) {
+        const subs = subtaskIds(tx, [id]);
+        updateTasks(tx, cur.user_id, subs, ch.ownerId !== undefined ? { listId: ch.listId, ownerId: ch.ownerId } : { listId: ch.listId }, now);
+        if (ch.ownerId !== undefined) this.repeatHooks.reassign(tx, [id, ...subs], ch.ownerId);
+      } else if (ch.ownerId !== undefined) this.repeatHooks.reassign(tx, [id], ch.ownerId);
+      if (tagIds !== undefined) replaceTags(tx, [id], tagIds, user.id);
       if (completesOccurrence) this.repeatHooks.completeOccurrence(tx, user, id, at);
-      if (p.due_at !== undefined || p.completed !== undefined) this.changeHooks.changed(tx, user.id, [id]);
+      // A move to another list changes who sees the task: reminders of those who no longer do go (rearm).
+      if (p.due_at !== undefined || p.completed !== undefined || ch.listId !== undefined) this.changeHooks.changed(tx, user.id, [id, ...(ch.listId !== undefined && newParent === null ? subtaskIds(tx, [id]) : [])]);
       return this.present(tx, user.id, id);
     });
+    // Who sees only the old list hears that the task left it.
+    if (movedFrom !== null) this.announce([{ id, list_id: movedFrom, version: task.version }], "task.deleted");
+    this.announce([task]);
+    return task;
   }
 
   /**
@@ -399,9 +505,9 @@ export class TasksService {
    * (placeAt). The task's version (and a re-ranked neighbour's) grows by one.
    */
   move(user: AuthUser, id: string, m: TaskMove): Task {
-    return writeTx(this.db, (tx) => {
+    const task = writeTx(this.db, (tx) => {
       const now = this.now();
-      const cur = this.visibleTask(tx, user.id, id);
+      const cur = this.editableTask(tx, user.id, id);
       const scope = { listId: cur.list_id, parentId: cur.parent_id };
       const anchorId = m.before_id ?? m.after_id;
       let anchor: TaskWithList | null = null;
@@ -444,26 +550,38 @@ export class TasksService {
           if (lower === null && upper === null) throw new Error("no rank fits a whole scope");
         }
       }
-      setRanks(tx, user.id, changes, now);
+      // Ranks are keyed by the list's owner (the tasks' user_id): the actor may be an editor.
+      setRanks(tx, cur.user_id, changes, now);
       return this.present(tx, user.id, id);
     });
+    this.announce([task]);
+    return task;
   }
 
   /** Moves the task (and its live subtasks) to the trash. */
   softDelete(user: AuthUser, id: string): void {
-    writeTx(this.db, (tx) => {
-      const cur = this.visibleTask(tx, user.id, id);
+    const gone = writeTx(this.db, (tx) => {
+      const cur = this.editableTask(tx, user.id, id);
       const subs = cur.parent_id === null ? findSubtasks(tx, [id], false).map((s) => s.id) : [];
-      setDeleted(tx, user.id, [id, ...subs], this.now(), this.now());
+      setDeleted(tx, cur.user_id, [id, ...subs], this.now(), this.now());
       this.changeHooks.changed(tx, user.id, [id, ...subs]);
+      return { id, list_id: cur.list_id, version: cur.version + 1 };
     });
+    this.announce([gone], "task.deleted");
   }
 
   /** Brings the task and its deleted direct subtasks back. */
   restore(user: AuthUser, id: string): Task {
+    const task = this.restoreTx(user, id);
+    this.announce([task]);
+    return task;
+  }
+
+  private restoreTx(user: AuthUser, id: string): Task {
     return writeTx(this.db, (tx) => {
       const cur = findTaskWithList(tx, user.id, id);
       if (!cur || cur.list_deleted_at !== null) throw notFound("task");
+      requireEditor(cur.role);
       if (cur.deleted_at === null) throw stateConflict("the task is not in the trash");
       if (cur.parent_id !== null) {
         const parent = findTaskWithList(tx, user.id, cur.parent_id);
@@ -471,7 +589,7 @@ export class TasksService {
       }
       const subs = cur.parent_id === null ? findSubtasks(tx, [id], true).filter((s) => s.deleted_at !== null).map((s) => s.id) : [];
       const now = this.now();
-      setDeleted(tx, user.id, [id, ...subs], null, now);
+      setDeleted(tx, cur.user_id, [id, ...subs], null, now);
       this.changeHooks.changed(tx, user.id, [id, ...subs]);
       return this.present(tx, user.id, id);
     });
@@ -486,7 +604,8 @@ export class TasksService {
   /** `withUndo`: also answer an undo token (POST /tasks/batch?undo=true), else the contract's `{ updated }` alone. */
   batch(user: AuthUser, b: TaskBatch, withUndo = false): { updated: number; undo_token?: string | null } {
     const ids = [...new Set(b.task_ids)];
-    return writeTx(this.db, (tx) => {
+    const before: { id: string; list_id: string; version: number }[] = [];
+    const out = writeTx(this.db, (tx) => {
       const at = this.core.clock.now();
       const now = at.toISOString();
       const rows = new Map(findTasksWithList(tx, user.id, ids).map((r) => [r.id, r]));
@@ -499,10 +618,16 @@ export class TasksService {
         }
       });
       let listId: string | undefined;
+      let listOwner: string | undefined;
+      let listRole: ReturnType<typeof roleOnList> = null;
       if (b.list_id !== undefined) {
-        const l = findList(tx, user.id, b.list_id);
-        if (!l || l.deletedAt !== null) errors.push({ path: "list_id", message: `no active list ${b.list_id}` });
-        else listId = l.id;
+        const l = listHead(tx, b.list_id);
+        listRole = l && roleOnList(tx, user.id, l);
+        if (!l || !listRole || l.deletedAt !== null) errors.push({ path: "list_id", message: `no active list ${b.list_id}` });
+        else {
+          listId = l.id;
+          listOwner = l.ownerId;
+        }
       }
       let tagIds: string[] | undefined;
       if (b.tag_ids !== undefined) {
@@ -515,15 +640,30 @@ export class TasksService {
       if (errors.length) {
         throw invalidReference(errors, `unknown or foreign ids: ${[...new Set(errors.map((e) => e.message.replace(/^no (active )?\w+ /, "")))].join(", ")}`);
       }
+      // Tags are personal (a viewer may label what they see); every other change needs edit rights.
+      const onlyTags = b.list_id === undefined && b.due_at === undefined && b.completed === undefined && b.priority === undefined && !b.soft_delete;
+      if (!onlyTags) for (const id of ids) requireEditor(rows.get(id)!.role);
+      if (listRole) requireEditor(listRole);
       const named = new Set(ids);
+      for (const id of ids) before.push({ id, list_id: rows.get(id)!.list_id, version: rows.get(id)!.version + 1 });
       const topLevel = ids.filter((id) => rows.get(id)!.parent_id === null);
+      // Writes key by each task's owner (the owner of its list): one statement per owner.
+      const byOwner = (list: string[], ownerOf: (id: string) => string = (id) => rows.get(id)!.user_id) => {
+        const m = new Map<string, string[]>();
+        for (const id of list) {
+          const o = ownerOf(id);
+          const arr = m.get(o);
+          if (arr) arr.push(id);
+          else m.set(o, [id]);
+        }
+        return m;
+      };
 
       if (b.soft_delete) {
-        const subs = findSubtasks(tx, topLevel, false)
-          .map((s) => s.id)
-          .filter((s) => !named.has(s));
-        setDeleted(tx, user.id, [...ids, ...subs], now, now);
-        this.changeHooks.changed(tx, user.id, [...ids, ...subs]);
+        const subs = findSubtasks(tx, topLevel, false).filter((s) => !named.has(s.id));
+        const owners = new Map<string, string>(subs.map((s) => [s.id, s.user_id]));
+        for (const [owner, group] of byOwner([...ids, ...subs.map((s) => s.id)], (id) => owners.get(id) ?? rows.get(id)!.user_id)) setDeleted(tx, owner, group, now, now);
+        this.changeHooks.changed(tx, user.id, [...ids, ...subs.map((s) => s.id)]);
         // Its undo is POST /tasks/{id}/restore for each named task.
         return withUndo ? { updated: ids.length, undo_token: null } : { updated: ids.length };
       }
@@ -537,50 +677,77 @@ export class TasksService {
             throw invalidParent(`subtask ${id} must stay in its parent's list; move the parent instead`);
           }
         }
-        followers = subtaskIds(tx, topLevel).filter((s) => !named.has(s));
+        followers = findSubtasks(tx, topLevel, true).filter((s) => !named.has(s.id)).map((s) => s.id);
       }
-      const occurrences = b.completed === true ? this.repeatHooks.repeating(tx, user.id, ids.filter((id) => rows.get(id)!.completed === 0)) : new Set<string>();
+      const followerOwners = new Map<string, string>(followers.length ? findSubtasks(tx, topLevel, true).map((s) => [s.id, s.user_id]) : []);
+      const notDone = ids.filter((id) => rows.get(id)!.completed === 0);
+      const occurrences = new Set<string>();
+      if (b.completed === true) for (const [owner, group] of byOwner(notDone)) for (const id of this.repeatHooks.repeating(tx, owner, group)) occurrences.add(id);
       const plain = occurrences.size ? ids.filter((id) => !occurrences.has(id)) : ids;
       // The state before, for the undo (a completed occurrence is undone through its own completion's undo).
-      const before = occurrences.size || !withUndo ? null : [...snapshotTasks(tx, user.id, ids, tagIds !== undefined), ...snapshotTasks(tx, user.id, followers, false)];
-      if (plain.length) batchUpdate(tx, user.id, plain, { listId, dueAt: b.due_at, completed: b.completed, priority: b.priority }, now);
+      const snapBefore = occurrences.size || !withUndo ? null : [...snapshotTasks(tx, user.id, ids, tagIds !== undefined), ...snapshotTasks(tx, user.id, followers, false)];
+      const move = listOwner !== undefined ? { listId, ownerId: listOwner } : { listId };
+      for (const [owner, group] of byOwner(plain)) batchUpdate(tx, owner, group, { ...move, dueAt: b.due_at, completed: b.completed, completedBy: user.id, priority: b.priority }, now);
       if (listId !== undefined) {
         // Top-level tasks joining the list go to its end, in the order named (their versions already grew).
         const joining = topLevel.filter((id) => rows.get(id)!.list_id !== listId);
         for (const r of ranksAtEnd(tx, { listId, parentId: null }, joining)) updateRankOnly(tx, r.id, r.rank);
       }
-      if (occurrences.size) batchUpdate(tx, user.id, [...occurrences], { listId, dueAt: b.due_at, priority: b.priority }, now);
-      if (followers.length && listId !== undefined) updateTasks(tx, user.id, followers, { listId }, now);
-      if (tagIds !== undefined) replaceTags(tx, ids, tagIds);
+      for (const [owner, group] of byOwner([...occurrences])) batchUpdate(tx, owner, group, { ...move, dueAt: b.due_at, priority: b.priority }, now);
+      if (followers.length && listId !== undefined) {
+        for (const [owner, group] of byOwner(followers, (id) => followerOwners.get(id)!)) updateTasks(tx, owner, group, { listId, ownerId: listOwner }, now);
+      }
+      if (listOwner !== undefined) {
+        const moved = [...ids, ...followers].filter((id) => (rows.get(id)?.user_id ?? followerOwners.get(id)) !== listOwner);
+        if (moved.length) this.repeatHooks.reassign(tx, moved, listOwner);
+      }
+      if (tagIds !== undefined) replaceTags(tx, ids, tagIds, user.id);
       for (const id of ids) if (occurrences.has(id)) this.repeatHooks.completeOccurrence(tx, user, id, at);
-      if (b.due_at !== undefined || b.completed !== undefined) this.changeHooks.changed(tx, user.id, ids);
+      if (b.due_at !== undefined || b.completed !== undefined || listId !== undefined) this.changeHooks.changed(tx, user.id, listId !== undefined ? [...ids, ...followers] : ids);
       if (!withUndo) return { updated: ids.length };
-      return { updated: ids.length, undo_token: before ? this.undoTokens.encode(BATCH_UNDO, user.id, at, before) : null };
+      return { updated: ids.length, undo_token: snapBefore ? this.undoTokens.encode(BATCH_UNDO, user.id, at, snapBefore) : null };
     });
+    if (b.soft_delete) this.announce(before, "task.deleted");
+    else {
+      const now = new Map(findTasksWithList(this.db, user.id, ids).map((t) => [t.id, t]));
+      this.announce(before.filter((t) => now.get(t.id)?.list_id !== t.list_id), "task.deleted");
+      this.announce([...now.values()]);
+    }
+    return out;
   }
 
   /** POST /tasks/batch/undo: every task of the batch back as it was, in one transaction. */
   undoBatch(user: AuthUser, token: string): { restored: number } {
-    return writeTx(this.db, (tx) => {
+    const before: { id: string; list_id: string; version: number }[] = [];
+    const out = writeTx(this.db, (tx) => {
       const now = this.core.clock.now();
       const snaps = this.undoTokens.decode(BATCH_UNDO, user.id, token, now);
       if (!isSnapshots(snaps)) throw validationFailed([{ path: "undo_token", message: "not an undo token for this" }], "the undo token is not valid");
-      restoreSnapshots(tx, user.id, snaps, now.toISOString());
+      for (const t of findTasksWithList(tx, user.id, snaps.map((s) => s[0]))) before.push({ id: t.id, list_id: t.list_id, version: t.version + 1 });
+      restoreSnapshots(tx, user.id, snaps, now.toISOString(), (ids, ownerId) => this.repeatHooks.reassign(tx, ids, ownerId));
       // Due dates and completion came back: their reminders re-arm (or cancel) with them.
       this.changeHooks.changed(tx, user.id, snaps.map((s) => s[0]));
       return { restored: snaps.length };
     });
+    const now = new Map(findTasksWithList(this.db, user.id, before.map((t) => t.id)).map((t) => [t.id, t]));
+    this.announce(before.filter((t) => now.get(t.id)?.list_id !== t.list_id), "task.deleted");
+    this.announce([...now.values()]);
+    return out;
   }
 
   /** DELETE /trash/{id}: removes a task in the trash for good, with its subtasks. */
   purge(user: AuthUser, id: string, meta: RequestMeta): void {
+    let purged: { id: string; list_id: string; version: number } | null = null;
     const after = writeTx(this.db, (tx) => {
       const cur = findTaskWithList(tx, user.id, id);
       if (!cur || cur.list_deleted_at !== null) throw notFound("task");
+      // The shared trash: editors see and restore a shared list's deleted tasks; only its owner purges them.
+      requireOwner(cur.role);
       if (cur.deleted_at === null) throw notArchived("task");
       const all = [id, ...subtaskIds(tx, [id])];
-      const callbacks = this.purgeHooks.beforePurge(tx, user.id, all);
-      deleteTasks(tx, user.id, all);
+      purged = { id, list_id: cur.list_id, version: cur.version };
+      const callbacks = this.purgeHooks.beforePurge(tx, cur.user_id, all);
+      deleteTasks(tx, cur.user_id, all);
       recordAudit(tx, {
         userId: user.id,
         action: "task_purged",
@@ -594,5 +761,17 @@ export class TasksService {
       return callbacks;
     });
     runAfterCommit(after, (e) => this.core.logger.error("after-purge hook failed", { error: String(e) }));
+    if (purged) this.announce([purged], "task.deleted");
   }
+}
+
+/** Merges pages sorted newest first by a (time, id) key, keeping the first `n` rows. */
+function mergeByKey(pages: TaskRow[][], keyOf: (r: TaskRow) => [string, string], n: number): TaskRow[] {
+  const all = pages.flat();
+  all.sort((a, b) => {
+    const [ka, ia] = keyOf(a);
+    const [kb, ib] = keyOf(b);
+    return ka < kb ? 1 : ka > kb ? -1 : ia < ib ? 1 : ia > ib ? -1 : 0;
+  });
+  return all.length > n ? all.slice(0, n) : all;
 }

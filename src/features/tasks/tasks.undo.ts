@@ -1,7 +1,8 @@
 import type { Conn } from "../../core/db";
 import { stateConflict } from "../../core/errors";
-import { findList } from "../lists/lists.repo";
-import { findTagsOfTasks, findTasksWithList, ownedTagIds, replaceTags, updateRankOnly, updateTaskIfVersion } from "./tasks.repo";
+import { listHead } from "../lists/lists.repo";
+import { requireEditor, roleOnList } from "../lists/lists.access";
+import { findTagsOfTasks, findTasksWithList, ownedTagIds, replaceTags, updateRankOnly, updateTaskIfVersion, type TaskChanges } from "./tasks.repo";
 
 /**
  * A task's fields as they were before a change, and the version the change left it at:
@@ -17,7 +18,10 @@ export function snapshotTasks(c: Conn, userId: string, ids: string[], withTags: 
   const tags = new Map<string, string[]>();
   if (withTags) {
     for (const id of ids) tags.set(id, []);
-    for (const t of findTagsOfTasks(c, ids)) tags.get(t.task_id)?.push(t.id);
+    // Tags are personal: only the user's own links are part of their snapshot (other members' stay as they are).
+    const links = findTagsOfTasks(c, ids);
+    const own = ownedTagIds(c, userId, [...new Set(links.map((t) => t.id))]);
+    for (const t of links) if (own.has(t.id)) tags.get(t.task_id)?.push(t.id);
   }
   return findTasksWithList(c, userId, ids).map((r) => [
     r.id,
@@ -55,21 +59,41 @@ export function isSnapshots(v: unknown): v is TaskSnapshot[] {
 
 /**
  * Puts every task back as its snapshot says, in the caller's transaction; each version grows by one.
- * All or nothing: a task changed since (its version moved on, or it went to the trash), a list no
- * longer active or a tag deleted since refuses the whole undo with `state_conflict`.
+ * All or nothing: a task changed since (its version moved on, or it went to the trash, or the user
+ * no longer sees it), a list no longer active (or no longer visible) or a tag deleted since refuses
+ * the whole undo with `state_conflict`. Tasks of shared lists follow lists.access: the user must
+ * still be allowed to edit them (403 for a viewer); a task going back into another owner's list
+ * becomes that owner's row again (`reassign` moves what hangs off it, e.g. its recurrence).
  */
-export function restoreSnapshots(c: Conn, userId: string, snaps: TaskSnapshot[], now: string): void {
-  const lists = new Set(snaps.map((s) => s[2]));
-  for (const id of lists) {
-    const l = findList(c, userId, id);
-    if (!l || l.deletedAt !== null) throw stateConflict("a list these tasks were in is no longer active; nothing was undone");
+export function restoreSnapshots(c: Conn, userId: string, snaps: TaskSnapshot[], now: string, reassign?: (ids: string[], ownerId: string) => void): void {
+  const owners = new Map<string, string>();
+  for (const id of new Set(snaps.map((s) => s[2]))) {
+    const l = listHead(c, id);
+    const role = l && roleOnList(c, userId, l);
+    if (!l || !role || l.deletedAt !== null) throw stateConflict("a list these tasks were in is no longer active; nothing was undone");
+    owners.set(id, l.ownerId);
   }
   const tagIds = [...new Set(snaps.flatMap((s) => s[7] ?? []))];
   if (tagIds.length && ownedTagIds(c, userId, tagIds).size !== tagIds.length) throw stateConflict("a tag these tasks had was deleted since; nothing was undone");
+  const current = new Map(findTasksWithList(c, userId, snaps.map((s) => s[0])).map((t) => [t.id, t]));
   for (const [id, version, listId, dueAt, completed, completedAt, priority, tags, rank] of snaps) {
-    const ok = updateTaskIfVersion(c, userId, id, version, { listId, dueAt, completed: completed === 1, completedAt, priority }, now);
-    if (!ok) throw stateConflict(`task ${id} was changed since; nothing was undone`);
-    if (tags) replaceTags(c, [id], tags);
+    const cur = current.get(id);
+    if (!cur || cur.version !== version) throw stateConflict(`task ${id} was changed since; nothing was undone`);
+    const fieldsChange =
+      cur.list_id !== listId || cur.due_at !== dueAt || cur.completed !== completed || cur.completed_at !== completedAt || cur.priority !== priority || cur.rank !== rank;
+    // Only the user's own tags coming back is a viewer's right too (as PATCH with only tag_ids).
+    if (fieldsChange) {
+      requireEditor(cur.role);
+      const target = listHead(c, listId)!;
+      requireEditor(roleOnList(c, userId, target)!);
+    }
+    const owner = owners.get(listId)!;
+    const ch: TaskChanges = { listId, dueAt, completed: completed === 1, completedAt, priority };
+    if (cur.completed !== completed) ch.completedBy = completed === 1 ? userId : null;
+    if (owner !== cur.user_id) ch.ownerId = owner;
+    if (!updateTaskIfVersion(c, cur.user_id, id, version, ch, now)) throw stateConflict(`task ${id} was changed since; nothing was undone`);
+    if (ch.ownerId !== undefined) reassign?.([id], ch.ownerId);
+    if (tags) replaceTags(c, [id], tags, userId);
     updateRankOnly(c, id, rank);
   }
 }

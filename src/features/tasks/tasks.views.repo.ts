@@ -1,7 +1,9 @@
 // The smart views' reads (Today, Tomorrow, Next 7 days, Upcoming, overdue, No date, Completed)
 // and the calendar's: the tasks table's second reader file, next to tasks.repo.ts. Every query
-// starts from VISIBLE_TOP (the user's live top-level tasks in active lists, as GET /tasks), so a
-// change of who sees which task (shared lists) is made there once.
+// walks the user's visible scopes (lists.access.visibleScopes, as GET /tasks: the user's own rows,
+// then each active list shared with them) and keeps VISIBLE_TOP (live top-level tasks in active
+// lists); the scopes' rows are merged in the query's order. A user without memberships has one
+// scope: exactly the single statement of before.
 //
 // A due_at is a date (YYYY-MM-DD, due that local day) or a UTC instant (falls on its date in the
 // user's zone, the contract's date filters). As text, the two forms do not sort by local day, so
@@ -9,14 +11,55 @@
 // two walks merged by the service (tasks.views.ts); a local day is a range of dates in one and a
 // range of instants [local midnight, next local midnight) in the other.
 import type { Conn } from "../../core/db";
+import { visibleScopes } from "../lists/lists.access";
 import { ROW_COLS, type TaskRow } from "./tasks.repo";
 
 /**
- * The user's live top-level tasks whose list is active, tested per row (see ACTIVE_LIST in
- * tasks.repo.ts for why an EXISTS per row rather than a join).
+ * Live top-level tasks whose list is active, tested per row (see ACTIVE_LIST in tasks.repo.ts for
+ * why an EXISTS per row rather than a join). Follows a scan's `WHERE` (its scope).
  */
-const VISIBLE_TOP =
-  "t.user_id = ? AND t.parent_id IS NULL AND t.deleted_at IS NULL AND EXISTS (SELECT 1 FROM lists l WHERE l.id = t.list_id AND l.deleted_at IS NULL LIMIT 1)";
+const VISIBLE_TOP = "t.parent_id IS NULL AND t.deleted_at IS NULL AND EXISTS (SELECT 1 FROM lists l WHERE l.id = t.list_id AND l.deleted_at IS NULL LIMIT 1)";
+
+/** One scope of the user's visible tasks: its FROM/WHERE head (one `?`, bound to `key`). */
+interface Scan {
+  from: string;
+  key: string;
+}
+
+/**
+ * The scans of what the user sees (lists.access.visibleScopes): their own rows through `index`
+ * (keyed by user_id), each shared list through tasks_list_idx (a list's size, its rows carry the
+ * owner's user_id).
+ */
+function scans(c: Conn, userId: string, index: string): Scan[] {
+  return visibleScopes(c, userId).map((s) =>
+    s.kind === "own" ? { from: `tasks t INDEXED BY ${index} WHERE t.user_id = ?`, key: s.userId } : { from: "tasks t INDEXED BY tasks_list_idx WHERE t.list_id = ?", key: s.listId },
+  );
+}
+
+const asc = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+const byDueAsc = (a: TaskRow, b: TaskRow): number => asc(a.due_at ?? "", b.due_at ?? "") || asc(a.id, b.id);
+const byCreatedDesc = (a: TaskRow, b: TaskRow): number => asc(b.created_at, a.created_at) || asc(b.id, a.id);
+const byCompletedDesc = (a: TaskRow, b: TaskRow): number => asc(b.completed_at ?? "", a.completed_at ?? "") || asc(b.id, a.id);
+
+/** Each scan's first `limit` rows (already in `order`), merged: the first `limit` of all. */
+function merged(all: Scan[], run: (s: Scan) => TaskRow[], order: (a: TaskRow, b: TaskRow) => number, limit: number): TaskRow[] {
+  if (all.length === 1) return run(all[0]!);
+  return all
+    .flatMap(run)
+    .sort(order)
+    .slice(0, limit);
+}
+
+/** The scans' counts added, up to `cap`. */
+function summed(all: Scan[], count: (s: Scan, cap: number) => number, cap: number): number {
+  let n = 0;
+  for (const s of all) {
+    if (n >= cap) break;
+    n += count(s, cap - n);
+  }
+  return Math.min(cap, n);
+}
 
 /** A lower bound on (due_at, id), exclusive; `["2026-11-26", ""]` means due_at ≥ 2026-11-26. */
 export type DueKey = [string, string];
@@ -26,68 +69,72 @@ export type DueKey = [string, string];
  * inclusive; null: open end), ascending, at most `limit`.
  */
 export function openDayOnly(c: Conn, userId: string, after: DueKey, through: string | null, limit: number): TaskRow[] {
-  return c.sqlite
-    .query<TaskRow, (string | number)[]>(
-      `SELECT ${ROW_COLS} FROM tasks t INDEXED BY tasks_open_day_idx
-        WHERE ${VISIBLE_TOP} AND t.completed = 0 AND length(t.due_at) = 10 AND (t.due_at, t.id) > (?, ?)${through === null ? "" : " AND t.due_at <= ?"}
+  const run = (s: Scan) =>
+    c.sqlite
+      .query<TaskRow, (string | number)[]>(
+        `SELECT ${ROW_COLS} FROM ${s.from} AND ${VISIBLE_TOP} AND t.completed = 0 AND length(t.due_at) = 10 AND (t.due_at, t.id) > (?, ?)${through === null ? "" : " AND t.due_at <= ?"}
         ORDER BY t.due_at, t.id LIMIT ?`,
-    )
-    .all(userId, after[0], after[1], ...(through === null ? [] : [through]), limit);
+      )
+      .all(s.key, after[0], after[1], ...(through === null ? [] : [through]), limit);
+  return merged(scans(c, userId, "tasks_open_day_idx"), run, byDueAsc, limit);
 }
 
 /** Open timed tasks with due_at in (after, before) on (due_at, id) (before exclusive; null: open end), ascending. */
 export function openTimed(c: Conn, userId: string, after: DueKey, before: string | null, limit: number): TaskRow[] {
-  return c.sqlite
-    .query<TaskRow, (string | number)[]>(
-      `SELECT ${ROW_COLS} FROM tasks t INDEXED BY tasks_open_timed_idx
-        WHERE ${VISIBLE_TOP} AND t.completed = 0 AND length(t.due_at) > 10 AND (t.due_at, t.id) > (?, ?)${before === null ? "" : " AND t.due_at < ?"}
+  const run = (s: Scan) =>
+    c.sqlite
+      .query<TaskRow, (string | number)[]>(
+        `SELECT ${ROW_COLS} FROM ${s.from} AND ${VISIBLE_TOP} AND t.completed = 0 AND length(t.due_at) > 10 AND (t.due_at, t.id) > (?, ?)${before === null ? "" : " AND t.due_at < ?"}
         ORDER BY t.due_at, t.id LIMIT ?`,
-    )
-    .all(userId, after[0], after[1], ...(before === null ? [] : [before]), limit);
+      )
+      .all(s.key, after[0], after[1], ...(before === null ? [] : [before]), limit);
+  return merged(scans(c, userId, "tasks_open_timed_idx"), run, byDueAsc, limit);
 }
 
 /** Open undated tasks, newest first (keyset on created_at, id). */
 export function openUndated(c: Conn, userId: string, after: [string, string] | null, limit: number): TaskRow[] {
-  return c.sqlite
-    .query<TaskRow, (string | number)[]>(
-      `SELECT ${ROW_COLS} FROM tasks t INDEXED BY tasks_open_undated_idx
-        WHERE ${VISIBLE_TOP} AND t.completed = 0 AND t.due_at IS NULL${after ? " AND (t.created_at, t.id) < (?, ?)" : ""}
+  const run = (s: Scan) =>
+    c.sqlite
+      .query<TaskRow, (string | number)[]>(
+        `SELECT ${ROW_COLS} FROM ${s.from} AND ${VISIBLE_TOP} AND t.completed = 0 AND t.due_at IS NULL${after ? " AND (t.created_at, t.id) < (?, ?)" : ""}
         ORDER BY t.created_at DESC, t.id DESC LIMIT ?`,
-    )
-    .all(userId, ...(after ?? []), limit);
+      )
+      .all(s.key, ...(after ?? []), limit);
+  return merged(scans(c, userId, "tasks_open_undated_idx"), run, byCreatedDesc, limit);
 }
 
 /**
  * Completed tasks, most recently completed first (keyset on completed_at, id). A task completed
  * without a recorded time (an old archive can hold one) comes last, by id: its key is ["", id].
- * Two range walks, so that neither tests every row above the cursor.
+ * Two range walks per scope, so that neither tests every row above the cursor.
  */
 export function completedTasks(c: Conn, userId: string, after: [string, string] | null, limit: number): TaskRow[] {
-  const rows: TaskRow[] = [];
-  if (after === null || after[0] !== "") {
-    rows.push(
-      ...c.sqlite
-        .query<TaskRow, (string | number)[]>(
-          `SELECT ${ROW_COLS} FROM tasks t INDEXED BY tasks_done_idx
-            WHERE ${VISIBLE_TOP} AND t.completed = 1 AND t.completed_at IS NOT NULL${after ? " AND (t.completed_at, t.id) < (?, ?)" : ""}
+  const run = (s: Scan): TaskRow[] => {
+    const rows: TaskRow[] = [];
+    if (after === null || after[0] !== "") {
+      rows.push(
+        ...c.sqlite
+          .query<TaskRow, (string | number)[]>(
+            `SELECT ${ROW_COLS} FROM ${s.from} AND ${VISIBLE_TOP} AND t.completed = 1 AND t.completed_at IS NOT NULL${after ? " AND (t.completed_at, t.id) < (?, ?)" : ""}
             ORDER BY t.completed_at DESC, t.id DESC LIMIT ?`,
-        )
-        .all(userId, ...(after ?? []), limit),
-    );
-  }
-  if (rows.length < limit) {
-    const id = after !== null && after[0] === "" ? after[1] : null;
-    rows.push(
-      ...c.sqlite
-        .query<TaskRow, (string | number)[]>(
-          `SELECT ${ROW_COLS} FROM tasks t INDEXED BY tasks_done_idx
-            WHERE ${VISIBLE_TOP} AND t.completed = 1 AND t.completed_at IS NULL${id !== null ? " AND t.id < ?" : ""}
+          )
+          .all(s.key, ...(after ?? []), limit),
+      );
+    }
+    if (rows.length < limit) {
+      const id = after !== null && after[0] === "" ? after[1] : null;
+      rows.push(
+        ...c.sqlite
+          .query<TaskRow, (string | number)[]>(
+            `SELECT ${ROW_COLS} FROM ${s.from} AND ${VISIBLE_TOP} AND t.completed = 1 AND t.completed_at IS NULL${id !== null ? " AND t.id < ?" : ""}
             ORDER BY t.id DESC LIMIT ?`,
-        )
-        .all(userId, ...(id !== null ? [id] : []), limit - rows.length),
-    );
-  }
-  return rows;
+          )
+          .all(s.key, ...(id !== null ? [id] : []), limit - rows.length),
+      );
+    }
+    return rows;
+  };
+  return merged(scans(c, userId, "tasks_done_idx"), run, byCompletedDesc, limit);
 }
 
 /** Counts, each up to `cap`: open date-only tasks due in [from, through] and open timed ones in [fromInstant, beforeInstant). */
@@ -97,38 +144,52 @@ export function countOpenDue(
   range: { from: string | null; through: string | null; fromInstant: string | null; beforeInstant: string | null },
   cap: number,
 ): number {
-  const day = c.sqlite
-    .query<{ n: number }, (string | number)[]>(
-      `SELECT count(*) AS n FROM (SELECT 1 FROM tasks t INDEXED BY tasks_open_day_idx
-        WHERE ${VISIBLE_TOP} AND t.completed = 0 AND length(t.due_at) = 10 AND t.due_at >= ? AND t.due_at <= ? LIMIT ?)`,
-    )
-    .get(userId, range.from ?? "", range.through ?? "9999-99-99", cap)!.n;
+  const day = summed(
+    scans(c, userId, "tasks_open_day_idx"),
+    (s, max) =>
+      c.sqlite
+        .query<{ n: number }, (string | number)[]>(
+          `SELECT count(*) AS n FROM (SELECT 1 FROM ${s.from} AND ${VISIBLE_TOP} AND t.completed = 0 AND length(t.due_at) = 10 AND t.due_at >= ? AND t.due_at <= ? LIMIT ?)`,
+        )
+        .get(s.key, range.from ?? "", range.through ?? "9999-99-99", max)!.n,
+    cap,
+  );
   if (day >= cap) return cap;
-  const timed = c.sqlite
-    .query<{ n: number }, (string | number)[]>(
-      `SELECT count(*) AS n FROM (SELECT 1 FROM tasks t INDEXED BY tasks_open_timed_idx
-        WHERE ${VISIBLE_TOP} AND t.completed = 0 AND length(t.due_at) > 10 AND t.due_at >= ? AND t.due_at < ? LIMIT ?)`,
-    )
-    .get(userId, range.fromInstant ?? "", range.beforeInstant ?? "A", cap - day)!.n;
+  const timed = summed(
+    scans(c, userId, "tasks_open_timed_idx"),
+    (s, max) =>
+      c.sqlite
+        .query<{ n: number }, (string | number)[]>(
+          `SELECT count(*) AS n FROM (SELECT 1 FROM ${s.from} AND ${VISIBLE_TOP} AND t.completed = 0 AND length(t.due_at) > 10 AND t.due_at >= ? AND t.due_at < ? LIMIT ?)`,
+        )
+        .get(s.key, range.fromInstant ?? "", range.beforeInstant ?? "A", max)!.n,
+    cap - day,
+  );
   return Math.min(cap, day + timed);
 }
 
 /** Open undated tasks, up to `cap`. */
 export function countOpenUndated(c: Conn, userId: string, cap: number): number {
-  return c.sqlite
-    .query<{ n: number }, [string, number]>(
-      `SELECT count(*) AS n FROM (SELECT 1 FROM tasks t INDEXED BY tasks_open_undated_idx WHERE ${VISIBLE_TOP} AND t.completed = 0 AND t.due_at IS NULL LIMIT ?)`,
-    )
-    .get(userId, cap)!.n;
+  return summed(
+    scans(c, userId, "tasks_open_undated_idx"),
+    (s, max) =>
+      c.sqlite
+        .query<{ n: number }, [string, number]>(
+          `SELECT count(*) AS n FROM (SELECT 1 FROM ${s.from} AND ${VISIBLE_TOP} AND t.completed = 0 AND t.due_at IS NULL LIMIT ?)`,
+        )
+        .get(s.key, max)!.n,
+    cap,
+  );
 }
 
 /** Completed tasks, up to `cap`. */
 export function countCompleted(c: Conn, userId: string, cap: number): number {
-  return c.sqlite
-    .query<{ n: number }, [string, number]>(
-      `SELECT count(*) AS n FROM (SELECT 1 FROM tasks t INDEXED BY tasks_done_idx WHERE ${VISIBLE_TOP} AND t.completed = 1 LIMIT ?)`,
-    )
-    .get(userId, cap)!.n;
+  return summed(
+    scans(c, userId, "tasks_done_idx"),
+    (s, max) =>
+      c.sqlite.query<{ n: number }, [string, number]>(`SELECT count(*) AS n FROM (SELECT 1 FROM ${s.from} AND ${VISIBLE_TOP} AND t.completed = 1 LIMIT ?)`).get(s.key, max)!.n,
+    cap,
+  );
 }
 
 /**
@@ -146,12 +207,13 @@ export function datedInRange(
   // "through" + "~" sorts after every instant of that date ("T" < "~").
   const hiDate = `${range.through}~`;
   const hi = range.beforeInstant > hiDate ? range.beforeInstant : hiDate;
-  return c.sqlite
-    .query<TaskRow, (string | number)[]>(
-      `SELECT ${ROW_COLS} FROM tasks t INDEXED BY tasks_live_due_idx
-        WHERE ${VISIBLE_TOP} AND t.due_at IS NOT NULL AND t.due_at >= ? AND t.due_at < ?
+  const run = (s: Scan) =>
+    c.sqlite
+      .query<TaskRow, (string | number)[]>(
+        `SELECT ${ROW_COLS} FROM ${s.from} AND ${VISIBLE_TOP} AND t.due_at IS NOT NULL AND t.due_at >= ? AND t.due_at < ?
           AND (CASE WHEN length(t.due_at) = 10 THEN t.due_at >= ? AND t.due_at <= ? ELSE t.due_at >= ? AND t.due_at < ? END)
         ORDER BY t.due_at, t.id LIMIT ?`,
-    )
-    .all(userId, lo, hi, range.from, range.through, range.fromInstant, range.beforeInstant, limit);
+      )
+      .all(s.key, lo, hi, range.from, range.through, range.fromInstant, range.beforeInstant, limit);
+  return merged(scans(c, userId, "tasks_live_due_idx"), run, byDueAsc, limit);
 }

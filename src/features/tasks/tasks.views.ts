@@ -108,7 +108,7 @@ export class TaskViews {
       }
       const more = placed.length > limit;
       const shown = more ? placed.slice(0, limit) : placed;
-      const tasks = presentTasks(c, shown.map((p) => p.row));
+      const tasks = presentTasks(c, user.id, shown.map((p) => p.row));
       const groups: ViewPage["groups"] = [];
       shown.forEach((p, i) => {
         const g = groups[groups.length - 1];

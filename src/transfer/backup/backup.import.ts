@@ -3,7 +3,10 @@ import { collectGarbage } from "../../core/streams/memory-pacing";
 import { AppError, stateConflict, type FieldProblem } from "../../core/errors";
 import type { ZipEntry, ZipFile } from "./backup.archive";
 import { exportHabitLogRow, habitOwner, habitStartOf, pausePeriodsOf } from "../../features/habits/habits.repo";
-import { inboxIdOf } from "../../features/lists/lists.repo";
+import { inboxIdOf, listHead } from "../../features/lists/lists.repo";
+import { deleteInvitation, findInvitationPair, findMember, insertInvitation, INVITATION_TTL_MS } from "../../features/lists/lists.members.repo";
+import { findUserByKey, usernameKey } from "../../features/account/account.repo";
+import { newId } from "../../core/ids";
 import { exportRecurrenceExceptionRow, recurrenceIdOfTask, recurrenceOwner } from "../../features/recurrence/recurrence.repo";
 import { tagIdByName } from "../../features/tags/tags.repo";
 import { parentOfTask } from "../../features/tasks/tasks.repo";
@@ -32,13 +35,14 @@ function digestOf(r: Rec): string {
  * 409 merge_conflict listing each, and the transaction rolls back. The archive's inbox maps onto
  * the user's inbox in both modes.
  */
-export function importArchive(s: Conn, zip: ZipFile, entries: Map<string, ZipEntry>, mode: Mode, userId: string): void {
+export function importArchive(s: Conn, zip: ZipFile, entries: Map<string, ZipEntry>, mode: Mode, userId: string, now: Date): void {
   const merge = mode === "merge";
   const inbox = inboxIdOf(s, userId);
   const maps = new Map<Entity, Map<string, string>>();
   for (const e of DATA_ORDER) maps.set(e, new Map());
   const conflicts: FieldProblem[] = [];
   const problems = new Problems();
+  const sharedLists: { key: string; members: ArchivedMember[] }[] = [];
   /** What the rules read of the user's habits: their pauses before the import, their start dates. */
   const own: OwnHabits = { pauses: new Map(), starts: new Map() };
   const conflict = (entity: Entity, key: string, message: string) => {
@@ -73,6 +77,10 @@ export function importArchive(s: Conn, zip: ZipFile, entries: Map<string, ZipEnt
     if (!entry) continue;
     const map = maps.get(entity)!;
     readRecords(zip, entry, entity, problems, (checked) => {
+      // A shared list's members: invited once the lists are in (inviteArchivedMembers).
+      if (entity === "lists" && Array.isArray(checked.members) && checked.members.length && checked.is_inbox !== true) {
+        sharedLists.push({ key: checked.id as string, members: checked.members as ArchivedMember[] });
+      }
       // Derived and mirrored API fields were checked at preflight and are not imported.
       const src = storedFields(entity, checked);
       // The archive's inbox is the user's inbox; never inserted, never a conflict.
@@ -135,6 +143,7 @@ export function importArchive(s: Conn, zip: ZipFile, entries: Map<string, ZipEnt
   if (conflicts.length > 0) {
     throw new AppError("merge_conflict", `${conflicts.length} record(s) conflict with existing data; nothing was changed`, { errors: conflicts });
   }
+  for (const l of sharedLists) inviteArchivedMembers(s, userId, maps.get("lists")!.get(l.key) ?? l.key, l.members, now);
 
   /**
    * Inserts the record; a uniqueness the checks above did not foresee (the database's own) is
@@ -151,6 +160,31 @@ export function importArchive(s: Conn, zip: ZipFile, entries: Map<string, ZipEnt
       conflict(entity, key, "conflicts with your existing data (a record that must be unique)");
       return false;
     }
+  }
+}
+
+interface ArchivedMember {
+  username: string;
+  role: "editor" | "viewer";
+}
+
+/**
+ * sharing.md: a restore recreates a shared list's memberships only as pending invitations, from
+ * the restoring user, to the usernames that exist on this server; never access by itself. Not for
+ * an archived list (it cannot be shared), nor for someone already a member or invited.
+ */
+function inviteArchivedMembers(s: Conn, userId: string, listId: string, members: ArchivedMember[], now: Date): void {
+  const head = listHead(s, listId);
+  if (!head || head.ownerId !== userId || head.isInbox || head.deletedAt !== null) return;
+  const createdAt = now.toISOString();
+  const expiresAt = new Date(now.getTime() + INVITATION_TTL_MS).toISOString();
+  for (const m of members) {
+    const user = findUserByKey(s, usernameKey(m.username));
+    if (!user || user.id === userId || findMember(s, listId, user.id)) continue;
+    const pending = findInvitationPair(s, listId, user.id);
+    if (pending && pending.expires_at > createdAt) continue;
+    if (pending) deleteInvitation(s, pending.id);
+    insertInvitation(s, { id: newId(), list_id: listId, inviter_id: userId, invitee_id: user.id, role: m.role, created_at: createdAt, expires_at: expiresAt });
   }
 }
 

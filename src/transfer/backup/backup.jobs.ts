@@ -227,7 +227,7 @@ function importStaged(core: Core, files: BackupFiles, pf: PreflightRow, userId: 
         deleteBusinessData(tx, userId);
       }
       const usedBefore = usedBytes(tx, userId);
-      importArchive(tx, zip, entries, pf.mode, userId);
+      importArchive(tx, zip, entries, pf.mode, userId, core.clock.now());
       // The upload's quota, exactly (the preflight's figure may be stale: files uploaded since).
       const added = usedBytes(tx, userId) - usedBefore;
       const quota = attachmentQuota(core.config);

@@ -88,7 +88,15 @@ const F = recordFields({ Id, Instant, Position });
 
 export const FolderRecord = z.strictObject({ ...F.folder, deleted_at: Instant.nullable() });
 // `sort` is absent in archives made before issue 14 (then `created`).
-export const ListRecord = z.strictObject({ ...F.list, sort: ListSort.optional() });
+/**
+ * A shared list's members by username (sharing.md: informational). A restore never grants access
+ * from it: it invites those who exist on the server, as pending invitations. Optional: archives
+ * from before sharing have none.
+ */
+const ListMembers = z
+  .array(z.strictObject({ username: maxChars(z.string().min(1), 200), role: z.enum(["editor", "viewer"]) }))
+  .max(1000, "at most 1000 members");
+export const ListRecord = z.strictObject({ ...F.list, sort: ListSort.optional(), members: ListMembers.optional() });
 export const TagRecord = z.strictObject({ id: Id, name: TagName, color: Color, ...F.stamps });
 export const TaskRecord = z.strictObject({
     ...F.taskHead,
@@ -249,7 +257,7 @@ export const RECORD_SCHEMAS: Record<Entity, z.ZodType> = {
 /** Fields each record carries beyond the API representation (documented in the export route). */
 export const RECORD_EXTRAS: Record<Entity, readonly string[]> = {
   folders: ["deleted_at"],
-  lists: [],
+  lists: ["members"],
   tags: ["created_at", "updated_at"],
   tasks: ["position"],
   recurrences: [],
@@ -269,6 +277,8 @@ export const RECORD_EXTRAS: Record<Entity, readonly string[]> = {
  * remains is what the import stores and what a merge compares (the content digest).
  */
 export const API_ONLY_FIELDS: Partial<Record<Entity, readonly string[]>> = {
+  // Read by the import to invite (never stored as memberships, never part of the digest).
+  lists: ["members"],
   recurrences: ["exceptions"],
   habits: ["archived"],
   countdowns: ["archived", "next_date", "days_until", "count"],

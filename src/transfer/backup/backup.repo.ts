@@ -21,6 +21,12 @@ import {
   insertRestoredHabitPause,
 } from "../../features/habits/habits.repo";
 import { exportListRow, exportListRows, insertRestoredList, listOwner } from "../../features/lists/lists.repo";
+import { memberUsernamesOf } from "../../features/lists/lists.members.repo";
+
+/** The user's lists with, for the ones they share, the members by username (informational; sharing.md). */
+function* exportListRowsWithMembers(c: Conn, userId: string): Generator<object> {
+  for (const r of exportListRows(c, userId)) yield { ...r, members: memberUsernamesOf(c, r.id) };
+}
 import { exportMemoRow, exportMemoRows, insertRestoredMemo, memoOwner } from "../../features/memos/memos.repo";
 import {
   exportRecurrenceExceptionRows,
@@ -45,10 +51,19 @@ import type { Mode } from "./backup.schemas";
 
 type Row = Record<string, unknown>;
 
+/**
+ * The user's reminders whose target is in their backup: reminders are personal, so a member has
+ * their own on a shared list's tasks, but those tasks are the list owner's (in the owner's backup,
+ * never the member's, sharing.md); such a reminder would dangle in the member's archive.
+ */
+function* ownReminderRows(c: Conn, userId: string): Generator<object> {
+  for (const r of exportReminderRows(c, userId)) if (r.target_type !== "task" || taskOwner(c, r.target_id) === userId) yield r;
+}
+
 /** Every record of one kind of the user's, in id order, as the owning repo reads it. */
 const ROWS: Record<Entity, (c: Conn, userId: string) => Iterable<object>> = {
   folders: exportFolderRows,
-  lists: exportListRows,
+  lists: exportListRowsWithMembers,
   tags: exportTagRows,
   tasks: exportTaskRows,
   recurrences: exportRecurrenceRows,
@@ -60,7 +75,7 @@ const ROWS: Record<Entity, (c: Conn, userId: string) => Iterable<object>> = {
   memos: exportMemoRows,
   attachments: exportAttachmentRows,
   notification_channels: exportChannelRows,
-  reminders: exportReminderRows,
+  reminders: ownReminderRows,
 };
 
 /** The kinds with an id of their own: the row with an id, and its owner. */
