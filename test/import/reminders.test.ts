@@ -22,12 +22,12 @@ const twelve = Array.from({ length: 12 }, (_, i) => `TRIGGER:-PT${i + 1}M`).join
 const TICKTICK =
   `"Version: 7.1"\n${header}` +
   row({ ...base, Title: "Timed", "Due Date": "2026-12-10T10:00:00+0000", Reminder: "TRIGGER:-PT30M,TRIGGER:PT0S", taskId: "a" }) + // 3
-  row({ ...base, Title: "All day once", "Due Date": "2026-12-11T23:00:00+0000", "Is All Day": "true", Reminder: "TRIGGER:P0DT9H0M0S\nTRIGGER:-P1DT15H0M0S", taskId: "b" }) + // 4
-  row({ ...base, Title: "All day daily", "Due Date": "2026-12-11T23:00:00+0000", "Is All Day": "true", Repeat: "FREQ=DAILY", Reminder: "TRIGGER:P0DT8H30M0S,TRIGGER:P0DT20H0M0S", taskId: "c" }) + // 5
-  row({ ...base, Title: "After due", "Due Date": "2026-12-10T10:00:00+0000", Reminder: "TRIGGER:PT15M", taskId: "d" }) + // 6
-  row({ ...base, Title: "No date", Reminder: "TRIGGER:-PT5M", taskId: "e" }) + // 7
-  row({ ...base, Title: "Twelve", "Due Date": "2026-12-10T10:00:00+0000", Reminder: twelve, taskId: "f" }) + // 8
-  row({ ...base, Title: "Garbage", "Due Date": "2026-12-10T10:00:00+0000", Reminder: "soon", taskId: "g" }); // 9
+  row({ ...base, Title: "All day once", "Due Date": "2026-12-11T23:00:00+0000", "Is All Day": "true", Reminder: "TRIGGER:P0DT9H0M0S\nTRIGGER:-P1DT15H0M0S", taskId: "b" }) + // 4-5
+  row({ ...base, Title: "All day daily", "Due Date": "2026-12-11T23:00:00+0000", "Is All Day": "true", Repeat: "FREQ=DAILY", Reminder: "TRIGGER:P0DT8H30M0S,TRIGGER:P0DT20H0M0S", taskId: "c" }) + // 6 (the row above spans two lines)
+  row({ ...base, Title: "After due", "Due Date": "2026-12-10T10:00:00+0000", Reminder: "TRIGGER:PT15M", taskId: "d" }) + // 7
+  row({ ...base, Title: "No date", Reminder: "TRIGGER:-PT5M", taskId: "e" }) + // 8
+  row({ ...base, Title: "Twelve", "Due Date": "2026-12-10T10:00:00+0000", Reminder: twelve, taskId: "f" }) + // 9
+  row({ ...base, Title: "Garbage", "Due Date": "2026-12-10T10:00:00+0000", Reminder: "soon", taskId: "g" }); // 10
 
 const ICS = [
   "BEGIN:VCALENDAR",
@@ -132,16 +132,16 @@ describe("imported reminders", () => {
       { kind: "before_due", minutes_before: 0, at: null, next_fire_at: "2026-12-12T08:00:00.000Z" },
     ]);
     const changed = tt.preview.changed as { line?: number; item: string; what: string }[];
-    expect(changed.filter((x) => x.item === "All day daily")).toEqual([{ line: 5, item: "All day daily", what: expect.stringContaining("fires after your reminder time (09:00)") }]);
+    expect(changed.filter((x) => x.item === "All day daily")).toEqual([{ line: 6, item: "All day daily", what: expect.stringContaining("fires after your reminder time (09:00)") }]);
   });
 
   test("each skip names its reason and line", async () => {
     const skipped = tt.preview.skipped as { line?: number; item: string; reason: string }[];
     expect(skipped.filter((s) => s.reason.includes("reminder"))).toEqual([
-      { line: 6, item: "After due", reason: "reminder TRIGGER:PT15M not imported: fires 15 min after the due time (reminders here fire at or before it)" },
-      { line: 7, item: "No date", reason: "reminder TRIGGER:-PT5M not imported: the task has no due date to remind before" },
-      { line: 9, item: "Garbage", reason: 'reminder "soon" not imported: not a TRIGGER duration' },
-      { line: 8, item: "Twelve", reason: "2 reminder(s) past the first 10: a task has at most 10 reminders" },
+      { line: 7, item: "After due", reason: "reminder TRIGGER:PT15M not imported: fires 15 min after the due time (reminders here fire at or before it)" },
+      { line: 8, item: "No date", reason: "reminder TRIGGER:-PT5M not imported: the task has no due date to remind before" },
+      { line: 10, item: "Garbage", reason: 'reminder "soon" not imported: not a TRIGGER duration' },
+      { line: 9, item: "Twelve", reason: "2 reminder(s) past the first 10: a task has at most 10 reminders" },
     ]);
     expect(await rems("After due")).toEqual([]);
     expect(await rems("No date")).toEqual([]);
