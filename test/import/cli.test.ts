@@ -43,7 +43,7 @@ describe("app import", () => {
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
     expect(r.stdout).toContain("(dry run: nothing is written)");
-    expect(r.stdout).toContain("will create: 2 folder(s), 2 list(s), 7 task(s), 3 subtask(s), 4 tag(s), 2 recurrence(s), 1 memo(s); 3 reminder(s) not imported");
+    expect(r.stdout).toContain("will create: 2 folder(s), 2 list(s), 7 task(s), 3 subtask(s), 4 tag(s), 2 recurrence(s), 1 memo(s), 3 reminder(s)");
     expect(r.stdout).toContain("  line 14: Old idea: won't do: imported as completed");
     expect(r.stdout).toContain("  line 17: Pay rent: repeat dropped: ERULE");
     expect(tasks()).toBe(0);

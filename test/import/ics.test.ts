@@ -54,9 +54,13 @@ describe("Nextcloud Tasks calendar (VTIMEZONE, two CATEGORIES lines, floating, c
     expect(tasksByTitle(app).get("Ventilate the attic")).toMatchObject({ due_at: "2026-11-02", rrule: "FREQ=WEEKLY;BYDAY=MO", priority: 1 });
   });
 
-  test("VALARM, VEVENT and unknown properties are reported", () => {
+  test("VALARM, VEVENT and unknown properties: the alarm is a reminder, the rest reported", () => {
     const skipped = pv().skipped;
-    expect(skipped).toContainEqual({ line: todoLine("nextcloud-tasks.ics", "UID:parent-7f3a"), item: "Paint hallway", reason: expect.stringContaining("1 reminder(s)") });
+    expect(skipped.filter((s: { reason: string }) => s.reason.includes("VALARM"))).toEqual([]);
+    // TRIGGER:-PT1H is relative to the start, which the VTODO does not have: read relative to DUE (18:00 Madrid).
+    expect(pv().changed).toContainEqual({ line: todoLine("nextcloud-tasks.ics", "UID:parent-7f3a"), item: "Paint hallway", what: expect.stringContaining("read relative to DUE") });
+    const id = tasksByTitle(app).get("Paint hallway")!.id;
+    expect(app.db.sqlite.query<{ kind: string; minutes_before: number }, [string]>("SELECT kind, minutes_before FROM reminders WHERE target_id = ?").all(id)).toEqual([{ kind: "before_due", minutes_before: 60 }]);
     expect(skipped).toContainEqual(expect.objectContaining({ item: "VEVENT", reason: expect.stringContaining("events are not tasks") }));
     expect(skipped).toContainEqual(expect.objectContaining({ item: "X-OC-HIDESUBTASKS" }));
   });

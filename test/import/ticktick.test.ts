@@ -90,15 +90,24 @@ describe("TickTick 7.2 backup (25 columns, BOM, CRLF)", () => {
     expect(t.get("Trip packing")!.description).toBe("Leave keys with neighbour");
   });
 
-  test("a NOTE becomes a memo; reminders and kanban columns are reported as skipped", () => {
+  test("a NOTE becomes a memo; kanban columns are reported as skipped", () => {
     const memo = app.db.sqlite.query<{ content: string; created_at: string }, []>("SELECT content, created_at FROM memos").get()!;
     expect(memo).toEqual({ content: "Wifi password hint\n\nask the router", created_at: "2026-08-08T08:08:00.000Z" });
     const skipped = pv().skipped as { line?: number; item: string; reason: string }[];
-    expect(skipped.filter((s) => s.reason.includes("reminder"))).toEqual([
-      { line: 9, item: "Water ferns", reason: expect.stringContaining("1 reminder(s)") },
-      { line: 10, item: "Trip packing", reason: expect.stringContaining("2 reminder(s)") },
-    ]);
+    expect(skipped.filter((s) => s.reason.includes("reminder"))).toEqual([]);
     expect(skipped).toContainEqual({ line: 15, item: "Column Name", reason: expect.stringContaining("kanban") });
+  });
+
+  test("reminders: a timed task's -PT30M and PT0S are before_due 30 and 0; a repeating all-day task's P0DT8H0M0S counts from the reminder time (another zone: said so)", async () => {
+    const t = tasksByTitle(app);
+    const rem = async (title: string) => ((await c.get(`/api/v1/tasks/${t.get(title)!.id}/reminders`)).body.items as Record<string, unknown>[]).map((r) => [r.kind, r.minutes_before, r.at]);
+    expect(await rem("Trip packing")).toEqual([
+      ["before_due", 30, null],
+      ["before_due", 0, null],
+    ]);
+    // 08:00 Vienna on the day = 60 min before the user's 09:00 (counted in the user's zone, Sao Paulo).
+    expect(await rem("Water ferns")).toEqual([["before_due", 60, null]]);
+    expect(pv().changed).toContainEqual({ line: 9, item: "Water ferns", what: expect.stringContaining("counted in your time zone (America/Sao_Paulo)") });
   });
 
   test("the same file again creates nothing and answers the same counts", async () => {

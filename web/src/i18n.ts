@@ -338,7 +338,7 @@ export const en = {
     formats: { ticktick: "TickTick (backup CSV)", todoist: "Todoist (project CSV or backup ZIP)", ics: "iCalendar tasks (.ics: Nextcloud, Thunderbird, Apple Reminders, tasks.org)" } as Record<string, string>,
     preview: "Preview",
     willCreate: "What will be created",
-    kinds: { folders: "Folders", lists: "Lists", tasks: "Tasks", subtasks: "Subtasks", tags: "Tags", recurrences: "Repeating tasks", memos: "Memos", reminders: "Reminders (not imported yet)" } as Record<string, string>,
+    kinds: { folders: "Folders", lists: "Lists", tasks: "Tasks", subtasks: "Subtasks", tags: "Tags", recurrences: "Repeating tasks", memos: "Memos", reminders: "Reminders" } as Record<string, string>,
     skipped: "Skipped",
     changed: "Changed on the way in",
     line: "Line",

@@ -2,6 +2,8 @@ import type { FieldProblem } from "../../core/errors";
 
 /** The rules of a reminder's shape, pure: the API (reminders.service.ts) and the backup's records check them alike. */
 export type TargetKind = "task" | "habit" | "countdown";
+/** At most this many reminders per target (the API and the importers). */
+export const REMINDERS_PER_TARGET = 10;
 export type ReminderKindName = "before_due" | "at" | "daily" | "days_before";
 export type ReminderFieldName = "minutes_before" | "at" | "time" | "days_before";
 

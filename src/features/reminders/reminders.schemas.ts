@@ -10,7 +10,7 @@ const Instant = z
   .transform((s) => parseInstant(s)!.toISOString());
 
 /** At most 10 years before (minutes), the longest lead a reminder may have. */
-const MINUTES_MAX = 10 * 366 * 24 * 60;
+export const MINUTES_MAX = 10 * 366 * 24 * 60;
 
 export const ReminderKind = z.enum(["before_due", "at", "daily", "days_before"]);
 

@@ -26,10 +26,9 @@ import { taskIdsOfList } from "../tasks/tasks.repo";
 import { NeedsLunar, nextFire, quietUntil, type Armed, type ReminderRule, type UserClock } from "./reminders.schedule";
 import { loadTarget, type LoadedTarget, type TargetInfo, type TargetType } from "./reminders.targets";
 import type { ReminderCreate, ReminderPatch } from "./reminders.schemas";
-import { FIELDS, reminderShapeProblems } from "./reminders.rules";
+import { FIELDS, REMINDERS_PER_TARGET, reminderShapeProblems } from "./reminders.rules";
 
 /** At most this many reminders per target (spec). */
-export const REMINDERS_PER_TARGET = 10;
 /** A delivery recorded this long after its fire time is marked late. */
 export const LATE_AFTER_MS = 60_000;
 

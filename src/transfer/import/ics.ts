@@ -1,6 +1,6 @@
 import ICAL from "ical.js";
 import { ImportProblems, PlanBuilder, invalidFile, type Plan } from "./import.plan";
-import { vtodoToTask } from "./vtodo.mapping";
+import { vtodoToTask, type PlanReminder } from "./vtodo.mapping";
 
 /**
  * An iCalendar file's VTODOs (Nextcloud Tasks, Thunderbird, Apple Reminders, tasks.org exports):
@@ -50,7 +50,7 @@ const valueOf = (l: string) => {
   return i < 0 ? "" : l.slice(i + 1).trim();
 };
 
-export function readIcs(text: string, fileName: string, userTz: string): Plan {
+export function readIcs(text: string, fileName: string, userTz: string, reminderTime = "09:00"): Plan {
   const plan = new PlanBuilder();
   const problems = new ImportProblems();
   const fallbackName = fileName.replace(/\.(ics|ical|ifb|icalendar)$/i, "").trim() || "Calendar";
@@ -82,7 +82,7 @@ export function readIcs(text: string, fileName: string, userTz: string): Plan {
     }
     let t;
     try {
-      t = vtodoToTask(new ICAL.Component(ICAL.parse(lines.map((l) => l.text).join("\r\n") + "\r\n")), userTz);
+      t = vtodoToTask(new ICAL.Component(ICAL.parse(lines.map((l) => l.text).join("\r\n") + "\r\n")), userTz, reminderTime);
     } catch (e) {
       problems.add(start, `VTODO: ${(e as Error).message.split("\n")[0]!.slice(0, 150)}`);
       return;
@@ -102,9 +102,13 @@ export function readIcs(text: string, fileName: string, userTz: string): Plan {
     for (const c of t.changes) plan.change(start, item, c);
     for (const s of t.skips) plan.skip(start, item, s);
     for (const p of t.ignored) plan.skipOnce(`prop:${p}`, start, p.toUpperCase(), "property with no place in a task: ignored");
-    if (t.reminders) {
-      plan.reminders += t.reminders;
-      plan.skip(start, item, `${t.reminders} reminder(s) (VALARM): reminders are not imported yet`);
+    const reminders: PlanReminder[] = [];
+    for (const r of t.reminders) {
+      if ("skip" in r) plan.skip(start, item, `reminder (VALARM) not imported: ${r.skip}`);
+      else {
+        reminders.push(r.reminder);
+        if (r.change) plan.change(start, item, r.change);
+      }
     }
     for (const child of t.childUids) children.push({ parent: key, child, line: start });
     if (listKey === null) listKey = plan.list(calendarName(), null, false, String(calendars));
@@ -123,6 +127,7 @@ export function readIcs(text: string, fileName: string, userTz: string): Plan {
       tags: t.tags,
       recurrence: t.rrule ? { kind: "rrule", rrule: t.rrule, timezone: t.timezone } : null,
       order: t.order ?? 0,
+      reminders,
     });
   };
 

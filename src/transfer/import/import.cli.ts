@@ -3,7 +3,7 @@ import { basename } from "node:path";
 import type { Core } from "../../core/core";
 import { AppError, notFound, payloadTooLarge } from "../../core/errors";
 import { findUserByKey, usernameKey } from "../../features/account/account.repo";
-import { preview, runImport } from "./import.jobs";
+import { preview, reminderTimeOf, runImport } from "./import.jobs";
 import { readPlan } from "./import.read";
 import { IMPORT_FORMATS, type ImportCounts, type ImportFormat, type PreviewResult } from "./import.schemas";
 import { IMPORT_FILE_LIMIT } from "./import.service";
@@ -14,7 +14,7 @@ import { IMPORT_FILE_LIMIT } from "./import.service";
 const NAMES: Record<ImportFormat, string> = { ticktick: "TickTick backup CSV", todoist: "Todoist CSV or backup ZIP", ics: "iCalendar file" };
 
 function countsLine(c: ImportCounts): string {
-  return `${c.folders} folder(s), ${c.lists} list(s), ${c.tasks} task(s), ${c.subtasks} subtask(s), ${c.tags} tag(s), ${c.recurrences} recurrence(s), ${c.memos} memo(s); ${c.reminders} reminder(s) not imported`;
+  return `${c.folders} folder(s), ${c.lists} list(s), ${c.tasks} task(s), ${c.subtasks} subtask(s), ${c.tags} tag(s), ${c.recurrences} recurrence(s), ${c.memos} memo(s), ${c.reminders} reminder(s)`;
 }
 
 /** The preview as the API answers it, as text: counts, then every skipped and changed row with its line. */
@@ -41,7 +41,7 @@ export async function importCommand(core: Core, o: { format: string; file: strin
   const bytes = new Uint8Array(readFileSync(o.file));
   const fileName = basename(o.file);
   if (o.dryRun) {
-    const plan = await readPlan(format, bytes, fileName, user.timezone, core.clock.now());
+    const plan = await readPlan(format, bytes, fileName, user.timezone, core.clock.now(), reminderTimeOf(core, user.id));
     return previewText({ format, ...plan }, o.file, true);
   }
   const meta = { ip: null, userAgent: "app import", secure: false };

@@ -8,6 +8,7 @@ import { newId, newToken } from "../../core/ids";
 import type { JobHandlers, Job } from "../../core/jobs/jobs.host";
 import { collectGarbage } from "../../core/streams/memory-pacing";
 import { recordAudit } from "../../features/audit/audit.repo";
+import { findUserById } from "../../features/account/account.repo";
 import {
   allImportTokenIds,
   consumeImportToken,
@@ -47,6 +48,9 @@ export interface ImportJob {
   meta: RequestMeta;
 }
 
+/** The user's reminder time (a repeating all-day task's reminders count from it). */
+export const reminderTimeOf = (core: Core, userId: string): string => findUserById(core.db, userId)?.reminderTime ?? "09:00";
+
 const sha256Hex = (b: Uint8Array | string) => new Bun.CryptoHasher("sha256").update(b).digest("hex");
 const stagingDir = (core: Core) => join(core.dataDir, "import", "staging");
 const stagedPath = (core: Core, id: string) => join(stagingDir(core), id);
@@ -74,7 +78,7 @@ export async function preview(core: Core, p: PreviewJob): Promise<PreviewResult>
   const now = core.clock.now();
   const pending = pendingImportsOf(core.db, p.userId, now.toISOString());
   if (pending.n >= PENDING_MAX) throw new AppError("quota_exceeded", `at most ${PENDING_MAX} previews may wait for their import; import one or wait 15 minutes`, { headers: { "Retry-After": "60" } });
-  const plan = await readPlan(p.format, p.bytes, p.fileName, p.timezone, now);
+  const plan = await readPlan(p.format, p.bytes, p.fileName, p.timezone, now, reminderTimeOf(core, p.userId));
   const id = newId();
   const token = newToken();
   const expires = new Date(now.getTime() + TOKEN_TTL_MS).toISOString();
@@ -131,7 +135,7 @@ export async function runImport(core: Core, p: ImportJob): Promise<ImportResult>
     rmSync(stagedPath(core, row.id), { force: true });
     return { format, counts: JSON.parse(before) as ImportCounts, already_imported: true };
   }
-  const plan = await readPlan(format, bytes, row.file_name, p.timezone, now);
+  const plan = await readPlan(format, bytes, row.file_name, p.timezone, now, reminderTimeOf(core, p.userId));
   try {
     writeTx(core.db, (tx) => {
       if (!consumeImportToken(tx, row.id, nowIso)) throw tokenConsumed();

@@ -9,7 +9,10 @@ import { FOLDER_NAME_MAX } from "../../features/folders/folders.schemas";
 import { TAG_NAME_MAX } from "../../features/tags/tags.schemas";
 import { MEMO_CONTENT_MAX } from "../../features/memos/memos.schemas";
 import { tagNameKey } from "../../features/tags/tags.repo";
+import { REMINDERS_PER_TARGET } from "../../features/reminders/reminders.rules";
+import { MINUTES_MAX } from "../../features/reminders/reminders.schemas";
 import { zeroCounts, type Changed, type ImportCounts, type Skipped } from "./import.schemas";
+import type { PlanReminder } from "./vtodo.mapping";
 
 /**
  * What a file from another app becomes, whatever its format: folders, lists, tasks (with their
@@ -53,6 +56,8 @@ export interface PlanTask {
   recurrence: PlanRecurrence | null;
   /** The source's order inside its list (lower first); ties keep the file's order. */
   order: number;
+  /** Reminders to create on the task (at most REMINDERS_PER_TARGET after finish()). */
+  reminders?: PlanReminder[];
 }
 
 export interface PlanMemo {
@@ -139,7 +144,6 @@ export class PlanBuilder {
   readonly tasks: PlanTask[] = [];
   private readonly taskKeys = new Set<string>();
   readonly memos: PlanMemo[] = [];
-  reminders = 0;
   private readonly skippedNotes = new NoteList<Skipped>((n) => ({ item: "…", reason: `${n} more skipped item(s) not listed` }));
   private readonly changedNotes = new NoteList<Changed>((n) => ({ item: "…", what: `${n} more changed item(s) not listed` }));
   private readonly groupedSkips = new Map<string, { note: GroupedNote; item: string; reason: string }>();
@@ -295,10 +299,10 @@ export class PlanBuilder {
       if (t.parentKey === null) counts.tasks++;
       else counts.subtasks++;
       if (t.recurrence) counts.recurrences++;
+      counts.reminders += t.reminders?.length ?? 0;
     }
     counts.tags = tagKeys.size;
     counts.memos = memos.length;
-    counts.reminders = this.reminders;
     return { folders, lists, tasks, memos, counts, skipped: this.skippedNotes.done(), changed: this.changedNotes.done() };
   }
 
@@ -332,6 +336,14 @@ export class PlanBuilder {
       tagKeys.add(key);
     }
     t.tags = tags;
+    if (t.reminders?.some((r) => r.kind === "before_due" && r.minutesBefore > MINUTES_MAX)) {
+      this.skip(t.line, item, `a reminder more than ${MINUTES_MAX / 1440} days before the due date`);
+      t.reminders = t.reminders.filter((r) => !(r.kind === "before_due" && r.minutesBefore > MINUTES_MAX));
+    }
+    if (t.reminders && t.reminders.length > REMINDERS_PER_TARGET) {
+      this.skip(t.line, item, `${t.reminders.length - REMINDERS_PER_TARGET} reminder(s) past the first ${REMINDERS_PER_TARGET}: a task has at most ${REMINDERS_PER_TARGET} reminders`);
+      t.reminders = t.reminders.slice(0, REMINDERS_PER_TARGET);
+    }
     const r = t.recurrence;
     if (!r) return;
     const drop = (why: string) => {

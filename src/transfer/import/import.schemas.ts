@@ -17,7 +17,7 @@ export const ImportCounts = z
     tags: z.number().int().describe("distinct tags the imported tasks carry (created where you have no tag of that name)"),
     recurrences: z.number().int(),
     memos: z.number().int(),
-    reminders: z.number().int().describe("reminders found in the file; none is imported yet (each row is listed in `skipped`)"),
+    reminders: z.number().int().describe("reminders created on the imported tasks (each one that cannot be kept is listed in `skipped`, each kept differently in `changed`)"),
   })
   .meta({ id: "ImportCounts" });
 export type ImportCounts = z.infer<typeof ImportCounts>;

@@ -4,6 +4,7 @@ import { exportFolderRows, insertRestoredFolder, nextFolderPosition } from "../.
 import { exportListRows, inboxIdOf, insertRestoredList, nextListPosition } from "../../features/lists/lists.repo";
 import { insertRestoredMemo } from "../../features/memos/memos.repo";
 import { insertRestoredRecurrence } from "../../features/recurrence/recurrence.repo";
+import { insertRestoredReminder } from "../../features/reminders/reminders.repo";
 import { insertRestoredTag, tagIdsByKey, tagNameKey } from "../../features/tags/tags.repo";
 import { insertRestoredTask, linkRestoredTags } from "../../features/tasks/tasks.repo";
 import type { Plan } from "./import.plan";
@@ -29,8 +30,11 @@ function freeName(name: string, taken: Set<string>, max: number): string {
 
 /**
  * Writes a finished plan for `userId` through the owning repos, inside the caller's transaction
- * (import.jobs.ts): folders, lists, tags, tasks (parents first), recurrences, memos. Every value
- * was checked by PlanBuilder.finish(), so nothing here refuses; a database error rolls all back.
+ * (import.jobs.ts): folders, lists, tags, tasks (parents first), recurrences, reminders, memos.
+ * Every value was checked by PlanBuilder.finish(), so nothing here refuses; a database error rolls
+ * all back. Reminders are written as a backup restore writes them (insertRestoredReminder): due at
+ * once and unarmed, so the scheduler's next pass (within a minute) computes their schedule from
+ * the imported task; an occurrence before the import never fires.
  */
 export function writePlan(c: Conn, userId: string, plan: Plan, now: string): void {
   const folderNames = new Set<string>();
@@ -110,6 +114,20 @@ export function writePlan(c: Conn, userId: string, plan: Plan, now: string): voi
         unit: r.kind === "after_completion" ? r.unit : null,
         timezone: r.timezone,
         dtstart: r.kind === "rrule" ? t.dueAt : null,
+        created_at: now,
+        updated_at: now,
+      });
+    }
+    for (const rem of t.reminders ?? []) {
+      insertRestoredReminder(c, userId, {
+        id: newId(),
+        target_type: "task",
+        target_id: id,
+        kind: rem.kind,
+        minutes_before: rem.kind === "before_due" ? rem.minutesBefore : null,
+        at: rem.kind === "at" ? rem.at : null,
+        time: null,
+        days_before: null,
         created_at: now,
         updated_at: now,
       });

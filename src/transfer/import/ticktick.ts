@@ -1,6 +1,7 @@
 import { CsvSyntaxError, parseCsvBytes } from "../legacy/legacy.csv";
 import { dueOf, instantOf, parseSourceTime, zoneOrNull, type SourceTime } from "./import.dates";
 import { ImportProblems, PlanBuilder, invalidFile, type Plan, type PlanTask } from "./import.plan";
+import { durationSeconds, mapReminder, type PlanReminder, type ReminderTask, type ReminderUser } from "./reminder.mapping";
 
 /**
  * TickTick's backup CSV (Settings → Backup): a preamble of quoted records ("Date: …", "Version:
@@ -50,7 +51,7 @@ const PRIORITY: Record<string, number> = { "": 0, "0": 0, "1": 1, "3": 2, "5": 3
 const OPEN_ITEM = "\u25ab";
 const DONE_ITEM = "\u25aa";
 
-export function readTickTick(bytes: Uint8Array, userTz: string): Plan {
+export function readTickTick(bytes: Uint8Array, userTz: string, reminderTime = "09:00"): Plan {
   const plan = new PlanBuilder();
   const problems = new ImportProblems();
   let col: Map<string, number> | null = null;
@@ -73,7 +74,7 @@ export function readTickTick(bytes: Uint8Array, userTz: string): Plan {
       }
       if (problems.full) break;
       if (row.cells.every((c) => c.trim() === "")) continue;
-      readRow(plan, problems, col, row.cells, row.line, userTz, seenIds);
+      readRow(plan, problems, col, row.cells, row.line, { tz: userTz, reminderTime }, seenIds);
     }
   } catch (e) {
     if (e instanceof CsvSyntaxError) problems.add(e.line, `column ${e.column}: ${e.message}`);
@@ -84,7 +85,8 @@ export function readTickTick(bytes: Uint8Array, userTz: string): Plan {
   return plan.finish();
 }
 
-function readRow(plan: PlanBuilder, problems: ImportProblems, col: Map<string, number>, cells: string[], line: number, userTz: string, seenIds: Map<string, number>): void {
+function readRow(plan: PlanBuilder, problems: ImportProblems, col: Map<string, number>, cells: string[], line: number, user: ReminderUser, seenIds: Map<string, number>): void {
+  const userTz = user.tz;
   const get = (name: string) => {
     const i = col.get(name);
     return i === undefined ? "" : (cells[i] ?? "");
@@ -172,12 +174,6 @@ function readRow(plan: PlanBuilder, problems: ImportProblems, col: Map<string, n
     plan.change(line, item, "has a completion time but is open in TickTick (reopened): imported open");
   }
 
-  const reminder = get("Reminder").trim();
-  if (reminder) {
-    const n = reminder.split(/\r\n|\r|\n/).filter((r) => r.trim()).length;
-    plan.reminders += n;
-    plan.skip(line, item, `${n} reminder(s) (${reminder.replace(/\s+/g, " ").slice(0, 60)}): reminders are not imported yet`);
-  }
   const column = get("Column Name").trim();
   if (column) plan.skipOnce("kanban", line, "Column Name", "kanban columns are not kept (lists have no columns)");
 
@@ -204,6 +200,8 @@ function readRow(plan: PlanBuilder, problems: ImportProblems, col: Map<string, n
     description = rest.join("\n").trim();
   }
 
+  const recurrence = repeatOf(plan, get("Repeat"), line, item, tz);
+  const reminders = remindersOf(plan, get("Reminder"), line, item, { dueAt, tz, repeats: recurrence !== null }, user);
   plan.task({
     ...base,
     key,
@@ -216,8 +214,9 @@ function readRow(plan: PlanBuilder, problems: ImportProblems, col: Map<string, n
       .split(",")
       .map((t) => t.trim().replace(/^#/, ""))
       .filter(Boolean),
-    recurrence: repeatOf(plan, get("Repeat"), line, item, tz),
+    recurrence,
     order: Number.isFinite(orderNum) ? orderNum : 0,
+    reminders,
   });
   items.forEach((it, i) => {
     if (!it.title) return;
@@ -269,4 +268,31 @@ function repeatOf(plan: PlanBuilder, cell: string, line: number, item: string, t
   }
   // Validated with the task's due date when the plan is finished (PlanBuilder.checkTask).
   return { kind: "rrule", rrule: rule, timezone: tz };
+}
+
+/**
+ * The Reminder cell as this app's reminders. TickTick writes one iCalendar TRIGGER duration per
+ * reminder, with or without a `TRIGGER:` prefix, several separated by commas or line breaks: on a
+ * timed task relative to the due time (`PT0S` at it, `-PT30M` 30 minutes before), on an all-day
+ * task relative to the day's 00:00 in the row's zone (`P0DT9H0M0S` 09:00 that day,
+ * `-P0DT15H0M0S` 09:00 the day before). Each one is mapped by mapReminder (vtodo.mapping.ts).
+ */
+function remindersOf(plan: PlanBuilder, cell: string, line: number, item: string, task: ReminderTask, user: ReminderUser): PlanReminder[] {
+  const out: PlanReminder[] = [];
+  for (const raw of cell.split(/[,\r\n]+/)) {
+    const text = raw.trim();
+    if (!text) continue;
+    const seconds = durationSeconds(text.replace(/^TRIGGER(;[^:]*)?:/i, ""));
+    if (seconds === null) {
+      plan.skip(line, item, `reminder ${JSON.stringify(text.slice(0, 40))} not imported: not a TRIGGER duration`);
+      continue;
+    }
+    const m = mapReminder({ kind: "offset", seconds }, task, user);
+    if ("skip" in m) plan.skip(line, item, `reminder ${text.slice(0, 40)} not imported: ${m.skip}`);
+    else {
+      out.push(m.reminder);
+      if (m.change) plan.change(line, item, `reminder ${text.slice(0, 40)}: ${m.change}`);
+    }
+  }
+  return out;
 }

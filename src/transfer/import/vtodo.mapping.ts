@@ -1,5 +1,9 @@
 import ICAL from "ical.js";
 import { instantIso, zoneOrNull } from "./import.dates";
+import { mapReminder, type ReminderMapping, type Trigger } from "./reminder.mapping";
+
+// The reminder mapping is shared with TickTick's reader, which must not load ical.js (reminder.mapping.ts).
+export { durationSeconds, mapReminder, type PlanReminder, type ReminderMapping, type ReminderTask, type ReminderUser, type Trigger } from "./reminder.mapping";
 
 /**
  * The mapping between an iCalendar VTODO (RFC 5545) and this app's task, in both directions, in
@@ -36,7 +40,8 @@ export interface VtodoTask {
   childUids: string[];
   /** The RRULE body, validated later against the due date. */
   rrule: string | null;
-  reminders: number;
+  /** Each VALARM as this app's reminder (with a change note), or why it is skipped. */
+  reminders: ReminderMapping[];
   order: number | null;
   /** What was changed on the way in (a floating time, a cancelled task, …). */
   changes: string[];
@@ -103,7 +108,7 @@ function timeOf(prop: ICAL.Property, userTz: string, changes: string[], what: st
 }
 
 /** Reads one VTODO. Throws (ical.js's Error) on a value that is not of its type; the caller reports it with the line. */
-export function vtodoToTask(c: ICAL.Component, userTz: string): VtodoTask {
+export function vtodoToTask(c: ICAL.Component, userTz: string, reminderTime = "09:00"): VtodoTask {
   const changes: string[] = [];
   const skips: string[] = [];
   const text = (name: string) => {
@@ -163,7 +168,13 @@ export function vtodoToTask(c: ICAL.Component, userTz: string): VtodoTask {
   else if (rules.length === 1) rrule = String(rules[0]!.getFirstValue());
   for (const name of ["rdate", "exdate"]) if (c.hasProperty(name)) skips.push(`${name.toUpperCase()} dropped: single dates added to or removed from a repeat are not imported`);
 
-  const reminders = c.getAllSubcomponents("valarm").length;
+  const reminders: ReminderMapping[] = c.getAllSubcomponents("valarm").map((a) => {
+    const t = triggerOfAlarm(a, dueProp, startProp, userTz);
+    if ("skip" in t) return t;
+    const m = mapReminder(t.trigger, { dueAt, tz: timezone, repeats: rrule !== null }, { tz: userTz, reminderTime });
+    if ("skip" in m || !t.change) return m;
+    return { reminder: m.reminder, change: m.change ? `${t.change}; ${m.change}` : t.change };
+  });
   const sort = c.getFirstPropertyValue("x-apple-sort-order");
   const order = sort == null || !Number.isFinite(Number(sort)) ? null : Number(sort);
   const ignored = [...new Set(c.getAllProperties().map((p) => p.name).filter((n) => !MAPPED.has(n)))];
@@ -242,4 +253,25 @@ export function taskToVtodo(t: TaskForVtodo): ICAL.Component {
   if (t.parentId) c.addPropertyWithValue("related-to", t.parentId);
   if (t.rrule) c.addPropertyWithValue("rrule", ICAL.Recur.fromString(t.rrule));
   return c;
+}
+
+// ---- reminders (VALARM TRIGGER, TickTick's Reminder cell) ----------------------------------------
+
+/** A VALARM's TRIGGER as a Trigger, or why it cannot be read (RFC 5545 §3.8.6.3). */
+export function triggerOfAlarm(alarm: ICAL.Component, dueProp: ICAL.Property | null, startProp: ICAL.Property | null, userTz: string): { trigger: Trigger; change?: string } | { skip: string } {
+  const prop = alarm.getFirstProperty("trigger");
+  if (!prop) return { skip: "a VALARM without TRIGGER" };
+  const v = prop.getFirstValue() as unknown;
+  if (v instanceof ICAL.Time) {
+    if (v.isDate) return { skip: "a VALARM whose TRIGGER is a date without a time" };
+    return { trigger: { kind: "absolute", at: timeOf(prop, userTz, [], "TRIGGER").value } };
+  }
+  if (!(v instanceof ICAL.Duration)) return { skip: "a VALARM whose TRIGGER is not a duration or a date-time" };
+  const seconds = v.toSeconds();
+  const related = String(prop.getParameter("related") ?? "START").toUpperCase();
+  if (related === "END" || !startProp) {
+    return related === "END" || !dueProp ? { trigger: { kind: "offset", seconds } } : { trigger: { kind: "offset", seconds }, change: "a VALARM relative to the start, which the task does not have: read relative to DUE" };
+  }
+  // Relative to DTSTART (the default): counted from it, then expressed against the due.
+  return { trigger: { kind: "offset", seconds, anchor: timeOf(startProp, userTz, [], "DTSTART").value } };
 }
