@@ -384,6 +384,12 @@ export class ChannelsService {
     if (!user) throw notFound("action");
     const auth: AuthUser = { id: user.id, username: user.username, timezone: user.timezone, isAdmin: user.isAdmin, displayName: user.displayName, createdAt: user.createdAt };
     const payload = JSON.parse(d.payload) as DeliveryPayload;
+    // A viewer of a shared list has their own reminders on its tasks, but may not complete them:
+    // refused before the link is used, so the tap changes nothing and the link is not spent.
+    if (claim.action === "done" && payload.target.type === "task") {
+      const t = findTaskWithList(this.core.db, d.user_id, payload.target.id);
+      if (t && t.role === "viewer") throw forbidden("a viewer of this list cannot complete its tasks");
+    }
     // Used first, in a transaction of its own: a crash after it loses one tap, never applies it
     // twice (a repeating task would advance twice). The action's own use case runs next (the
     // request is synchronous from here on: nothing can run in between).
