@@ -126,11 +126,11 @@ export function channelsRoutes(service: ChannelsService) {
       params: ActionParams,
       detail: doc({
         summary: "A notification's done or snooze link (no session)",
-        description: "The token (signed with the server secret, naming one delivery and one action) is the credential: no session or CSRF token is needed, and nothing else can be done with it. It works once (`409 token_consumed` after) and for 24 hours (`404` after, as for a forged one). `done` completes the task (a repeating one moves to its next occurrence), logs the habit's goal for that day, or only acknowledges a countdown; `snooze` fires the reminder again 10 minutes later.",
+        description: "The token (signed with the server secret, naming one delivery and one action) is the credential: no session or CSRF token is needed, and nothing else can be done with it. It works once (`409 token_consumed` after) and for 24 hours (`404` after, as for a forged one). `done` completes the task (a repeating one moves to its next occurrence), logs the habit's goal for that day, or only acknowledges a countdown; `snooze` fires the reminder again 10 minutes later. On a task of a list shared with the reminder's user as a viewer, `done` is `403 forbidden` (a viewer may not complete it) and the link is not spent.",
         tags: TAGS,
         public: true,
         ok: { status: 200, schema: ActionResult },
-        errors: ["not_found", "token_consumed", "validation_failed"],
+        errors: ["forbidden", "not_found", "token_consumed", "validation_failed"],
       }),
     });
 }
