@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Page } from "playwright-core";
 import { en as t } from "../../web/src/i18n";
-import { apiFromPage, axeViolations, browserToday, DESKTOP, hasChromium, launchBrowser, PHONE, poll, startServer, watchErrors, type Server } from "./harness";
+import { apiFromPage, axeViolations, browserToday, DESKTOP, hasChromium, launchBrowser, PHONE, poll, type Server, startSession } from "./harness";
 
 const STEP = 120_000;
 let server: Server;
@@ -47,16 +47,7 @@ describe.skipIf(!hasChromium)("batch bar and undo (issue 14)", () => {
   let tagX: string;
   let tagY: string;
   beforeAll(async () => {
-    server = await startServer();
-    browser = await launchBrowser(server.base);
-    page = browser.context.pages()[0] ?? (await browser.context.newPage());
-    errors = watchErrors(page);
-    await page.goto("/");
-    await page.getByRole("heading", { name: t.setup.title }).waitFor();
-    await page.getByLabel(t.fields.username).fill("alice");
-    await page.getByLabel(t.fields.password).fill("a long enough password");
-    await page.getByRole("button", { name: t.setup.submit }).click();
-    await page.getByLabel(t.tasks.quickAddLabel).waitFor();
+    ({ server, browser, page, errors } = await startSession());
     tagX = (await api<{ id: string }>("POST", "/tags", { name: "x", color: "#255ccc" })).id;
     tagY = (await api<{ id: string }>("POST", "/tags", { name: "y", color: "#1b7340" })).id;
     a = await api<Task>("POST", "/tasks", { title: "Alpha", due_at: "2026-12-01", priority: 1, tag_ids: [tagX] });

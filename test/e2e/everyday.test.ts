@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Page } from "playwright-core";
 import { en as t } from "../../web/src/i18n";
-import { apiFromPage, browserToday, DESKTOP, hasChromium, launchBrowser, PHONE, poll, startServer, watchConsole, watchErrors, type Server } from "./harness";
+import { apiFromPage, browserToday, DESKTOP, hasChromium, launchBrowser, PHONE, poll, type Server, startSession, watchConsole } from "./harness";
 
 declare function getComputedStyle(el: unknown): { direction: string };
 declare const document: { title: string; body: { innerText: string } };
@@ -73,16 +73,7 @@ async function box(sel: ReturnType<Page["locator"]>) {
 
 describe.skipIf(!hasChromium)("everyday use (issue 12)", () => {
   beforeAll(async () => {
-    server = await startServer();
-    browser = await launchBrowser(server.base);
-    page = browser.context.pages()[0] ?? (await browser.context.newPage());
-    errors = watchErrors(page);
-    await page.goto("/");
-    await page.getByRole("heading", { name: t.setup.title }).waitFor();
-    await page.getByLabel(t.fields.username).fill("alice");
-    await page.getByLabel(t.fields.password).fill("a long enough password");
-    await page.getByRole("button", { name: t.setup.submit }).click();
-    await page.getByLabel(t.tasks.quickAddLabel).waitFor();
+    ({ server, browser, page, errors } = await startSession());
   }, STEP);
   afterAll(async () => {
     await browser?.close();

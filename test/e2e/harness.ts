@@ -176,3 +176,37 @@ export async function poll<T>(f: () => Promise<T>, ok: (v: T) => boolean): Promi
   }
   throw new Error(`condition not met; last value ${JSON.stringify(last)}`);
 }
+
+/** The account the e2e tests make on the first-run page (the instance's first user, an admin). */
+export const FIRST_USER = { username: "alice", password: "a long enough password" };
+
+/**
+ * The first-run page of a fresh server, filled in and sent: the first account is made and signed
+ * in, and the task page with its quick-add box is showing.
+ */
+export async function firstRunSetup(page: Page, user: { username: string; password: string } = FIRST_USER): Promise<void> {
+  const { en: t } = await import("../../web/src/i18n");
+  await page.goto("/");
+  await page.getByRole("heading", { name: t.setup.title }).waitFor();
+  await page.getByLabel(t.fields.username).fill(user.username);
+  await page.getByLabel(t.fields.password).fill(user.password);
+  await page.getByRole("button", { name: t.setup.submit }).click();
+  await page.getByLabel(t.tasks.quickAddLabel).waitFor();
+}
+
+/** What most e2e files start from: a fresh server, a browser on it, its page watched for errors, the first account signed in. */
+export interface Session {
+  server: Server;
+  browser: Awaited<ReturnType<typeof launchBrowser>>;
+  page: Page;
+  errors: string[];
+}
+
+export async function startSession(user: { username: string; password: string } = FIRST_USER): Promise<Session> {
+  const server = await startServer();
+  const browser = await launchBrowser(server.base);
+  const page = browser.context.pages()[0] ?? (await browser.context.newPage());
+  const errors = watchErrors(page);
+  await firstRunSetup(page, user);
+  return { server, browser, page, errors };
+}

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { en as t } from "../../web/src/i18n";
-import { apiFromPage, axeViolations, DESKTOP, hasChromium, launchBrowser, PHONE, poll, startServer, watchErrors, type Server } from "./harness";
+import { apiFromPage, axeViolations, DESKTOP, hasChromium, launchBrowser, PHONE, poll, type Server, startSession } from "./harness";
 
 const STEP = 180_000;
 const USER = { username: "ines", password: "a long enough password" };
@@ -24,16 +24,7 @@ describe.skipIf(!hasChromium)("Import page", () => {
   const tmp = mkdtempSync(join(tmpdir(), "app-e2e-import-"));
 
   beforeAll(async () => {
-    server = await startServer();
-    browser = await launchBrowser(server.base);
-    page = browser.context.pages()[0] ?? (await browser.context.newPage());
-    errors = watchErrors(page);
-    await page.goto("/");
-    await page.getByRole("heading", { name: t.setup.title }).waitFor();
-    await page.getByLabel(t.fields.username).fill(USER.username);
-    await page.getByLabel(t.fields.password).fill(USER.password);
-    await page.getByRole("button", { name: t.setup.submit }).click();
-    await page.getByLabel(t.tasks.quickAddLabel).waitFor();
+    ({ server, browser, page, errors } = await startSession(USER));
   }, STEP);
   afterAll(async () => {
     await browser?.close();

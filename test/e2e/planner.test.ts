@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Page } from "playwright-core";
 import { en as t } from "../../web/src/i18n";
-import { apiFromPage, axeViolations, DESKTOP, hasChromium, launchBrowser, PHONE, poll, startServer, watchErrors, type Server } from "./harness";
+import { apiFromPage, axeViolations, DESKTOP, hasChromium, launchBrowser, PHONE, poll, type Server, startSession } from "./harness";
 
 const STEP = 180_000;
 
@@ -41,16 +41,7 @@ async function noViolations(where: string) {
 
 describe.skipIf(!hasChromium)("planning (issue 14)", () => {
   beforeAll(async () => {
-    server = await startServer();
-    browser = await launchBrowser(server.base);
-    page = browser.context.pages()[0] ?? (await browser.context.newPage());
-    errors = watchErrors(page);
-    await page.goto("/");
-    await page.getByRole("heading", { name: t.setup.title }).waitFor();
-    await page.getByLabel(t.fields.username).fill("alice");
-    await page.getByLabel(t.fields.password).fill("a long enough password");
-    await page.getByRole("button", { name: t.setup.submit }).click();
-    await page.getByLabel(t.tasks.quickAddLabel).waitFor();
+    ({ server, browser, page, errors } = await startSession());
     today = (await api<{ today: string }>("GET", "/views/counts")).today;
     await api("POST", "/tasks", { title: "Late report", due_at: addDays(today, -2) });
     await api("POST", "/tasks", { title: "Call Bob", due_at: `${today}T15:00:00Z` });

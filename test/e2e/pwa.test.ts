@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Page } from "playwright-core";
 import { en as t } from "../../web/src/i18n";
-import { apiFromPage, axeViolations, DESKTOP, hasChromium, launchBrowser, PHONE, poll, screenshot, startServer, type Server } from "./harness";
+import { apiFromPage, axeViolations, DESKTOP, hasChromium, launchBrowser, PHONE, poll, screenshot, startServer, type Server, firstRunSetup } from "./harness";
 
 declare const navigator: { serviceWorker: { controller: unknown; ready: Promise<unknown> } };
 declare const document: { title: string; querySelector(s: string): { getAttribute(n: string): string | null } | null };
@@ -29,12 +29,7 @@ describe.skipIf(!hasChromium)("installable web app (issue 14)", () => {
     base = u.origin;
     browser = await launchBrowser(base, { serviceWorkers: "allow" });
     page = browser.context.pages()[0] ?? (await browser.context.newPage());
-    await page.goto("/");
-    await page.getByRole("heading", { name: t.setup.title }).waitFor();
-    await page.getByLabel(t.fields.username).fill("alice");
-    await page.getByLabel(t.fields.password).fill("a long enough password");
-    await page.getByRole("button", { name: t.setup.submit }).click();
-    await page.getByLabel(t.tasks.quickAddLabel).waitFor();
+    await firstRunSetup(page);
   }, STEP);
   afterAll(async () => {
     await browser?.close();

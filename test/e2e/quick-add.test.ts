@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Page } from "playwright-core";
 import { en as t } from "../../web/src/i18n";
-import { apiFromPage, axeViolations, DESKTOP, hasChromium, launchBrowser, PHONE, poll, screenshot, startServer, watchErrors, type Server } from "./harness";
+import { apiFromPage, axeViolations, DESKTOP, hasChromium, launchBrowser, PHONE, poll, screenshot, type Server, startSession } from "./harness";
 
 const STEP = 120_000;
 let server: Server;
@@ -46,16 +46,7 @@ function tomorrowAt(zone: string, hour: number): string {
 
 describe.skipIf(!hasChromium)("quick add in natural language (issue 14)", () => {
   beforeAll(async () => {
-    server = await startServer();
-    browser = await launchBrowser(server.base);
-    page = browser.context.pages()[0] ?? (await browser.context.newPage());
-    errors = watchErrors(page);
-    await page.goto("/");
-    await page.getByRole("heading", { name: t.setup.title }).waitFor();
-    await page.getByLabel(t.fields.username).fill("alice");
-    await page.getByLabel(t.fields.password).fill("a long enough password");
-    await page.getByRole("button", { name: t.setup.submit }).click();
-    await box().waitFor();
+    ({ server, browser, page, errors } = await startSession());
     await apiFromPage(page, "PATCH", "/me", { timezone: "Europe/Berlin" });
     await apiFromPage(page, "POST", "/tags", { name: "work", color: "#255ccc" });
     await apiFromPage(page, "POST", "/lists", { name: "Home Stuff" });

@@ -6,11 +6,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Page } from "playwright-core";
 import { en as t } from "../../web/src/i18n";
-import { apiFromPage, axeViolations, hasChromium, launchBrowser, poll, startServer, type Server } from "./harness";
+import { apiFromPage, axeViolations, hasChromium, launchBrowser, poll, startSession, type Server } from "./harness";
 import { Receiver } from "../reminders/helpers";
 
 const STEP = 180_000;
-const USER = { username: "alice", password: "a long enough password" };
 let server: Server;
 let browser: Awaited<ReturnType<typeof launchBrowser>>;
 let page: Page;
@@ -24,14 +23,7 @@ async function noViolations(where: string): Promise<void> {
 
 describe.skipIf(!hasChromium)("reminders in the web app", () => {
   beforeAll(async () => {
-    server = await startServer();
-    browser = await launchBrowser(server.base);
-    page = browser.context.pages()[0] ?? (await browser.context.newPage());
-    await page.goto("/");
-    await page.getByLabel(t.fields.username).fill(USER.username);
-    await page.getByLabel(t.fields.password).fill(USER.password);
-    await page.getByRole("button", { name: t.setup.submit }).click();
-    await page.getByLabel(t.tasks.quickAddLabel).waitFor();
+    ({ server, browser, page } = await startSession());
   }, STEP);
   afterAll(async () => {
     await browser?.close();
