@@ -440,7 +440,7 @@ export const en = {
     nextMonth: "Next month",
     prevWeek: "Previous week",
     nextWeek: "Next week",
-    calendarHelp: "Arrow keys move between days; drag a task to another day, or press Alt+Arrow on it, to move it (its time of day is kept).",
+    calendarHelp: "Arrow keys move between days; drag a task to another day (on a touch screen, press and hold it first), or press Alt+Arrow on it, to move it (its time of day is kept).",
     moveHint: "Alt+Arrow keys move it to another day",
     dayItems: (n: number) => (n === 1 ? "1 task" : `${n} tasks`),
     repeats: "Repeats",
