@@ -352,6 +352,19 @@ function TaskList({ listId, q, show, tagId, ctx, sort }: { listId: string | null
             <option value="">{t.tasks.batchPriorityMenu}</option>
             {t.priorities.map((name, i) => <option key={i} value={String(i)}>{name}</option>).reverse()}
           </select>
+          {/* Adding or removing one tag keeps each task's other tags; "Tags…" replaces them all. */}
+          {ctx.tags.length > 0 && (
+            <select aria-label={t.tasks.batchAddTag} onChange={pick((v) => batch({ add_tag_ids: [v] }))}>
+              <option value="">{t.tasks.batchAddTagMenu}</option>
+              {ctx.tags.map((g) => <option key={g.id} value={g.id}>{t.tasks.tagOption(g.name)}</option>)}
+            </select>
+          )}
+          {ctx.tags.length > 0 && (
+            <select aria-label={t.tasks.batchRemoveTag} onChange={pick((v) => batch({ remove_tag_ids: [v] }))}>
+              <option value="">{t.tasks.batchRemoveTagMenu}</option>
+              {ctx.tags.map((g) => <option key={g.id} value={g.id}>{t.tasks.tagOption(g.name)}</option>)}
+            </select>
+          )}
           <select aria-label={t.tasks.batchTags} onChange={pick((v) => batch({ tag_ids: v === "none" ? [] : [v] }))}>
             <option value="">{t.tasks.batchTagsMenu}</option>
             {ctx.tags.map((g) => <option key={g.id} value={g.id}>{t.tasks.onlyTag(g.name)}</option>)}
