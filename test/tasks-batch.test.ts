@@ -2,6 +2,8 @@ import { afterAll, describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { makeTestApp, setupAdmin, signedInUser, type TestClient } from "./helpers/app";
 import { inboxOf, mkList, mkTag, mkTask, rejected, uname } from "./helpers/tasks";
+import { TAG_IDS_MAX } from "../src/features/tasks/tasks.schemas";
+import { share } from "./sharing/helpers";
 
 const app = makeTestApp();
 const admin = await setupAdmin(app);
@@ -131,6 +133,138 @@ describe("POST /tasks/batch", () => {
     expect(r.body).toEqual({ updated: 500 });
     const n = app.db.sqlite.query("SELECT count(*) AS n FROM tasks WHERE user_id = ? AND completed = 1 AND version = 2").get(me) as { n: number };
     expect(n.n).toBe(500);
+  });
+});
+
+describe("POST /tasks/batch: add_tag_ids and remove_tag_ids", () => {
+  const tagsOf = async (c: TestClient, id: string) => ((await get(c, id)).tags as { id: string }[]).map((t) => t.id).sort();
+
+  test("add keeps each task's own tags; remove takes only the named ones; both together; each version grows by one", async () => {
+    const c = await signedInUser(app, admin, uname());
+    const [red, blue, green, urgent] = [await mkTag(c, "red"), await mkTag(c, "blue"), await mkTag(c, "green"), await mkTag(c, "urgent")];
+    const a = await mkTask(c, { title: "a", tag_ids: [red] });
+    const b = await mkTask(c, { title: "b", tag_ids: [blue, green] });
+    const d = await mkTask(c, { title: "d" });
+    const sub = await mkTask(c, { title: "sub", parent_id: a.id, tag_ids: [green] });
+    const untouched = await mkTask(c, { title: "u", tag_ids: [red] });
+    // A duplicate id is one tag; a task that has it already keeps one link.
+    const r = await c.post("/api/v1/tasks/batch", { task_ids: [a.id, b.id, d.id], add_tag_ids: [urgent, urgent, red] });
+    expect(r.body).toEqual({ updated: 3 });
+    expect(await tagsOf(c, a.id)).toEqual([red, urgent].sort());
+    expect(await tagsOf(c, b.id)).toEqual([blue, green, urgent, red].sort());
+    expect(await tagsOf(c, d.id)).toEqual([red, urgent].sort());
+    for (const t of [a, b, d]) expect((await get(c, t.id)).version).toBe(t.version + 1);
+    // Named tasks only: the subtask and the other task keep theirs.
+    expect(await tagsOf(c, sub.id)).toEqual([green]);
+    expect(await get(c, untouched.id)).toMatchObject({ version: untouched.version, tags: [expect.objectContaining({ id: red })] });
+
+    // Removing a tag a task does not have is no error: that task keeps what it has.
+    const rm = await c.post("/api/v1/tasks/batch", { task_ids: [a.id, b.id, d.id], remove_tag_ids: [red, green] });
+    expect(rm.body).toEqual({ updated: 3 });
+    expect(await tagsOf(c, a.id)).toEqual([urgent]);
+    expect(await tagsOf(c, b.id)).toEqual([blue, urgent].sort());
+    expect(await tagsOf(c, d.id)).toEqual([urgent]);
+
+    const both = await c.post("/api/v1/tasks/batch", { task_ids: [a.id, b.id], add_tag_ids: [green], remove_tag_ids: [urgent], priority: 2 });
+    expect(both.body).toEqual({ updated: 2 });
+    expect(await get(c, a.id)).toMatchObject({ priority: 2, version: a.version + 3 });
+    expect(await tagsOf(c, a.id)).toEqual([green]);
+    expect(await tagsOf(c, b.id)).toEqual([blue, green].sort());
+  });
+
+  test("with tag_ids (which replaces), the same tag added and removed, empty or bad lists: 422 validation_failed, nothing changes", async () => {
+    const c = await signedInUser(app, admin, uname());
+    const x = await mkTag(c, "x");
+    const y = await mkTag(c, "y");
+    const t = await mkTask(c, { title: "t", tag_ids: [x] });
+    const many = Array.from({ length: 101 }, (_, i) => `tag-${i}`);
+    for (const body of [
+      { task_ids: [t.id], tag_ids: [y], add_tag_ids: [x] },
+      { task_ids: [t.id], tag_ids: [], remove_tag_ids: [x] },
+      { task_ids: [t.id], tag_ids: [y], add_tag_ids: [x], remove_tag_ids: [y] },
+      { task_ids: [t.id], add_tag_ids: [x, y], remove_tag_ids: [y] },
+      { task_ids: [t.id], add_tag_ids: [] },
+      { task_ids: [t.id], remove_tag_ids: [] },
+      { task_ids: [t.id], add_tag_ids: many },
+      { task_ids: [t.id], remove_tag_ids: x },
+      { task_ids: [t.id], add_tag_ids: [1] },
+      { task_ids: [t.id], add_tag_ids: null },
+      { task_ids: [t.id], soft_delete: true, add_tag_ids: [x] },
+    ]) {
+      await rejected(app, () => c.post("/api/v1/tasks/batch", body), 422, "validation_failed");
+    }
+    const r = await rejected(app, () => c.post("/api/v1/tasks/batch", { task_ids: [t.id], tag_ids: [y], add_tag_ids: [x], remove_tag_ids: [y] }), 422, "validation_failed");
+    expect(r.body.errors.map((e: { path: string }) => e.path).sort()).toEqual(["add_tag_ids", "remove_tag_ids"]);
+    const same = await rejected(app, () => c.post("/api/v1/tasks/batch", { task_ids: [t.id], add_tag_ids: [x, y], remove_tag_ids: [x] }), 422, "validation_failed");
+    expect(same.body.errors).toEqual([{ path: "remove_tag_ids.0", message: `tag ${x} is both added and removed` }]);
+  });
+
+  test("an unknown tag or another user's: 422 invalid_reference as tag_ids gives, naming it; nothing changes", async () => {
+    const c = await signedInUser(app, admin, uname());
+    const o = await signedInUser(app, admin, uname());
+    const mine = await mkTag(c, "mine");
+    const theirs = await mkTag(o, "theirs");
+    const t = await mkTask(c, { title: "t", tag_ids: [mine] });
+    const replace = await rejected(app, () => c.post("/api/v1/tasks/batch", { task_ids: [t.id], tag_ids: [mine, theirs] }), 422, "invalid_reference");
+    expect(replace.body.errors).toEqual([{ path: "tag_ids.1", message: `no tag ${theirs}` }]);
+    const add = await rejected(app, () => c.post("/api/v1/tasks/batch", { task_ids: [t.id], add_tag_ids: [mine, theirs, "missing"] }), 422, "invalid_reference");
+    expect(add.body.errors).toEqual([
+      { path: "add_tag_ids.1", message: `no tag ${theirs}` },
+      { path: "add_tag_ids.2", message: "no tag missing" },
+    ]);
+    expect(add.body.detail).toContain(theirs);
+    const rm = await rejected(app, () => c.post("/api/v1/tasks/batch", { task_ids: [t.id], remove_tag_ids: [theirs] }), 422, "invalid_reference");
+    expect(rm.body.errors).toEqual([{ path: "remove_tag_ids.0", message: `no tag ${theirs}` }]);
+    // A bad task id with a good tag: the same invalid_reference as any batch.
+    await rejected(app, () => c.post("/api/v1/tasks/batch", { task_ids: [t.id, "missing"], add_tag_ids: [mine] }), 422, "invalid_reference");
+    // Another user's task, even with the user's own tag.
+    const theirTask = await mkTask(o, { title: "theirs" });
+    await rejected(app, () => c.post("/api/v1/tasks/batch", { task_ids: [theirTask.id], add_tag_ids: [mine] }), 422, "invalid_reference");
+    expect(await get(c, t.id)).toMatchObject({ version: t.version, tags: [expect.objectContaining({ id: mine })] });
+  });
+
+  test(`at most ${TAG_IDS_MAX} of the user's tags per task, as tag_ids allows: an add over it is 422 naming the tasks, nothing changes`, async () => {
+    const c = await signedInUser(app, admin, uname());
+    const tags: string[] = [];
+    for (let i = 0; i < TAG_IDS_MAX + 2; i++) tags.push(await mkTag(c, `t${i}`));
+    const full = await mkTask(c, { title: "full", tag_ids: tags.slice(0, TAG_IDS_MAX) }); // 100
+    const almost = await mkTask(c, { title: "almost", tag_ids: tags.slice(0, TAG_IDS_MAX - 1) }); // 99
+    const light = await mkTask(c, { title: "light" });
+    const extra = [tags[TAG_IDS_MAX]!, tags[TAG_IDS_MAX + 1]!];
+    const r = await rejected(app, () => c.post("/api/v1/tasks/batch", { task_ids: [light.id, full.id, almost.id], add_tag_ids: extra }), 422, "validation_failed");
+    expect(r.body.errors).toEqual([
+      { path: "add_tag_ids", message: `task ${full.id} would have ${TAG_IDS_MAX + 2} tags, at most ${TAG_IDS_MAX}` },
+      { path: "add_tag_ids", message: `task ${almost.id} would have ${TAG_IDS_MAX + 1} tags, at most ${TAG_IDS_MAX}` },
+    ]);
+    // A tag a task has already does not count twice; what is removed in the same batch makes room.
+    expect((await c.post("/api/v1/tasks/batch", { task_ids: [full.id, almost.id], add_tag_ids: [tags[0]!] })).status).toBe(200);
+    expect((await c.post("/api/v1/tasks/batch", { task_ids: [almost.id], add_tag_ids: [extra[0]] })).status).toBe(200);
+    expect((await get(c, almost.id)).tags).toHaveLength(TAG_IDS_MAX);
+    expect((await c.post("/api/v1/tasks/batch", { task_ids: [full.id, almost.id], add_tag_ids: extra, remove_tag_ids: [tags[1]!, tags[2]!] })).status).toBe(200);
+    expect((await get(c, full.id)).tags).toHaveLength(TAG_IDS_MAX);
+    expect((await get(c, almost.id)).tags).toHaveLength(TAG_IDS_MAX - 1);
+  });
+
+  test("a shared list: a viewer adds and removes their own tags (no edit right needed); the owner's tags stay, and count only for the owner", async () => {
+    const owner = await signedInUser(app, admin, uname("own"));
+    const viewer = await signedInUser(app, admin, uname("vi"));
+    const list = await mkList(owner, "Shared");
+    await share(owner, viewer, list, "viewer");
+    const ownerTags: string[] = [];
+    for (let i = 0; i < TAG_IDS_MAX; i++) ownerTags.push(await mkTag(owner, `o${i}`));
+    const t = await mkTask(owner, { title: "t", list_id: list, tag_ids: ownerTags }); // the owner's 100
+    const vt = await mkTag(viewer, "mine");
+    const r = await viewer.post("/api/v1/tasks/batch?undo=true", { task_ids: [t.id], add_tag_ids: [vt] });
+    expect(r.status).toBe(200);
+    expect((await get(viewer, t.id)).tags.map((g: { id: string }) => g.id)).toEqual([vt]);
+    expect((await get(owner, t.id)).tags).toHaveLength(TAG_IDS_MAX);
+    // The viewer's remove and the undo touch only the viewer's own links.
+    await rejected(app, () => viewer.post("/api/v1/tasks/batch", { task_ids: [t.id], remove_tag_ids: [ownerTags[0]!] }), 422, "invalid_reference");
+    expect((await viewer.post("/api/v1/tasks/batch/undo", { undo_token: r.body.undo_token })).status).toBe(200);
+    expect((await get(viewer, t.id)).tags).toEqual([]);
+    expect((await get(owner, t.id)).tags).toHaveLength(TAG_IDS_MAX);
+    // Anything else is an edit: refused for a viewer.
+    await rejected(app, () => viewer.post("/api/v1/tasks/batch", { task_ids: [t.id], add_tag_ids: [vt], priority: 3 }), 403, "forbidden");
   });
 });
 

@@ -1,4 +1,5 @@
-// End-to-end: the batch bar sets a date, the priority and the tags of many tasks, and every batch
+// End-to-end: the batch bar sets a date, the priority and the tags (replaced, or one added or removed
+// keeping the others) of many tasks, and every batch
 // change and every completion has an Undo that puts the tasks back exactly (issue 14): compared
 // through the API field by field (only version and updated_at move on). axe-core on the batch bar,
 // light and dark, desktop and phone. Skipped, with a message, when /usr/bin/chromium is missing.
@@ -65,7 +66,10 @@ describe.skipIf(!hasChromium)("batch bar and undo (issue 14)", () => {
     ["date picked", () => bar().getByLabel(t.tasks.batchDueOn).fill("2027-03-04"), (x: Task) => x.due_at === "2027-03-04"],
     ["no date", () => bar().getByLabel(t.tasks.batchDue, { exact: true }).selectOption({ label: t.tasks.noDate }), (x: Task) => x.due_at === null],
     ["tags", () => bar().getByLabel(t.tasks.batchTags).selectOption({ label: t.tasks.onlyTag("y") }), (x: Task) => x.tags.map((g) => g.id).join() === tagY],
-    ["move", async () => bar().getByLabel(t.tasks.batchMove).selectOption({ label: "Elsewhere" }), (x: Task) => x.title !== ""],
+    // Alpha has x, Beta has x and y: adding y keeps Alpha's x; removing x keeps Beta's y.
+    ["add a tag", () => bar().getByLabel(t.tasks.batchAddTag).selectOption({ label: t.tasks.tagOption("y") }), (x: Task) => x.tags.map((g) => g.id).sort().join() === [tagX, tagY].sort().join()],
+    ["remove a tag", () => bar().getByLabel(t.tasks.batchRemoveTag).selectOption({ label: t.tasks.tagOption("x") }), (x: Task) => !x.tags.some((g) => g.id === tagX)],
+    ["move", async () => bar().getByLabel(t.tasks.batchMove, { exact: true }).selectOption({ label: "Elsewhere" }), (x: Task) => x.title !== ""],
   ] as const) {
     test(`batch ${what} on two tasks, then Undo: both exactly as before`, async () => {
       if (what === "move") await api("POST", "/lists", { name: "Elsewhere" });
@@ -75,6 +79,7 @@ describe.skipIf(!hasChromium)("batch bar and undo (issue 14)", () => {
       const done = toastWith(t.tasks.batchChanged(2));
       await done.waitFor();
       for (const id of [a.id, b.id]) expect(check(await read(id))).toBe(true);
+      if (what === "remove a tag") expect([(await read(a.id)).tags.map((g) => g.id), (await read(b.id)).tags.map((g) => g.id)]).toEqual([[], [tagY]]);
       if (what === "date") expect((await read(a.id)).due_at).toBe(new Date(Date.parse(`${await browserToday(page)}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10));
       await done.getByRole("button", { name: t.tasks.undo }).click();
       await toastWith(t.tasks.undone).waitFor();

@@ -64,7 +64,10 @@ export async function startServer(): Promise<Server> {
  * page.route cannot see requests a service worker makes, and the other flows simulate a lost
  * connection with it.
  */
-export async function launchBrowser(base: string, opts: { serviceWorkers?: "allow" | "block" } = {}): Promise<{ context: BrowserContext; close(): Promise<void> }> {
+export async function launchBrowser(
+  base: string,
+  opts: { serviceWorkers?: "allow" | "block"; hasTouch?: boolean; viewport?: { width: number; height: number } } = {},
+): Promise<{ context: BrowserContext; close(): Promise<void> }> {
   const profile = mkdtempSync(join(tmpdir(), "app-chromium-"));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
@@ -73,7 +76,9 @@ export async function launchBrowser(base: string, opts: { serviceWorkers?: "allo
     timeout: 60_000,
     baseURL: base,
     acceptDownloads: true,
-    viewport: DESKTOP,
+    viewport: opts.viewport ?? DESKTOP,
+    // A touch screen (touch events on, navigator.maxTouchPoints > 0) for the flows driven by touch input.
+    hasTouch: opts.hasTouch ?? false,
     serviceWorkers: opts.serviceWorkers ?? "block",
   });
   context.setDefaultTimeout(15_000);

@@ -1,4 +1,4 @@
-// Undo through HTTP (issue 14): POST /tasks/batch sets priority and answers an undo_token that
+// Undo through HTTP (issue 14): POST /tasks/batch sets priority (and replaces, adds or removes tags) and answers an undo_token that
 // POST /tasks/batch/undo restores exactly; POST /recurrences/{id}/complete answers one that
 // POST /recurrences/completions/undo restores exactly, the series position included (and the
 // recurrence itself when that completion had ended the series). Every refusal leaves the
@@ -59,6 +59,42 @@ describe("batch: priority, and undo", () => {
     expect(A.subtasks[0]).toMatchObject({ id: sub.id, list_id: l1, version: sub.version + 2 });
     // Twice: the versions moved on, nothing changes.
     await rejected(app, () => c.post("/api/v1/tasks/batch/undo", { undo_token: r.body.undo_token }), 409, "state_conflict");
+  });
+
+  test("add_tag_ids and remove_tag_ids: 20 differently tagged tasks keep their tags; undo gives each exactly the tags it had", async () => {
+    const c = await signedInUser(app, admin, uname());
+    const palette = [await mkTag(c, "home"), await mkTag(c, "work"), await mkTag(c, "call"), await mkTag(c, "read")];
+    const urgent = await mkTag(c, "urgent");
+    const tasks = [];
+    // Task i carries the palette tags whose bit is set in i (none, one, several), and every third one "urgent" already.
+    for (let i = 0; i < 20; i++) {
+      const own = palette.filter((_, k) => i & (1 << k));
+      tasks.push(await mkTask(c, { title: `t${i}`, tag_ids: i % 3 === 0 ? [...own, urgent] : own }));
+    }
+    const ids = tasks.map((t) => t.id);
+    const snapshot = async () => Promise.all(ids.map(async (id) => state(await get(c, id))));
+    const tagIdsOf = async (id: string) => ((await get(c, id)).tags as { id: string }[]).map((t) => t.id).sort();
+    const before = await snapshot();
+
+    const add = await c.post("/api/v1/tasks/batch?undo=true", { task_ids: ids, add_tag_ids: [urgent] });
+    expect(add.body.updated).toBe(20);
+    for (const [i, t] of tasks.entries()) expect(await tagIdsOf(t.id)).toEqual([...new Set([...palette.filter((_, k) => i & (1 << k)), urgent])].sort());
+    clock.advance(60_000);
+    expect((await c.post("/api/v1/tasks/batch/undo", { undo_token: add.body.undo_token })).body).toEqual({ restored: 20 });
+    expect(await snapshot()).toEqual(before);
+
+    const rm = await c.post("/api/v1/tasks/batch?undo=true", { task_ids: ids, remove_tag_ids: [palette[0]!, urgent], add_tag_ids: [palette[3]!] });
+    expect(rm.status).toBe(200);
+    for (const [i, t] of tasks.entries()) expect(await tagIdsOf(t.id)).toEqual([...new Set([...palette.filter((_, k) => k !== 0 && i & (1 << k)), palette[3]!])].sort());
+    expect((await c.post("/api/v1/tasks/batch/undo", { undo_token: rm.body.undo_token })).body).toEqual({ restored: 20 });
+    expect(await snapshot()).toEqual(before);
+    for (const t of tasks) expect((await get(c, t.id)).version).toBe(t.version + 4); // two batches, two undos
+    // Twice: refused, nothing changes.
+    await rejected(app, () => c.post("/api/v1/tasks/batch/undo", { undo_token: rm.body.undo_token }), 409, "state_conflict");
+    // A tag the batch removed, deleted since: the undo could not give it back, so it is refused whole.
+    const again = await c.post("/api/v1/tasks/batch?undo=true", { task_ids: ids, remove_tag_ids: [palette[1]!] });
+    expect((await c.delete(`/api/v1/tags/${palette[1]}`)).status).toBe(204);
+    await rejected(app, () => c.post("/api/v1/tasks/batch/undo", { undo_token: again.body.undo_token }), 409, "state_conflict");
   });
 
   test("a task changed since, a tag deleted since, an expired token: 409, nothing changes", async () => {

@@ -262,6 +262,39 @@ export function replaceTags(c: Conn, taskIds: string[], tagIds: string[], actorI
     .run(ids, JSON.stringify(tagIds));
 }
 
+/** Links every task to every tag (the links a task already has stay). */
+export function addTags(c: Conn, taskIds: string[], tagIds: string[]): void {
+  if (taskIds.length === 0 || tagIds.length === 0) return;
+  c.sqlite
+    .query("INSERT OR IGNORE INTO task_tags (task_id, tag_id) SELECT a.value, b.value FROM json_each(?) a, json_each(?) b")
+    .run(JSON.stringify(taskIds), JSON.stringify(tagIds));
+}
+
+/** Unlinks these tags from these tasks (other links stay). */
+export function removeTags(c: Conn, taskIds: string[], tagIds: string[]): void {
+  if (taskIds.length === 0 || tagIds.length === 0) return;
+  c.sqlite
+    .query("DELETE FROM task_tags WHERE task_id IN (SELECT value FROM json_each(?)) AND tag_id IN (SELECT value FROM json_each(?))")
+    .run(JSON.stringify(taskIds), JSON.stringify(tagIds));
+}
+
+/**
+ * The tasks that would carry more than `max` of the user's own tags once `add` is linked and
+ * `remove` unlinked (add and remove disjoint), with that count; in the order of `taskIds`.
+ */
+export function tasksOverOwnTagLimit(c: Conn, userId: string, taskIds: string[], add: string[], remove: string[], max: number): { id: string; n: number }[] {
+  if (taskIds.length === 0 || add.length === 0) return [];
+  const changed = JSON.stringify([...add, ...remove]);
+  return c.sqlite
+    .query<{ id: string; n: number }, [number, string, string, string, number]>(
+      // Per task: its own tags other than those named, by the task_tags key (+user_id: the tag read by key).
+      `SELECT j.value AS id, ? + (SELECT count(*) FROM task_tags x CROSS JOIN tags g ON g.id = x.tag_id
+         WHERE x.task_id = j.value AND +g.user_id = ? AND x.tag_id NOT IN (SELECT value FROM json_each(?))) AS n
+       FROM json_each(?) j WHERE n > ? ORDER BY j.key`,
+    )
+    .all(add.length, userId, changed, JSON.stringify(taskIds), max);
+}
+
 export interface TaskChanges {
   rank?: string;
   title?: string;

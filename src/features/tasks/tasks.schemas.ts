@@ -87,16 +87,32 @@ export const TaskBatch = z.strictObject({
     completed: z.boolean().optional(),
     list_id: Id.optional(),
     due_at: DueAt.optional(),
-    tag_ids: TagIds.optional(),
+    tag_ids: TagIds.optional().describe("replaces the user's tags on every named task (other members' tags on a shared task stay)"),
+    add_tag_ids: TagIds.min(1, "at least one tag id")
+      .optional()
+      .describe(`adds these tags to every named task, keeping the tags each already has; a task may carry at most ${TAG_IDS_MAX} of the user's tags`),
+    remove_tag_ids: TagIds.min(1, "at least one tag id").optional().describe("removes these tags from every named task that has them, keeping its other tags"),
     priority: Priority.optional(),
     soft_delete: z.literal(true).optional(),
   })
   .superRefine((b, ctx) => {
-    const ops = [b.completed, b.list_id, b.due_at, b.tag_ids, b.priority].filter((v) => v !== undefined).length;
+    const ops = [b.completed, b.list_id, b.due_at, b.tag_ids, b.add_tag_ids, b.remove_tag_ids, b.priority].filter((v) => v !== undefined).length;
     if (b.soft_delete) {
       if (ops > 0) ctx.addIssue({ code: "custom", path: ["soft_delete"], message: "soft_delete must be alone" });
     } else if (ops === 0) {
-      ctx.addIssue({ code: "custom", path: [], message: "one or more of completed, list_id, due_at, tag_ids, priority, or soft_delete" });
+      ctx.addIssue({ code: "custom", path: [], message: "one or more of completed, list_id, due_at, tag_ids, add_tag_ids, remove_tag_ids, priority, or soft_delete" });
+    }
+    // Replacing the set and editing it in the same batch would contradict each other.
+    if (b.tag_ids !== undefined) {
+      for (const k of ["add_tag_ids", "remove_tag_ids"] as const) {
+        if (b[k] !== undefined) ctx.addIssue({ code: "custom", path: [k], message: `${k} cannot be given with tag_ids (which replaces the whole set)` });
+      }
+    }
+    if (b.add_tag_ids && b.remove_tag_ids) {
+      const added = new Set(b.add_tag_ids);
+      b.remove_tag_ids.forEach((id, i) => {
+        if (added.has(id)) ctx.addIssue({ code: "custom", path: ["remove_tag_ids", i], message: `tag ${id} is both added and removed` });
+      });
     }
   });
 export type TaskBatch = z.infer<typeof TaskBatch>;

@@ -19,6 +19,7 @@ import { findInbox, findListFor, listHead } from "../lists/lists.repo";
 import { canEdit, requireEditor, requireOwner, roleOnList, visibleScopes, type TaskScope } from "../lists/lists.access";
 import type { ListPurgeHooks } from "../lists/lists.purge-hooks";
 import {
+  addTags,
   batchUpdate,
   bumpTasksTagged,
   countFtsMatches,
@@ -41,6 +42,7 @@ import {
   SORT_KEY_LENGTH,
   type ListOrder,
   replaceTags,
+  removeTags,
   setRanks,
   siblingsNear,
   updateRankOnly,
@@ -48,6 +50,7 @@ import {
   subtaskIds,
   tagNames,
   taskIdsOfList,
+  tasksOverOwnTagLimit,
   updateTaskIfVersion,
   updateTasks,
   type TaskChanges,
@@ -60,7 +63,7 @@ import type { TagDeleteHooks } from "../tags/tags.delete-hooks";
 import { runAfterCommit, type TaskPurgeHooks } from "./tasks.purge-hooks";
 import { TaskRepeatHooks } from "./tasks.repeat-hooks";
 import { TaskChangeHooks } from "./tasks.change-hooks";
-import type { Task, TaskBatch, TaskCreate, TaskMove, TaskPatch, TaskQuery } from "./tasks.schemas";
+import { TAG_IDS_MAX, type Task, type TaskBatch, type TaskCreate, type TaskMove, type TaskPatch, type TaskQuery } from "./tasks.schemas";
 import { placeAt, rankAfter, type Ranked } from "./tasks.rank";
 import { ftsPhrase, normalizeSearch, searchTerms, taskSearchText, usesTrigramIndex } from "./tasks.search";
 import { localMidnightUtc } from "../../core/time";
@@ -629,17 +632,33 @@ export class TasksService {
           listOwner = l.ownerId;
         }
       }
-      let tagIds: string[] | undefined;
-      if (b.tag_ids !== undefined) {
-        const owned = ownedTagIds(tx, user.id, b.tag_ids);
-        b.tag_ids.forEach((id, i) => {
-          if (!owned.has(id)) errors.push({ path: `tag_ids.${i}`, message: `no tag ${id}` });
+      // The user's own tags only, as for a task's tag_ids: replaced (tag_ids), or added and removed.
+      const ownTags = (field: "tag_ids" | "add_tag_ids" | "remove_tag_ids"): string[] | undefined => {
+        const named = b[field];
+        if (named === undefined) return undefined;
+        const owned = ownedTagIds(tx, user.id, named);
+        named.forEach((id, i) => {
+          if (!owned.has(id)) errors.push({ path: `${field}.${i}`, message: `no tag ${id}` });
         });
-        tagIds = [...new Set(b.tag_ids)];
-      }
+        return [...new Set(named)];
+      };
+      const tagIds = ownTags("tag_ids");
+      const addTagIds = ownTags("add_tag_ids");
+      const removeTagIds = ownTags("remove_tag_ids");
       if (errors.length) {
         throw invalidReference(errors, `unknown or foreign ids: ${[...new Set(errors.map((e) => e.message.replace(/^no (active )?\w+ /, "")))].join(", ")}`);
       }
+      if (addTagIds) {
+        // The same bound as a task's tag_ids (and a backup's record): at most TAG_IDS_MAX of the user's tags on a task.
+        const over = tasksOverOwnTagLimit(tx, user.id, ids, addTagIds, removeTagIds ?? [], TAG_IDS_MAX);
+        if (over.length) {
+          throw validationFailed(
+            over.map((o) => ({ path: "add_tag_ids", message: `task ${o.id} would have ${o.n} tags, at most ${TAG_IDS_MAX}` })),
+            `${over.length} of the tasks would have more than ${TAG_IDS_MAX} tags; nothing was changed`,
+          );
+        }
+      }
+      const tagsChange = tagIds !== undefined || addTagIds !== undefined || removeTagIds !== undefined;
       // Tags are personal (a viewer may label what they see); every other change needs edit rights.
       const onlyTags = b.list_id === undefined && b.due_at === undefined && b.completed === undefined && b.priority === undefined && !b.soft_delete;
       if (!onlyTags) for (const id of ids) requireEditor(rows.get(id)!.role);
@@ -685,7 +704,7 @@ export class TasksService {
       if (b.completed === true) for (const [owner, group] of byOwner(notDone)) for (const id of this.repeatHooks.repeating(tx, owner, group)) occurrences.add(id);
       const plain = occurrences.size ? ids.filter((id) => !occurrences.has(id)) : ids;
       // The state before, for the undo (a completed occurrence is undone through its own completion's undo).
-      const snapBefore = occurrences.size || !withUndo ? null : [...snapshotTasks(tx, user.id, ids, tagIds !== undefined), ...snapshotTasks(tx, user.id, followers, false)];
+      const snapBefore = occurrences.size || !withUndo ? null : [...snapshotTasks(tx, user.id, ids, tagsChange), ...snapshotTasks(tx, user.id, followers, false)];
       const move = listOwner !== undefined ? { listId, ownerId: listOwner } : { listId };
       for (const [owner, group] of byOwner(plain)) batchUpdate(tx, owner, group, { ...move, dueAt: b.due_at, completed: b.completed, completedBy: user.id, priority: b.priority }, now);
       if (listId !== undefined) {
@@ -702,6 +721,8 @@ export class TasksService {
         if (moved.length) this.repeatHooks.reassign(tx, moved, listOwner);
       }
       if (tagIds !== undefined) replaceTags(tx, ids, tagIds, user.id);
+      if (addTagIds) addTags(tx, ids, addTagIds);
+      if (removeTagIds) removeTags(tx, ids, removeTagIds);
       for (const id of ids) if (occurrences.has(id)) this.repeatHooks.completeOccurrence(tx, user, id, at);
       if (b.due_at !== undefined || b.completed !== undefined || listId !== undefined) this.changeHooks.changed(tx, user.id, listId !== undefined ? [...ids, ...followers] : ids);
       if (!withUndo) return { updated: ids.length };

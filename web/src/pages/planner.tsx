@@ -6,6 +6,7 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import { api } from "../api/client";
 import type { Task } from "../api/types";
 import { t } from "../i18n";
+import { finePointer, usePointerDrag } from "../pointer-drag";
 import { navigate } from "../router";
 import { addDays, ErrorBox, formatDate, formatDue, isDateOnly, toastError, todayLocal, useLoad, useTitle } from "../ui";
 import type { TaskContext } from "./task-context";
@@ -214,6 +215,9 @@ interface CalRange {
   truncated: boolean;
 }
 
+/** Press and hold a task this long on a touch screen to pick it up (shorter than Android's long-press menu). */
+const TOUCH_HOLD_MS = 350;
+
 const weekday = (date: string) => (new Date(`${date}T00:00:00Z`).getUTCDay() + 6) % 7; // Monday 0
 const mondayOf = (date: string) => addDays(date, -weekday(date));
 const monthOf = (date: string) => `${date.slice(0, 7)}-01`;
@@ -248,6 +252,21 @@ export function CalendarContent({ mode, date }: { mode: "month" | "week"; date: 
       toastError(e);
     }
   };
+  // Touch and pen: press and hold a task, drag it to another day (the mouse has HTML5 drag and drop, below).
+  const touchDrag = usePointerDrag({
+    pointerTypes: ["touch", "pen"],
+    holdMs: TOUCH_HOLD_MS,
+    targetOf: (el, source) => {
+      const cell = el.closest<HTMLElement>(".cal-day[data-date]");
+      return cell && !cell.contains(source) ? cell : null;
+    },
+    onDrop: (source, target) => {
+      const task = days.flatMap((x) => x.tasks).find((x) => x.id === source.dataset.taskId);
+      if (task && target.dataset.date) void reschedule(task, target.dataset.date);
+    },
+    draggingClass: "dragging",
+    overClass: "drop-target",
+  });
   const moveFocus = (d: string) => {
     if (d < from || d >= to) go(d);
     setFocus(d);
@@ -328,8 +347,10 @@ export function CalendarContent({ mode, date }: { mode: "month" | "week"; date: 
                     <li key={task.id}>
                       <button
                         class={`cal-task ${task.completed ? "completed" : ""}`}
-                        draggable
+                        data-task-id={task.id}
+                        draggable={finePointer}
                         aria-describedby="cal-move-hint"
+                        {...touchDrag.handlers}
                         onDragStart={(e) => e.dataTransfer?.setData("application/x-app-calendar-task", task.id)}
                         onKeyDown={(e) => {
                           // Alt+arrows: the keyboard's drag (a day, or a week).
@@ -340,7 +361,7 @@ export function CalendarContent({ mode, date }: { mode: "month" | "week"; date: 
                             void reschedule(task, target).then(() => setFocus(target));
                           }
                         }}
-                        onClick={() => navigate(`/tasks?list=${task.list_id}`)}
+                        onClick={() => touchDrag.consumeClick() || navigate(`/tasks?list=${task.list_id}`)}
                       >
                         {task.due_at && !isDateOnly(task.due_at) && <span class="cal-time">{new Date(task.due_at).toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit" })} </span>}
                         <span dir="auto">{task.title}</span>

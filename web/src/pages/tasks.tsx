@@ -4,6 +4,7 @@ import type { Folder, List, Page, Tag, Task } from "../api/types";
 import { t } from "../i18n";
 import { navigate } from "../router";
 import { ErrorBox, formatDue, isDateOnly, toast, toastError, todayLocal, useLoad, useLongPress, useTitle } from "../ui";
+import { finePointer, usePointerDrag } from "../pointer-drag";
 import { DRAG_TASKS, Sidebar } from "./sidebar";
 import { TaskDetail } from "./task-detail";
 import type { TaskContext } from "./task-context";
@@ -15,8 +16,6 @@ type Show = "open" | "done" | "all";
 
 /** Press and hold (touch or mouse) this long to select a task: multi-select on a phone. */
 const LONG_PRESS_MS = 500;
-/** Rows are dragged onto lists with a mouse; on touch a drag would fight the scroll and the long press. */
-const finePointer = matchMedia("(pointer: fine)").matches;
 
 /** A YYYY-MM-DD date `n` days after another (calendar days, no zone involved). */
 function addDays(date: string, n: number): string {
@@ -353,6 +352,19 @@ function TaskList({ listId, q, show, tagId, ctx, sort }: { listId: string | null
             <option value="">{t.tasks.batchPriorityMenu}</option>
             {t.priorities.map((name, i) => <option key={i} value={String(i)}>{name}</option>).reverse()}
           </select>
+          {/* Adding or removing one tag keeps each task's other tags; "Tags…" replaces them all. */}
+          {ctx.tags.length > 0 && (
+            <select aria-label={t.tasks.batchAddTag} onChange={pick((v) => batch({ add_tag_ids: [v] }))}>
+              <option value="">{t.tasks.batchAddTagMenu}</option>
+              {ctx.tags.map((g) => <option key={g.id} value={g.id}>{t.tasks.tagOption(g.name)}</option>)}
+            </select>
+          )}
+          {ctx.tags.length > 0 && (
+            <select aria-label={t.tasks.batchRemoveTag} onChange={pick((v) => batch({ remove_tag_ids: [v] }))}>
+              <option value="">{t.tasks.batchRemoveTagMenu}</option>
+              {ctx.tags.map((g) => <option key={g.id} value={g.id}>{t.tasks.tagOption(g.name)}</option>)}
+            </select>
+          )}
           <select aria-label={t.tasks.batchTags} onChange={pick((v) => batch({ tag_ids: v === "none" ? [] : [v] }))}>
             <option value="">{t.tasks.batchTagsMenu}</option>
             {ctx.tags.map((g) => <option key={g.id} value={g.id}>{t.tasks.onlyTag(g.name)}</option>)}
@@ -440,6 +452,17 @@ function TaskRow(p: {
   };
   // Press and hold selects (touch has no Shift-click and no hover to reveal the checkbox).
   const hold = useLongPress(() => p.onSelect(!p.selected), { ms: LONG_PRESS_MS, skip: (e) => renaming || !!(e.target as HTMLElement).closest("input,button,a,label,.drag-handle") });
+  // The handle (touch-action: none) drags at once, with any pointer; released on a row, the task goes before it.
+  const handle = usePointerDrag({
+    targetOf: (el, source) => {
+      const row = el.closest<HTMLElement>("li[data-task-id]");
+      return row && !row.contains(source) ? row : null;
+    },
+    draggingOf: (el) => el.closest("li"),
+    onDrop: (_, target) => target.dataset.taskId && p.onDragBefore?.(target.dataset.taskId),
+    draggingClass: "dragging",
+    overClass: "drop-before",
+  });
   const dueDate = task.due_at ? (isDateOnly(task.due_at) ? task.due_at : task.due_at.slice(0, 10)) : null;
   const overdue = !task.completed && dueDate !== null && dueDate < p.today;
   const doneSubs = task.subtasks.filter((s) => s.completed).length;
@@ -535,32 +558,7 @@ function TaskRow(p: {
       </div>
       {p.onDragBefore && (
         // Pointer drag for touch (HTML drag and drop is mouse-only here); the keyboard has Alt+↑/↓.
-        <span
-          class="drag-handle"
-          aria-hidden="true"
-          title={t.planner.reorderHint}
-          onPointerDown={(e) => {
-            e.preventDefault();
-            (e.currentTarget as HTMLElement).setPointerCapture(e.pointerId);
-            (e.currentTarget as HTMLElement).closest("li")?.classList.add("dragging");
-          }}
-          onPointerMove={(e) => {
-            if (!(e.currentTarget as HTMLElement).hasPointerCapture(e.pointerId)) return;
-            const over = document.elementFromPoint(e.clientX, e.clientY)?.closest<HTMLElement>("li[data-task-id]");
-            for (const el of document.querySelectorAll(".drop-before")) el.classList.remove("drop-before");
-            if (over && over.dataset.taskId !== task.id) over.classList.add("drop-before");
-          }}
-          onPointerUp={(e) => {
-            const el = e.currentTarget as HTMLElement;
-            if (!el.hasPointerCapture(e.pointerId)) return;
-            el.releasePointerCapture(e.pointerId);
-            el.closest("li")?.classList.remove("dragging");
-            for (const x of document.querySelectorAll(".drop-before")) x.classList.remove("drop-before");
-            const over = document.elementFromPoint(e.clientX, e.clientY)?.closest<HTMLElement>("li[data-task-id]");
-            if (over?.dataset.taskId && over.dataset.taskId !== task.id) p.onDragBefore!(over.dataset.taskId);
-          }}
-          onPointerCancel={(e) => (e.currentTarget as HTMLElement).closest("li")?.classList.remove("dragging")}
-        >
+        <span class="drag-handle" aria-hidden="true" title={t.planner.reorderHint} {...handle.handlers}>
           ⠿
         </span>
       )}
