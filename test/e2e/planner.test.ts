@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Page } from "playwright-core";
 import { en as t } from "../../web/src/i18n";
-import { apiFromPage, axeViolations, DESKTOP, hasChromium, launchBrowser, PHONE, poll, type Server, startSession } from "./harness";
+import { apiFromPage, axeViolations, DESKTOP, hasChromium, launchBrowser, PHONE, poll, type Server, startSession, watchErrors } from "./harness";
 
 const STEP = 180_000;
 
