@@ -9,6 +9,7 @@ import { t } from "../i18n";
 import { navigate } from "../router";
 import { addDays, ErrorBox, formatDate, formatDue, isDateOnly, toastError, todayLocal, useLoad, useTitle } from "../ui";
 import type { TaskContext } from "./task-context";
+import { canEditList } from "./list-access";
 
 /** Fired (on window) by the API client after every successful write: counts and views re-read. */
 export const CHANGED_EVENT = "app:changed";
@@ -152,7 +153,7 @@ function ViewRow({ task, ctx }: { task: Task; ctx: TaskContext }) {
   return (
     <li class={`task ${task.completed ? "completed" : ""} prio-${task.priority}`} data-row tabIndex={0}>
       <label class="hit complete-hit">
-        <input type="checkbox" class="complete" aria-label={`${task.completed ? t.tasks.markOpen : t.tasks.complete}: ${task.title}`} checked={task.completed} onChange={toggle} />
+        <input type="checkbox" class="complete" aria-label={`${task.completed ? t.tasks.markOpen : t.tasks.complete}: ${task.title}`} checked={task.completed} disabled={!canEditList(list)} onChange={toggle} />
       </label>
       <div class="task-body">
         <span class="title" dir="auto">{task.title}</span>
