@@ -234,6 +234,15 @@ describe.skipIf(!hasChromium)("shared lists in the web app, two users (issue 19)
     await members.getByRole("button", { name: t.sharing.leave }).waitFor();
     await noViolations(bob, "members dialog (viewer)");
     await members.getByRole("button", { name: t.close }).click();
+
+    // In a smart view too, his shared task cannot be completed; his own can.
+    await apiFromPage(bob, "POST", "/tasks", { title: "Own errand" });
+    await bob.goto("/tasks?view=no_date");
+    await bob.locator(".view-page li.task", { hasText: "Bread" }).waitFor();
+    expect(await bob.locator(".view-page li.task", { hasText: "Bread" }).getByRole("checkbox").isDisabled()).toBe(true);
+    expect(await bob.locator(".view-page li.task", { hasText: "Own errand" }).getByRole("checkbox").isDisabled()).toBe(false);
+    await bob.goto(`/tasks?list=${groceries.id}`);
+    await taskRow(bob, "Bread").waitFor();
   }, STEP);
 
   test("alice removes bob: the list leaves his sidebar and page without a reload", async () => {

@@ -225,7 +225,7 @@ function addMonths(date: string, n: number): string {
 }
 
 /** Month (six weeks from the Monday on or before the 1st) or week view of the calendar. */
-export function CalendarContent({ mode, date }: { mode: "month" | "week"; date: string | null }) {
+export function CalendarContent({ mode, date, canEdit = () => true }: { mode: "month" | "week"; date: string | null; canEdit?: (listId: string) => boolean }) {
   const anchor = date ?? todayLocal();
   const from = mode === "month" ? mondayOf(monthOf(anchor)) : mondayOf(anchor);
   const to = addDays(from, mode === "month" ? 42 : 7);
@@ -243,6 +243,7 @@ export function CalendarContent({ mode, date }: { mode: "month" | "week"; date: 
   }, [focus]);
 
   const reschedule = async (task: CalTask, day: string) => {
+    if (!canEdit(task.list_id)) return; // a viewer's shared list (sharing.md): the server would refuse
     try {
       await api.post(`/tasks/${task.id}/reschedule`, { date: day, version: task.version });
     } catch (e) {
@@ -329,8 +330,8 @@ export function CalendarContent({ mode, date }: { mode: "month" | "week"; date: 
                     <li key={task.id}>
                       <button
                         class={`cal-task ${task.completed ? "completed" : ""}`}
-                        draggable
-                        aria-describedby="cal-move-hint"
+                        draggable={canEdit(task.list_id)}
+                        aria-describedby={canEdit(task.list_id) ? "cal-move-hint" : undefined}
                         onDragStart={(e) => e.dataTransfer?.setData("application/x-app-calendar-task", task.id)}
                         onKeyDown={(e) => {
                           // Alt+arrows: the keyboard's drag (a day, or a week).

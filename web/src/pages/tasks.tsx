@@ -156,7 +156,7 @@ export function TasksPage({ query, user }: { query: URLSearchParams; user: User 
         {side.loading && !side.data ? (
           <p class="muted">{t.loading}</p>
         ) : view === "calendar" ? (
-          <CalendarContent mode={query.get("mode") === "week" ? "week" : "month"} date={query.get("date")} />
+          <CalendarContent mode={query.get("mode") === "week" ? "week" : "month"} date={query.get("date")} canEdit={(id) => canEditList(lists.find((l) => l.id === id))} />
         ) : view ? (
           <ViewPageContent key={view} view={view as ViewName} ctx={ctx} />
         ) : (
