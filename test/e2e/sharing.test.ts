@@ -200,6 +200,7 @@ describe.skipIf(!hasChromium)("shared lists in the web app, two users (issue 19)
 
     // bob's page, without a reload: no add box, no selection, completion disabled, no rename, no drag.
     await bob.locator(".list-sharing", { hasText: t.sharing.readOnly }).waitFor();
+    await screenshot(bob, "sharing-viewer-list");
     expect(await quickAdd(bob).count()).toBe(0);
     const row = taskRow(bob, "Bread");
     expect(await row.getByRole("checkbox", { name: `${t.tasks.complete}: Bread` }).isDisabled()).toBe(true);
