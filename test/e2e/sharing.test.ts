@@ -194,6 +194,8 @@ describe.skipIf(!hasChromium)("shared lists in the web app, two users (issue 19)
     await taskRow(bob, "Bread").waitFor(); // live, in bob's open list
     await openShareDialog();
     const dlg = shareDialog(alice);
+    // The owner's controls on a member's row (role, make owner, remove), under axe too.
+    await everyLook(alice, "dialog-member", () => dlg.getByRole("button", { name: t.sharing.makeOwner("Bob (bob)") }).waitFor());
     await dlg.getByLabel(t.sharing.roleOf("Bob (bob)")).selectOption("viewer");
     await poll(async () => (await apiFromPage<{ items: ListView[] }>(bob, "GET", "/lists")).items.find((l) => l.id === groceries.id)?.role, (r) => r === "viewer");
     await dlg.getByRole("button", { name: t.close }).click();
