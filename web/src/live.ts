@@ -47,7 +47,8 @@ export function noteOwnWrite(answer: unknown): void {
   if (answer && typeof answer === "object") for (const v of Object.values(answer)) note(v);
 }
 
-function isOwnEcho(e: LiveEvent): boolean {
+/** The echo of a task version this tab wrote (its answer is already on screen). */
+export function isOwnEcho(e: LiveEvent): boolean {
   return e.type === "task.changed" && e.version !== null && own.get(e.id) === e.version;
 }
 

@@ -10,7 +10,7 @@ import type { TaskContext } from "./task-context";
 import { completeTask, completeTasks, deleteTasks, undoBatch } from "./task-completion";
 import { QuickAddBox } from "./quick-add";
 import { CalendarContent, ViewPageContent, VIEWS, type ViewName } from "./planner";
-import { onLive } from "../live";
+import { isOwnEcho, onLive } from "../live";
 import { canEditList, editableLists, isShared } from "./list-access";
 import { LazyShareDialog } from "./sharing-lazy";
 
@@ -259,7 +259,7 @@ function TaskList({ listId, q, show, tagId, ctx, sort }: { listId: string | null
     };
     return onLive((e) => {
       if (e.type === "resync") return void load(null);
-      if (e.type !== "task.changed" && e.type !== "task.deleted") return;
+      if ((e.type !== "task.changed" && e.type !== "task.deleted") || isOwnEcho(e)) return;
       const row = shown.current.find((x) => x.id === e.id);
       const parent = shown.current.find((x) => x.subtasks.some((sub) => sub.id === e.id));
       if (e.type === "task.deleted") {
