@@ -190,7 +190,8 @@ describe.skipIf(!hasChromium)("shared lists in the web app, two users (issue 19)
   }, STEP);
 
   test("alice makes bob a viewer: his open list loses every edit control at once; a task dialog is read-only", async () => {
-    await apiFromPage(alice, "POST", "/tasks", { title: "Bread", list_id: groceries.id });
+    const bread = await apiFromPage<{ id: string }>(alice, "POST", "/tasks", { title: "Bread", list_id: groceries.id });
+    await apiFromPage(bob, "POST", "/tags", { name: "bobs-tag", color: "#255ccc" });
     await taskRow(bob, "Bread").waitFor(); // live, in bob's open list
     await openShareDialog();
     const dlg = shareDialog(alice);
@@ -226,6 +227,11 @@ describe.skipIf(!hasChromium)("shared lists in the web app, two users (issue 19)
     expect(await details.getByRole("button", { name: t.tasks.deleteTask }).count()).toBe(0);
     expect(await details.getByLabel(t.tasks.addSubtask).count()).toBe(0);
     expect(await details.getByRole("button", { name: t.attachments.pick }).count()).toBe(0);
+    // His own tags are his to set on a task he can see (sharing.md: tags stay personal).
+    await details.getByRole("button", { name: "bobs-tag" }).click();
+    await details.getByRole("button", { name: t.save }).click();
+    await poll(async () => (await apiFromPage<{ tags: { name: string }[] }>(bob, "GET", `/tasks/${bread.id}`)).tags.map((g) => g.name), (n) => n.join() === "bobs-tag");
+    expect((await apiFromPage<{ tags: unknown[] }>(alice, "GET", `/tasks/${bread.id}`)).tags).toEqual([]);
     await details.getByRole("button", { name: t.close }).click();
     await details.waitFor({ state: "detached" });
 
