@@ -15,6 +15,8 @@ import { MemosPage } from "./pages/memos";
 import { SettingsPage } from "./pages/settings";
 import { BackupPage } from "./pages/backup";
 import { ImportPage } from "./pages/import";
+import { LazyInvitationsPage } from "./pages/sharing-lazy";
+import { startLive } from "./live";
 
 /** Says when the lists on screen are the saved copy (the server cannot be reached). */
 function OfflineBanner() {
@@ -74,6 +76,9 @@ export function App() {
     return onUnauthenticated(() => setBoot((b) => (b.state === "ready" ? { state: "login" } : b)));
   }, []);
   useEffect(() => installShortcuts(() => setHelp((h) => !h)), []);
+  // One event stream per tab while signed in (./live.ts): shared lists change without a reload.
+  const signedInAs = boot.state === "ready" ? boot.user.id : null;
+  useEffect(() => (signedInAs ? startLive() : undefined), [signedInAs]);
 
   if (boot.state === "loading") return <main class="boot"><h1 class="sr-only">{t.appName}</h1>{t.loading}</main>;
   if (boot.state === "error") {
@@ -97,8 +102,9 @@ export function App() {
   const trimmed = loc.path.replace(/\/+$/, "");
   const path = trimmed === "" ? "/tasks" : trimmed;
   let page;
-  if (path === "/tasks") page = <TasksPage query={loc.query} />;
+  if (path === "/tasks") page = <TasksPage query={loc.query} user={user} />;
   else if (path === "/trash") page = <TrashPage />;
+  else if (path === "/invitations") page = <LazyInvitationsPage />;
   else if (path === "/habits") page = <HabitsPage />;
   else if (path === "/countdowns") page = <CountdownsPage />;
   else if (path === "/memos" || match("/memos/:id", path)) page = <MemosPage />;
@@ -112,7 +118,7 @@ export function App() {
       <nav class="topnav" aria-label="Main">
         <a class="brand" href="/tasks">{t.appName}</a>
         {NAV.map(([href, label, icon]) => (
-          <a key={href} href={href} class={path.startsWith(href) || (href === "/tasks" && path === "/trash") ? "active" : ""} aria-current={path.startsWith(href) ? "page" : undefined}>
+          <a key={href} href={href} class={path.startsWith(href) || (href === "/tasks" && (path === "/trash" || path === "/invitations")) ? "active" : ""} aria-current={path.startsWith(href) ? "page" : undefined}>
             <span class="nav-icon" aria-hidden="true">{icon}</span>
             <span class="nav-label">{label}</span>
           </a>

@@ -1,6 +1,7 @@
 // The one way the web app talks to /api/v1: same origin, session cookie, CSRF double-submit header,
 // problem+json errors turned into ApiError.
 import { forgetOfflineCopy, noteReadAnswer } from "../offline";
+import { noteOwnWrite } from "../live";
 
 const BASE = "/api/v1";
 
@@ -100,7 +101,10 @@ export async function request<T>(method: string, path: string, opts: { json?: un
   if (method !== "GET" && method !== "HEAD") window.dispatchEvent(new Event("app:changed"));
   if (res.status === 204) return undefined as T;
   const type = res.headers.get("content-type") ?? "";
-  return (type.includes("json") ? await res.json() : await res.text()) as T;
+  const answer = type.includes("json") ? await res.json() : await res.text();
+  // The tasks this tab wrote: their echo on the event stream is not someone else's change (../live.ts).
+  if (method !== "GET" && method !== "HEAD") noteOwnWrite(answer);
+  return answer as T;
 }
 
 export const api = {

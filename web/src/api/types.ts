@@ -15,8 +15,10 @@ import type { Attachment } from "../../../src/features/attachments/attachments.s
 import type { PreflightResult, RestoreResult as BackupRestoreResult } from "../../../src/transfer/backup/backup.schemas";
 import type { RestoreResult as LegacyRestoreResult } from "../../../src/transfer/legacy/legacy.schemas";
 import type { BackupsOverview as BackupsOverviewSchema } from "../../../src/transfer/snapshot/snapshot.schemas";
+import type { InboxInvitation, ListInvitation, Member, Person } from "../../../src/features/sharing/sharing.schemas";
 
 export type { User, Folder, List, Tag, Task, Recurrence, Habit, HabitWeek, HabitLog, HabitPause, Countdown, Memo, Attachment, BackupRestoreResult, LegacyRestoreResult };
+export type { InboxInvitation, ListInvitation, Member, Person };
 export type Preflight = PreflightResult;
 export type BackupsOverview = BackupsOverviewSchema;
 export type SessionInfo = z.output<typeof Session>;

@@ -10,6 +10,7 @@ import { finePointer, usePointerDrag } from "../pointer-drag";
 import { navigate } from "../router";
 import { addDays, ErrorBox, formatDate, formatDue, isDateOnly, toastError, todayLocal, useLoad, useTitle } from "../ui";
 import type { TaskContext } from "./task-context";
+import { canEditList } from "./list-access";
 
 /** Fired (on window) by the API client after every successful write: counts and views re-read. */
 export const CHANGED_EVENT = "app:changed";
@@ -153,7 +154,7 @@ function ViewRow({ task, ctx }: { task: Task; ctx: TaskContext }) {
   return (
     <li class={`task ${task.completed ? "completed" : ""} prio-${task.priority}`} data-row tabIndex={0}>
       <label class="hit complete-hit">
-        <input type="checkbox" class="complete" aria-label={`${task.completed ? t.tasks.markOpen : t.tasks.complete}: ${task.title}`} checked={task.completed} onChange={toggle} />
+        <input type="checkbox" class="complete" aria-label={`${task.completed ? t.tasks.markOpen : t.tasks.complete}: ${task.title}`} checked={task.completed} disabled={!canEditList(list)} onChange={toggle} />
       </label>
       <div class="task-body">
         <span class="title" dir="auto">{task.title}</span>
@@ -228,7 +229,7 @@ function addMonths(date: string, n: number): string {
 }
 
 /** Month (six weeks from the Monday on or before the 1st) or week view of the calendar. */
-export function CalendarContent({ mode, date }: { mode: "month" | "week"; date: string | null }) {
+export function CalendarContent({ mode, date, canEdit = () => true }: { mode: "month" | "week"; date: string | null; canEdit?: (listId: string) => boolean }) {
   const anchor = date ?? todayLocal();
   const from = mode === "month" ? mondayOf(monthOf(anchor)) : mondayOf(anchor);
   const to = addDays(from, mode === "month" ? 42 : 7);
@@ -246,6 +247,7 @@ export function CalendarContent({ mode, date }: { mode: "month" | "week"; date: 
   }, [focus]);
 
   const reschedule = async (task: CalTask, day: string) => {
+    if (!canEdit(task.list_id)) return; // a viewer's shared list (sharing.md): the server would refuse
     try {
       await api.post(`/tasks/${task.id}/reschedule`, { date: day, version: task.version });
     } catch (e) {
@@ -348,9 +350,9 @@ export function CalendarContent({ mode, date }: { mode: "month" | "week"; date: 
                       <button
                         class={`cal-task ${task.completed ? "completed" : ""}`}
                         data-task-id={task.id}
-                        draggable={finePointer}
-                        aria-describedby="cal-move-hint"
-                        {...touchDrag.handlers}
+                        draggable={finePointer && canEdit(task.list_id)}
+                        aria-describedby={canEdit(task.list_id) ? "cal-move-hint" : undefined}
+                        {...(canEdit(task.list_id) ? touchDrag.handlers : {})}
                         onDragStart={(e) => e.dataTransfer?.setData("application/x-app-calendar-task", task.id)}
                         onKeyDown={(e) => {
                           // Alt+arrows: the keyboard's drag (a day, or a week).

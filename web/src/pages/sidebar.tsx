@@ -7,6 +7,8 @@ import { t } from "../i18n";
 import { navigate } from "../router";
 import { Modal, toastError } from "../ui";
 import { SmartLists } from "./planner";
+import { canEditList, isShared } from "./list-access";
+import { useInvitationCount } from "./sharing-lazy";
 
 export interface SidebarProps {
   lists: List[];
@@ -27,6 +29,7 @@ export const DRAG_TASKS = "application/x-app-tasks";
 export function Sidebar(p: SidebarProps) {
   const [editing, setEditing] = useState<{ kind: "list" | "folder"; item?: List | Folder } | null>(null);
   const [showArchived, setShowArchived] = useState(false);
+  const invitations = useInvitationCount();
   const inbox = p.lists.find((l) => l.is_inbox);
   const others = p.lists.filter((l) => !l.is_inbox);
   const go = (id: string | null) => {
@@ -102,7 +105,9 @@ export function Sidebar(p: SidebarProps) {
   const dropProps = (target: { listId?: string; folderId?: string | null }) => ({
     onDragOver: (e: DragEvent) => {
       const types = e.dataTransfer?.types ?? [];
-      if (types.includes(DRAG_LIST) || (target.listId && types.includes(DRAG_TASKS)) || (target.folderId && types.includes(DRAG_FOLDER))) {
+      // A viewer's shared list takes no tasks (the server would refuse the move).
+      const takesTasks = target.listId !== undefined && canEditList(p.lists.find((l) => l.id === target.listId));
+      if (types.includes(DRAG_LIST) || (takesTasks && types.includes(DRAG_TASKS)) || (target.folderId && types.includes(DRAG_FOLDER))) {
         e.preventDefault();
         (e.currentTarget as HTMLElement).classList.add("drop");
       }
@@ -135,11 +140,12 @@ export function Sidebar(p: SidebarProps) {
       >
         <span class="dot" style={l.color ? { background: l.color } : undefined} />
         {l.is_inbox ? t.tasks.inbox : l.name}
+        {isShared(l) && <SharedBadge list={l} />}
       </a>
       {!l.is_inbox && (
         <span class="row-actions">
           <button class="icon small" title={t.edit} aria-label={`${t.edit} ${l.name}`} onClick={() => setEditing({ kind: "list", item: l })}>✎</button>
-          <button class="icon small" title={t.archive} aria-label={`${t.archive} ${l.name}`} onClick={() => archive(l)}>▣</button>
+          {l.role === "owner" && <button class="icon small" title={t.archive} aria-label={`${t.archive} ${l.name}`} onClick={() => archive(l)}>▣</button>}
         </span>
       )}
     </li>
@@ -171,6 +177,14 @@ export function Sidebar(p: SidebarProps) {
         <li class={location.pathname === "/trash" ? "current" : ""}>
           <a href="/trash" onClick={() => p.onNavigate?.()}>⌫ {t.nav.trash}</a>
         </li>
+        {invitations > 0 && (
+          <li>
+            <a href="/invitations" class="invitations-link" onClick={() => p.onNavigate?.()}>
+              ✉ {t.sharing.invitations}
+              <span class="count" aria-label={t.sharing.invitationsCount(invitations)}>{invitations}</span>
+            </a>
+          </li>
+        )}
       </ul>
       {p.archived.length > 0 && (
         <div class="archived">
@@ -197,12 +211,30 @@ export function Sidebar(p: SidebarProps) {
   );
 }
 
+/** The sidebar's mark on a shared list: who owns it (a member's view) or how many share it (the owner's). */
+export function SharedBadge({ list }: { list: List }) {
+  const label = list.role === "owner" ? t.sharing.sharedWith(list.member_count) : t.sharing.sharedBy(list.owner.display_name || list.owner.username);
+  return (
+    <span class="shared-badge" title={label}>
+      <svg viewBox="0 0 16 16" width="14" height="14" aria-hidden="true" focusable="false">
+        <circle cx="5.5" cy="5" r="2.5" fill="currentColor" />
+        <circle cx="11" cy="5.5" r="2" fill="currentColor" opacity="0.75" />
+        <path d="M1 13c0-2.5 2-4 4.5-4s4.5 1.5 4.5 4z" fill="currentColor" />
+        <path d="M10.5 13c0-1.4-.4-2.6-1.2-3.4.5-.2 1.1-.3 1.7-.3 2 0 3.5 1.2 3.5 3.7z" fill="currentColor" opacity="0.75" />
+      </svg>
+      <span class="sr-only">{label}</span>
+    </span>
+  );
+}
+
 /** How list names are compared for the duplicate warning: case and surrounding spaces do not count. */
 const sameName = (a: string, b: string) => a.trim().toLocaleLowerCase() === b.trim().toLocaleLowerCase();
 
 function EditDialog(p: { kind: "list" | "folder"; item?: List | Folder; folders: Folder[]; lists: List[]; onClose: () => void; onSaved: () => void }) {
   const isList = p.kind === "list";
   const list = isList ? (p.item as List | undefined) : undefined;
+  // A member files a shared list in their own folder; its name is the owner's.
+  const member = list !== undefined && list.role !== "owner";
   // The API allows two lists with the same name (they are told apart by id); say so before creating one.
   const [name, setName] = useState(p.item?.name ?? "");
   const duplicate = isList && name.trim() !== "" ? p.lists.find((l) => l.id !== list?.id && sameName(l.is_inbox ? t.tasks.inbox : l.name, name)) : undefined;
@@ -213,7 +245,9 @@ function EditDialog(p: { kind: "list" | "folder"; item?: List | Folder; folders:
     try {
       if (isList) {
         const folder = String(f.get("folder") ?? "") || null;
-        if (list) {
+        if (list && member) {
+          if ((list.folder_id ?? null) !== folder) await api.post(`/lists/${list.id}/move`, { folder_id: folder });
+        } else if (list) {
           await api.patch(`/lists/${list.id}`, { name });
           if ((list.folder_id ?? null) !== folder) await api.post(`/lists/${list.id}/move`, { folder_id: folder });
         } else {
@@ -226,13 +260,13 @@ function EditDialog(p: { kind: "list" | "folder"; item?: List | Folder; folders:
       toastError(e);
     }
   };
-  const title = p.item ? t.rename : isList ? t.tasks.newList : t.tasks.newFolder;
+  const title = member ? t.fields.folder : p.item ? t.rename : isList ? t.tasks.newList : t.tasks.newFolder;
   return (
     <Modal title={title} onClose={p.onClose}>
       <form onSubmit={submit} class="stack">
         <label>
           {t.fields.name}
-          <input name="name" required maxLength={200} value={name} dir="auto" autoFocus aria-describedby={duplicate ? "duplicate-name" : undefined} onInput={(e) => setName((e.currentTarget as HTMLInputElement).value)} />
+          <input name="name" required maxLength={200} value={name} dir="auto" autoFocus={!member} disabled={member} aria-describedby={duplicate ? "duplicate-name" : undefined} onInput={(e) => setName((e.currentTarget as HTMLInputElement).value)} />
         </label>
         {duplicate && <p class="warning" id="duplicate-name" role="status">{t.tasks.duplicateList(name.trim())}</p>}
         {isList && (

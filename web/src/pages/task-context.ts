@@ -5,4 +5,6 @@ export interface TaskContext {
   lists: List[];
   tags: Tag[];
   reloadTags: () => void;
+  /** The signed-in user (shared lists: "added by" is shown for tasks someone else created). */
+  userId?: string;
 }

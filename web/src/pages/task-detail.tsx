@@ -6,6 +6,7 @@ import { ConfirmDialog, dueFromParts, dueParts, ErrorBox, errorText, formatDue, 
 import type { TaskContext } from "./task-context";
 import { completeTask } from "./task-completion";
 import { ReminderList } from "./reminders";
+import { canEditList, editableLists, isShared } from "./list-access";
 
 interface Draft {
   title: string;
@@ -40,6 +41,11 @@ export function TaskDetail(p: { task: Task; ctx: TaskContext; onChange: (x: Task
   const [busy, setBusy] = useState(false);
   const set = (patch: Partial<Draft>) => setDraft((d) => ({ ...d, ...patch }));
   const dirty = Object.keys(changes(draft, task)).length > 0;
+  // A viewer of a shared list reads the task; only their own tags and reminders on it are theirs to set.
+  const list = p.ctx.lists.find((l) => l.id === task.list_id);
+  const readOnly = !canEditList(list);
+  const shared = list !== undefined && isShared(list);
+  const moveTargets = editableLists(p.ctx.lists);
 
   const commit = (x: Task) => {
     setTask(x);
@@ -127,22 +133,22 @@ export function TaskDetail(p: { task: Task; ctx: TaskContext; onChange: (x: Task
           void save();
         }}
       >
-        <label>{t.fields.title}<input name="title" value={draft.title} maxLength={500} required dir="auto" onInput={(e) => set({ title: (e.currentTarget as HTMLInputElement).value })} /></label>
-        <label>{t.fields.description}<textarea name="description" rows={4} value={draft.description} dir="auto" onInput={(e) => set({ description: (e.currentTarget as HTMLTextAreaElement).value })} /></label>
+        <label>{t.fields.title}<input name="title" value={draft.title} maxLength={500} required dir="auto" readOnly={readOnly} onInput={(e) => set({ title: (e.currentTarget as HTMLInputElement).value })} /></label>
+        <label>{t.fields.description}<textarea name="description" rows={4} value={draft.description} dir="auto" readOnly={readOnly} onInput={(e) => set({ description: (e.currentTarget as HTMLTextAreaElement).value })} /></label>
         <div class="row">
-          <label>{t.fields.due}<input type="date" name="due_date" value={draft.date} onInput={(e) => set({ date: (e.currentTarget as HTMLInputElement).value })} /></label>
-          <label>{t.fields.dueTime}<input type="time" name="due_time" value={draft.time} disabled={!draft.date} onInput={(e) => set({ time: (e.currentTarget as HTMLInputElement).value })} /></label>
+          <label>{t.fields.due}<input type="date" name="due_date" value={draft.date} disabled={readOnly} onInput={(e) => set({ date: (e.currentTarget as HTMLInputElement).value })} /></label>
+          <label>{t.fields.dueTime}<input type="time" name="due_time" value={draft.time} disabled={readOnly || !draft.date} onInput={(e) => set({ time: (e.currentTarget as HTMLInputElement).value })} /></label>
           <label>
             {t.fields.priority}
-            <select name="priority" value={String(draft.priority)} onChange={(e) => set({ priority: Number((e.currentTarget as HTMLSelectElement).value) })}>
+            <select name="priority" value={String(draft.priority)} disabled={readOnly} onChange={(e) => set({ priority: Number((e.currentTarget as HTMLSelectElement).value) })}>
               {t.priorities.map((label, i) => <option key={i} value={String(i)}>{label}</option>)}
             </select>
           </label>
           {!task.parent_id && (
             <label>
               {t.fields.list}
-              <select name="list" value={draft.list_id} onChange={(e) => set({ list_id: (e.currentTarget as HTMLSelectElement).value })}>
-                {p.ctx.lists.map((l) => <option key={l.id} value={l.id}>{l.is_inbox ? t.tasks.inbox : l.name}</option>)}
+              <select name="list" value={draft.list_id} disabled={readOnly} onChange={(e) => set({ list_id: (e.currentTarget as HTMLSelectElement).value })}>
+                {(readOnly || !list ? p.ctx.lists : moveTargets).map((l) => <option key={l.id} value={l.id}>{l.is_inbox ? t.tasks.inbox : l.name}</option>)}
               </select>
             </label>
           )}
@@ -156,16 +162,24 @@ export function TaskDetail(p: { task: Task; ctx: TaskContext; onChange: (x: Task
           ))}
           <button type="button" class="chip" onClick={newTag}>+ {t.tasks.newTag}</button>
         </fieldset>
+        {shared && (task.created_by || task.completed_by) && (
+          <p class="muted task-people">
+            {task.created_by && t.sharing.createdBy(task.created_by.username)}
+            {task.created_by && task.completed_by && " · "}
+            {task.completed_by && t.sharing.completedBy(task.completed_by.username)}
+          </p>
+        )}
+        {readOnly && <p class="muted">{t.sharing.readOnly}</p>}
         <div class="buttons">
-          <button type="button" class="danger" onClick={p.onDeleted}>{t.tasks.deleteTask}</button>
+          {!readOnly && <button type="button" class="danger" onClick={p.onDeleted}>{t.tasks.deleteTask}</button>}
           <span class="spacer" />
           <button class="primary" disabled={!dirty || busy}>{t.save}</button>
         </div>
       </form>
-      {!task.parent_id && <Subtasks task={task} onChange={refresh} />}
-      {!task.parent_id && <RecurrenceEditor task={task} onTask={commit} />}
+      {!task.parent_id && <Subtasks task={task} onChange={refresh} readOnly={readOnly} />}
+      {!task.parent_id && <RecurrenceEditor task={task} onTask={commit} readOnly={readOnly} />}
       <ReminderList type="task" id={task.id} hasDue={task.due_at !== null} key={`${task.id}:${task.due_at ?? ""}:${task.completed}`} />
-      <Attachments taskId={task.id} />
+      <Attachments taskId={task.id} readOnly={readOnly} />
       {unsaved !== null && (
         <ConfirmDialog
           title={t.tasks.discardTitle}
@@ -226,7 +240,7 @@ function ConflictDialog(p: { mine: Draft; theirs: Task; onMine: () => void; onTh
   );
 }
 
-function Subtasks({ task, onChange }: { task: Task; onChange: () => void }) {
+function Subtasks({ task, onChange, readOnly }: { task: Task; onChange: () => void; readOnly: boolean }) {
   const add = async (e: KeyboardEvent) => {
     if (e.key !== "Enter" || e.isComposing) return;
     e.preventDefault();
@@ -264,14 +278,14 @@ function Subtasks({ task, onChange }: { task: Task; onChange: () => void }) {
         {task.subtasks.map((s) => (
           <li key={s.id} class={s.completed ? "completed" : ""}>
             <label>
-              <input type="checkbox" checked={s.completed} onChange={() => toggle(s)} aria-label={`${t.tasks.complete}: ${s.title}`} />
+              <input type="checkbox" checked={s.completed} disabled={readOnly} onChange={() => toggle(s)} aria-label={`${t.tasks.complete}: ${s.title}`} />
               <span class="title" dir="auto">{s.title}</span>
             </label>
-            <button class="icon small" aria-label={`${t.delete} ${s.title}`} onClick={() => del(s.id)}>✕</button>
+            {!readOnly && <button class="icon small" aria-label={`${t.delete} ${s.title}`} onClick={() => del(s.id)}>✕</button>}
           </li>
         ))}
       </ul>
-      <input class="add-subtask" placeholder={t.tasks.addSubtask} aria-label={t.tasks.addSubtask} maxLength={500} dir="auto" onKeyDown={add} />
+      {!readOnly && <input class="add-subtask" placeholder={t.tasks.addSubtask} aria-label={t.tasks.addSubtask} maxLength={500} dir="auto" onKeyDown={add} />}
     </section>
   );
 }
@@ -297,7 +311,7 @@ function presetOf(r: Recurrence | null, due: string | null): Preset {
   return "custom";
 }
 
-function RecurrenceEditor({ task, onTask }: { task: Task; onTask: (x: Task) => void }) {
+function RecurrenceEditor({ task, onTask, readOnly }: { task: Task; onTask: (x: Task) => void; readOnly: boolean }) {
   // null: the task does not repeat (the API answers 200 null, so opening a task logs no error).
   const rec = useLoad(() => api.get<Recurrence | null>(`/tasks/${task.id}/recurrence`), [task.id]);
   const [preset, setPreset] = useState<Preset>("none");
@@ -357,6 +371,15 @@ function RecurrenceEditor({ task, onTask }: { task: Task; onTask: (x: Task) => v
     }
   };
   const needsDue = preset !== "none" && preset !== "after" && !task.due_at;
+  if (readOnly) {
+    if (!current) return null;
+    return (
+      <section class="recurrence">
+        <h3>{t.recurrence.title}</h3>
+        <p class="muted">{t.recurrence.repeats}: {current.kind === "rrule" ? current.rrule : `${t.recurrence.every} ${current.interval} ${t.recurrence.units[current.unit ?? "day"]}`}</p>
+      </section>
+    );
+  }
   return (
     <section class="recurrence">
       <h3>{t.recurrence.title}</h3>
@@ -394,7 +417,7 @@ function RecurrenceEditor({ task, onTask }: { task: Task; onTask: (x: Task) => v
   );
 }
 
-function Attachments({ taskId }: { taskId: string }) {
+function Attachments({ taskId, readOnly }: { taskId: string; readOnly: boolean }) {
   const list = useLoad(() => api.get<{ items: Attachment[] }>(`/tasks/${taskId}/attachments`), [taskId]);
   const [progress, setProgress] = useState<{ name: string; fraction: number } | null>(null);
   const [over, setOver] = useState(false);
@@ -428,7 +451,7 @@ function Attachments({ taskId }: { taskId: string }) {
     <section
       class={`attachments ${over ? "drop" : ""}`}
       onDragOver={(e) => {
-        if (e.dataTransfer?.types.includes("Files")) {
+        if (!readOnly && e.dataTransfer?.types.includes("Files")) {
           e.preventDefault();
           setOver(true);
         }
@@ -449,7 +472,7 @@ function Attachments({ taskId }: { taskId: string }) {
           <li key={a.id}>
             <a href={`/api/v1/attachments/${a.id}`} download={a.filename} dir="auto">{a.filename}</a>
             <span class="muted"> {formatSize(a.size)}</span>
-            <button class="icon small" aria-label={`${t.delete} ${a.filename}`} onClick={() => del(a)}>✕</button>
+            {!readOnly && <button class="icon small" aria-label={`${t.delete} ${a.filename}`} onClick={() => del(a)}>✕</button>}
           </li>
         ))}
       </ul>
@@ -459,8 +482,8 @@ function Attachments({ taskId }: { taskId: string }) {
           <progress max={1} value={progress.fraction} />
         </div>
       )}
-      <input ref={picker} type="file" multiple hidden aria-label={t.attachments.pick} onChange={(e) => { const f = (e.currentTarget as HTMLInputElement).files; if (f) void send(f); (e.currentTarget as HTMLInputElement).value = ""; }} />
-      <button onClick={() => picker.current?.click()}>{t.attachments.pick}</button> <span class="muted">{t.attachments.drop}</span>
+      {!readOnly && <><input ref={picker} type="file" multiple hidden aria-label={t.attachments.pick} onChange={(e) => { const f = (e.currentTarget as HTMLInputElement).files; if (f) void send(f); (e.currentTarget as HTMLInputElement).value = ""; }} />
+      <button onClick={() => picker.current?.click()}>{t.attachments.pick}</button> <span class="muted">{t.attachments.drop}</span></>}
     </section>
   );
 }

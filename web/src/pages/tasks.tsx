@@ -1,6 +1,6 @@
 import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { api } from "../api/client";
-import type { Folder, List, Page, Tag, Task } from "../api/types";
+import type { Folder, List, Page, Tag, Task, User } from "../api/types";
 import { t } from "../i18n";
 import { navigate } from "../router";
 import { ErrorBox, formatDue, isDateOnly, toast, toastError, todayLocal, useLoad, useLongPress, useTitle } from "../ui";
@@ -11,6 +11,9 @@ import type { TaskContext } from "./task-context";
 import { completeTask, completeTasks, deleteTasks, undoBatch } from "./task-completion";
 import { QuickAddBox } from "./quick-add";
 import { CalendarContent, ViewPageContent, VIEWS, type ViewName } from "./planner";
+import { isOwnEcho, onLive } from "../live";
+import { canEditList, editableLists, isShared } from "./list-access";
+import { LazyShareDialog } from "./sharing-lazy";
 
 type Show = "open" | "done" | "all";
 
@@ -24,7 +27,7 @@ function addDays(date: string, n: number): string {
   return d.toISOString().slice(0, 10);
 }
 
-export function TasksPage({ query }: { query: URLSearchParams }) {
+export function TasksPage({ query, user }: { query: URLSearchParams; user: User }) {
   const listParam = query.get("list");
   const q = query.get("q") ?? "";
   const show = (query.get("show") as Show | null) ?? "open";
@@ -42,6 +45,21 @@ export function TasksPage({ query }: { query: URLSearchParams }) {
   const listId = listParam ?? inbox?.id ?? null;
   const current = lists.find((l) => l.id === listId);
   const [dropped, setDropped] = useState(0);
+  const [sharing, setSharing] = useState(false);
+  // Another member's change to the lists (a rename, a role, a removal) re-reads the sidebar.
+  useEffect(() => onLive((e) => e.type !== "task.changed" && e.type !== "task.deleted" && side.reload()), [side.reload]);
+  // The list on screen is no longer shared with the user (removed, the owner archived it): back to the inbox.
+  const shownList = useRef<List | null>(null);
+  useEffect(() => {
+    if (current) shownList.current = current;
+    else if (listParam && side.data && !side.loading && !archivedData?.items.some((l) => l.id === listParam)) {
+      const gone = shownList.current?.id === listParam ? shownList.current : null;
+      shownList.current = null;
+      setSharing(false);
+      if (gone && gone.role !== "owner") toast(t.sharing.gone(gone.name));
+      navigate("/tasks", { replace: true });
+    }
+  }, [current, listParam, side.data, side.loading]);
   const heading =
     view === "calendar" ? t.planner.calendar : view ? t.planner.views[view as ViewName] : q ? `“${q}”` : current ? (current.is_inbox ? t.tasks.inbox : current.name) : t.nav.tasks;
   useTitle(heading);
@@ -63,7 +81,8 @@ export function TasksPage({ query }: { query: URLSearchParams }) {
   };
 
   if (side.error) return <ErrorBox error={side.error} retry={side.reload} />;
-  const ctx: TaskContext = { lists, tags: tagsData?.items ?? [], reloadTags: side.reload };
+  const ctx: TaskContext = { lists, tags: tagsData?.items ?? [], reloadTags: side.reload, userId: user.id };
+  const showList = current && !q && !view ? current : null;
   return (
     <div class={`tasks-layout ${drawer ? "drawer-open" : ""}`}>
       <Sidebar
@@ -91,14 +110,19 @@ export function TasksPage({ query }: { query: URLSearchParams }) {
             onKeyDown={(e) => e.key === "Enter" && setQuery({ q: (e.currentTarget as HTMLInputElement).value.trim() || null, view: null })}
             onSearch={(e: Event) => setQuery({ q: (e.currentTarget as HTMLInputElement).value.trim() || null, view: null })}
           />
-          {current && !q && !view && (
+          {showList && !showList.is_inbox && (
+            <button class="share-button" onClick={() => setSharing(true)} aria-haspopup="dialog">
+              {showList.role === "owner" ? t.sharing.share : t.sharing.members}
+            </button>
+          )}
+          {showList && showList.role === "owner" && (
             <select
               class="sort-select"
               aria-label={t.planner.sort}
-              value={current.sort}
+              value={showList.sort}
               onChange={async (e) => {
                 try {
-                  await api.patch(`/lists/${current.id}`, { sort: (e.currentTarget as HTMLSelectElement).value });
+                  await api.patch(`/lists/${showList.id}`, { sort: (e.currentTarget as HTMLSelectElement).value });
                 } catch (err) {
                   toastError(err);
                 }
@@ -122,16 +146,36 @@ export function TasksPage({ query }: { query: URLSearchParams }) {
             ))}
           </div>}
         </header>
+        {showList && isShared(showList) && (
+          <p class="list-sharing muted">
+            {showList.role === "owner" ? t.sharing.sharedWith(showList.member_count) : `${t.sharing.sharedBy(showList.owner.display_name || showList.owner.username)} · ${t.sharing.roles[showList.role]}`}
+            {showList.role === "viewer" && <> · {t.sharing.readOnly}</>}
+          </p>
+        )}
         {side.loading && !side.data ? (
           <p class="muted">{t.loading}</p>
         ) : view === "calendar" ? (
-          <CalendarContent mode={query.get("mode") === "week" ? "week" : "month"} date={query.get("date")} />
+          <CalendarContent mode={query.get("mode") === "week" ? "week" : "month"} date={query.get("date")} canEdit={(id) => canEditList(lists.find((l) => l.id === id))} />
         ) : view ? (
           <ViewPageContent key={view} view={view as ViewName} ctx={ctx} />
         ) : (
           <TaskList key={`${listId}|${q}|${show}|${tagId}|${dropped}|${current?.sort}`} listId={q ? null : listId} q={q} show={show} tagId={tagId} ctx={ctx} sort={current?.sort ?? "created"} />
         )}
       </section>
+      {sharing && showList && (
+        <LazyShareDialog
+          list={showList}
+          me={user}
+          onClose={() => setSharing(false)}
+          onChanged={side.reload}
+          onLeft={() => {
+            setSharing(false);
+            shownList.current = null;
+            side.reload();
+            navigate("/tasks", { replace: true });
+          }}
+        />
+      )}
     </div>
   );
 }
@@ -187,11 +231,54 @@ function TaskList({ listId, q, show, tagId, ctx, sort }: { listId: string | null
   const replace = (task: Task) => setItems((xs) => xs.map((x) => (x.id === task.id ? task : x)));
   const remove = (id: string) => setItems((xs) => xs.filter((x) => x.id !== id));
   const visible = (task: Task) => (!listId || task.list_id === listId) && (!tagId || task.tags.some((g) => g.id === tagId)) && (show === "all" || (show === "done") === task.completed);
+  /** Replaces the task where it is shown, else adds it where this view's order puts it (last in manual order, else on top). */
+  const upsert = (task: Task) => setItems((xs) => (xs.some((x) => x.id === task.id) ? xs.map((x) => (x.id === task.id ? task : x)) : manual ? [...xs, task] : [task, ...xs]));
 
-  // Quick add (./quick-add.tsx): a new task goes where this view's order puts it (last in manual order, else on top).
+  // Quick add (./quick-add.tsx): a new task goes where this view's order puts it (its echo on the event stream may have come first).
   const added = (task: Task) => {
-    if (visible(task)) setItems((xs) => (manual ? [...xs, task] : [task, ...xs]));
+    if (visible(task)) upsert(task);
   };
+
+  // Live updates (../live.ts): another member's change to a task shown here, or a new task in this
+  // list, is read and put in place; this tab's own changes come back with a version already shown.
+  const shown = useRef(items);
+  shown.current = items;
+  useEffect(() => {
+    const reread = async (id: string) => {
+      try {
+        const x = await api.get<Task>(`/tasks/${id}`);
+        const parent = x.parent_id;
+        if (parent) {
+          if (shown.current.some((y) => y.id === parent)) await reread(parent);
+        } else if (visible(x) && !x.deleted_at) upsert(x);
+        else remove(x.id);
+      } catch {
+        remove(id); // gone, or no longer visible to this user
+      }
+    };
+    return onLive((e) => {
+      if (e.type === "resync") return void load(null);
+      if ((e.type !== "task.changed" && e.type !== "task.deleted") || isOwnEcho(e)) return;
+      const row = shown.current.find((x) => x.id === e.id);
+      const parent = shown.current.find((x) => x.subtasks.some((sub) => sub.id === e.id));
+      if (e.type === "task.deleted") {
+        if (row) remove(e.id);
+        else if (parent) void reread(parent.id);
+        return;
+      }
+      if (row && e.version !== null && row.version >= e.version) return;
+      if (parent) return void reread(parent.id);
+      if (row) return void reread(e.id);
+      if (listId === null || e.list_id !== listId) return;
+      // New here: this tab's own quick add may still be on its way back; then it is shown already.
+      setTimeout(() => {
+        if (shown.current.some((x) => x.id === e.id)) return;
+        // In a sorted list (other than newest first) the new task's place is the server's to say.
+        if (order !== null && order !== "manual") void load(null);
+        else void reread(e.id);
+      }, 300);
+    });
+  }, []);
 
   const toggle = async (task: Task) => {
     try {
@@ -321,10 +408,20 @@ function TaskList({ listId, q, show, tagId, ctx, sort }: { listId: string | null
   const today = todayLocal();
   const openTask = items.find((x) => x.id === open);
   const selecting = selected.size > 0 || selectMode;
+  // Viewer mode (a shared list the user may only read): no add box, no selection, no edit controls.
+  const listOf = (id: string) => ctx.lists.find((l) => l.id === id);
+  const readOnly = listId !== null && !canEditList(listOf(listId));
+  const writable = editableLists(ctx.lists);
+  const addCtx: TaskContext = { ...ctx, lists: writable };
+  /** "Added by" on a shared list's task someone else created. */
+  const byOf = (task: Task) => {
+    const l = listOf(task.list_id);
+    return l && isShared(l) && task.created_by && task.created_by.id !== ctx.userId ? task.created_by.username : null;
+  };
   return (
     <div class={`task-list ${selecting ? "selecting" : ""}`}>
-      {!q && (
-        <QuickAddBox listId={listId} ctx={ctx} onAdded={added} inputRef={quick}>
+      {!q && !readOnly && (
+        <QuickAddBox listId={listId} ctx={addCtx} onAdded={added} inputRef={quick}>
           {!selecting && (
             <button class="select-mode" onClick={() => setSelectMode(true)}>
               {t.tasks.selectMode}
@@ -338,7 +435,7 @@ function TaskList({ listId, q, show, tagId, ctx, sort }: { listId: string | null
           <button onClick={batchComplete} disabled={!selected.size}>{t.tasks.batchComplete}</button>
           <select aria-label={t.tasks.batchMove} onChange={pick((v) => batch({ list_id: v }))}>
             <option value="">{t.tasks.moveTo}</option>
-            {ctx.lists.map((l) => <option key={l.id} value={l.id}>{l.is_inbox ? t.tasks.inbox : l.name}</option>)}
+            {writable.map((l) => <option key={l.id} value={l.id}>{l.is_inbox ? t.tasks.inbox : l.name}</option>)}
           </select>
           <select aria-label={t.tasks.batchDue} onChange={pick((v) => batch({ due_at: v === "none" ? null : v }))}>
             <option value="">{t.tasks.batchDueMenu}</option>
@@ -371,7 +468,7 @@ function TaskList({ listId, q, show, tagId, ctx, sort }: { listId: string | null
             <option value="none">{t.tasks.noTags}</option>
           </select>
           <button class="danger" onClick={batchDelete} disabled={!selected.size}>{t.tasks.batchDelete}</button>
-          <button class="link" onClick={() => setSelected(new Set(items.map((x) => x.id)))}>{t.tasks.selectAll}</button>
+          <button class="link" onClick={() => setSelected(new Set(items.filter((x) => canEditList(listOf(x.list_id))).map((x) => x.id)))}>{t.tasks.selectAll}</button>
           <button class="link" onClick={endSelection}>{t.tasks.clearSelection}</button>
         </div>
       )}
@@ -381,6 +478,8 @@ function TaskList({ listId, q, show, tagId, ctx, sort }: { listId: string | null
           <TaskRow
             key={task.id}
             task={task}
+            editable={canEditList(listOf(task.list_id))}
+            by={byOf(task)}
             today={today}
             listName={listId ? null : (ctx.lists.find((l) => l.id === task.list_id)?.name ?? null)}
             selected={selected.has(task.id)}
@@ -420,6 +519,10 @@ function TaskList({ listId, q, show, tagId, ctx, sort }: { listId: string | null
 
 function TaskRow(p: {
   task: Task;
+  /** False on a viewer's shared list: the row only opens the task's details. */
+  editable: boolean;
+  /** Who added the task, on a shared list when it was someone else. */
+  by: string | null;
   today: string;
   listName: string | null;
   selected: boolean;
@@ -436,7 +539,7 @@ function TaskRow(p: {
   /** Manual order by the row's handle (pointer events: touch, pen and mouse): goes before the row it is released on. */
   onDragBefore?: (targetId: string) => void;
 }) {
-  const { task } = p;
+  const { task, editable } = p;
   const [renaming, setRenaming] = useState(false);
   const finished = useRef(false); // Enter, then the blur of the removed input: rename once
   const startRename = () => {
@@ -451,7 +554,7 @@ function TaskRow(p: {
     if (keep && title && title !== task.title) p.onRename(title);
   };
   // Press and hold selects (touch has no Shift-click and no hover to reveal the checkbox).
-  const hold = useLongPress(() => p.onSelect(!p.selected), { ms: LONG_PRESS_MS, skip: (e) => renaming || !!(e.target as HTMLElement).closest("input,button,a,label,.drag-handle") });
+  const hold = useLongPress(() => p.onSelect(!p.selected), { ms: LONG_PRESS_MS, skip: (e) => !editable || renaming || !!(e.target as HTMLElement).closest("input,button,a,label,.drag-handle") });
   // The handle (touch-action: none) drags at once, with any pointer; released on a row, the task goes before it.
   const handle = usePointerDrag({
     targetOf: (el, source) => {
@@ -472,13 +575,13 @@ function TaskRow(p: {
       data-row
       data-task-id={task.id}
       tabIndex={0}
-      draggable={finePointer}
+      draggable={finePointer && editable}
       onDragOver={(e) => {
-        if (p.onDropBefore && e.dataTransfer?.types.includes(DRAG_TASKS)) e.preventDefault();
+        if (editable && p.onDropBefore && e.dataTransfer?.types.includes(DRAG_TASKS)) e.preventDefault();
       }}
       onDrop={(e) => {
         const ids = e.dataTransfer?.getData(DRAG_TASKS);
-        if (!p.onDropBefore || !ids) return;
+        if (!editable || !p.onDropBefore || !ids) return;
         e.preventDefault();
         const [first] = JSON.parse(ids) as string[];
         if (first) p.onDropBefore(first);
@@ -494,6 +597,7 @@ function TaskRow(p: {
       onKeyDown={(e) => {
         if (e.target !== e.currentTarget) return;
         if (e.key === "Enter") p.onOpen();
+        if (!editable) return;
         if (e.key === "Delete") p.onDelete();
         if (e.key === "F2") startRename();
         if (e.altKey && p.onMove && (e.key === "ArrowUp" || e.key === "ArrowDown")) {
@@ -504,20 +608,25 @@ function TaskRow(p: {
       onClick={(e) => {
         if (hold.consumeClick()) return; // the click that ends a press-and-hold
         if ((e.target as HTMLElement).closest("input,button,a,label,.drag-handle")) return;
-        if (e.shiftKey || e.ctrlKey || e.metaKey || p.selecting) p.onSelect(!p.selected);
+        if (editable && (e.shiftKey || e.ctrlKey || e.metaKey || p.selecting)) p.onSelect(!p.selected);
         else p.onOpen();
       }}
     >
       {/* Each checkbox sits in a 44×44 px label: the whole square is the touch target. */}
-      <label class="hit select-hit">
-        <input type="checkbox" class="select" aria-label={`${t.tasks.select}: ${task.title}`} checked={p.selected} onChange={(e) => p.onSelect((e.currentTarget as HTMLInputElement).checked)} />
-      </label>
+      {editable ? (
+        <label class="hit select-hit">
+          <input type="checkbox" class="select" aria-label={`${t.tasks.select}: ${task.title}`} checked={p.selected} onChange={(e) => p.onSelect((e.currentTarget as HTMLInputElement).checked)} />
+        </label>
+      ) : (
+        <span class="hit select-hit" aria-hidden="true" />
+      )}
       <label class="hit complete-hit">
         <input
           type="checkbox"
           class="complete"
           aria-label={`${task.completed ? t.tasks.markOpen : t.tasks.complete}: ${task.title}`}
           checked={task.completed}
+          disabled={!editable}
           onChange={(e) => {
             (e.currentTarget as HTMLInputElement).checked = task.completed; // the server decides
             p.onToggle();
@@ -547,6 +656,7 @@ function TaskRow(p: {
           {task.due_at && <span class={`due ${overdue ? "overdue" : ""} ${dueDate === p.today ? "today" : ""}`}>{dueDate === p.today && isDateOnly(task.due_at) ? t.tasks.dueToday : formatDue(task.due_at)}</span>}
           {task.subtasks.length > 0 && <span class="subcount">☑ {doneSubs}/{task.subtasks.length}</span>}
           {p.listName && <span class="list-name" dir="auto">{p.listName}</span>}
+          {p.by && <span class="by" dir="auto">{t.sharing.createdBy(p.by)}</span>}
           {task.tags.map((tag) => (
             <span key={tag.id} class="tag" dir="auto" style={{ borderColor: tag.color }}>
               <span class="tag-dot" style={{ background: tag.color }} aria-hidden="true" />
@@ -556,13 +666,13 @@ function TaskRow(p: {
           {task.description && <span class="has-notes" aria-hidden="true">≡</span>}
         </span>
       </div>
-      {p.onDragBefore && (
+      {editable && p.onDragBefore && (
         // Pointer drag for touch (HTML drag and drop is mouse-only here); the keyboard has Alt+↑/↓.
         <span class="drag-handle" aria-hidden="true" title={t.planner.reorderHint} {...handle.handlers}>
           ⠿
         </span>
       )}
-      {!renaming && (
+      {!renaming && editable && (
         <span class="row-actions">
           <button class="icon small" aria-label={`${t.tasks.renameTask}: ${task.title}`} title={`${t.tasks.renameTask} (F2)`} onClick={startRename}>✎</button>
         </span>
