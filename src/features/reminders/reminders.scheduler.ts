@@ -4,6 +4,7 @@ import { failpoint } from "../../core/failpoint";
 import { isSqliteBusy } from "../../core/errors";
 import { claimDelivery, dueDeliveries, earliestAttempt, releaseInterrupted, type DeliveryRow } from "./channels.repo";
 import { earliestFire } from "./reminders.repo";
+import { pruneDeliveries } from "./deliveries.retention";
 import type { RemindersService } from "./reminders.service";
 import type { AttemptResult, ChannelsService } from "./channels.service";
 
@@ -38,6 +39,8 @@ export const MAX_SLEEP_MS = 60_000;
 const LEASE_MS = 60_000;
 /** The longest one send may take (SMTP: connection + greeting + socket timeouts): the lease of a claimed batch grows with it. */
 const SEND_MAX_MS = 40_000;
+/** The delivery history's retention (deliveries.retention.ts) runs at most this often. */
+const PRUNE_EVERY_MS = 3_600_000;
 /** Work per firing transaction before it commits and yields (a request waits at most about this, plus the fsync). */
 const SLICE_MS = 8;
 /** Outcomes wait at most this long to be recorded together (one commit, one fsync, for all of them). */
@@ -72,6 +75,8 @@ export class ReminderScheduler {
   private readonly concurrency: number;
   private readonly batch: number;
   private readonly claimBatch: number;
+  /** When the delivery history was last pruned (clock time). */
+  private lastPrune = -Infinity;
 
   constructor(
     private readonly core: Core,
@@ -188,12 +193,34 @@ export class ReminderScheduler {
         this.queue = claimed;
         await yieldToRequests();
       }
-      while (this.inFlight.size < this.concurrency && this.queue.length > 0) this.launch(this.queue.shift()!);
+      // One send started per turn of the event loop: a request that arrived meanwhile runs between
+      // two sends' synchronous parts (building, signing, connecting), not after all of them.
+      if (this.queue.length > 0) {
+        this.launch(this.queue.shift()!);
+        await yieldToRequests();
+      }
     }
     await Promise.all(this.inFlight);
     this.flush();
     // A flush the write lock refused is retried by its timer; the pass ends when it is recorded.
     while (this.outcomes.length > 0) await Bun.sleep(50);
+    // 3. About once an hour: the delivery history past its retention.
+    if (!this.stopping && this.core.clock.now().getTime() - this.lastPrune >= PRUNE_EVERY_MS) await this.prune();
+  }
+
+  /** Deletes the delivery history past its retention (deliveries.retention.ts); answers how many rows went. */
+  async prune(): Promise<number> {
+    const now = this.core.clock.now();
+    this.lastPrune = now.getTime();
+    try {
+      const n = await pruneDeliveries(this.core.db, now, this.graceMs, yieldToRequests);
+      if (n) this.core.logger.info("old reminder deliveries deleted", { deliveries: n });
+      return n;
+    } catch (e) {
+      // A restore holding the write lock, say: the next run (in an hour) does it.
+      if (!isSqliteBusy(e)) this.core.logger.error("reminder deliveries not pruned", { error: String(e) });
+      return 0;
+    }
   }
 
   /** Claims up to claimBatch due deliveries in one transaction; null when another connection holds the write lock. */
