@@ -15,7 +15,8 @@ import { AppProcess, serverEnv } from "../helpers/spawn";
  * NODE_EXTRA_CA_CERTS=<the CA> delivers a reminder that arrives over TLS (authentication is only
  * offered after STARTTLS) with a text and an HTML part; the same server started without it
  * refuses the certificate, and the delivery's error says the certificate is not trusted and how
- * to trust a private CA.
+ * to trust a private CA. The same variable is how an https webhook with such a certificate is
+ * trusted (the same runtime trust store).
  */
 const hasOpenssl = Bun.which("openssl") !== null;
 if (!hasOpenssl) console.warn("SKIPPED email-starttls.test.ts: the openssl CLI is missing (apt-get install -y openssl)");
@@ -25,6 +26,8 @@ const mails: { parsed: ParsedMail; secure: boolean; user: unknown }[] = [];
 let smtp: SMTPServer;
 let port = 0;
 const servers: AppProcess[] = [];
+let https: ReturnType<typeof Bun.serve> | null = null;
+const hooks: string[] = [];
 
 function openssl(...args: string[]): void {
   const r = Bun.spawnSync(["openssl", ...args], { cwd: dir, stdout: "pipe", stderr: "pipe" });
@@ -60,10 +63,21 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => smtp.listen(0, "127.0.0.1", () => resolve()));
   port = (smtp.server.address() as AddressInfo).port;
+  // An https webhook receiver with the same CA-signed certificate.
+  https = Bun.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    tls: { key: readFileSync(join(dir, "smtp.key"), "utf8"), cert: readFileSync(join(dir, "smtp.pem"), "utf8") },
+    fetch: async (req) => {
+      hooks.push(await req.text());
+      return new Response("ok");
+    },
+  });
 });
 afterAll(async () => {
   for (const s of servers) await s.stop();
   smtp?.close();
+  https?.stop(true);
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -84,7 +98,9 @@ async function serverWithReminder(name: string, env: Record<string, string>) {
   expect(ch.status).toBe(201);
   const t = await c.post("/api/v1/tasks", { title: `Call the plumber (${name})` });
   expect((await c.post(`/api/v1/tasks/${t.body.id}/reminders`, { kind: "at", at: new Date(Date.now() + 1500).toISOString() })).status).toBe(201);
-  return { c, channelId: ch.body.id as string };
+  const hook = await c.post("/api/v1/notification-channels", { type: "webhook", name: "Hook", enabled: false, config: { url: `https://127.0.0.1:${https!.port}/hook` } });
+  expect(hook.status).toBe(201);
+  return { c, channelId: ch.body.id as string, hookId: hook.body.id as string };
 }
 
 /** The first delivery once an attempt has ended: delivered, or an error recorded. */
@@ -100,7 +116,7 @@ async function firstOutcome(c: TestClient) {
 
 describe.skipIf(!hasOpenssl)("e-mail over STARTTLS with a private CA", () => {
   test("trusted through NODE_EXTRA_CA_CERTS: the test and the reminder arrive encrypted, authenticated, with text and HTML parts", async () => {
-    const { c, channelId } = await serverWithReminder("trusted", { NODE_EXTRA_CA_CERTS: join(dir, "ca.pem") });
+    const { c, channelId, hookId } = await serverWithReminder("trusted", { NODE_EXTRA_CA_CERTS: join(dir, "ca.pem") });
     const d = await firstOutcome(c);
     expect(d).toMatchObject({ status: "delivered", attempts: 1, last_error: null });
     const m = mails.find((x) => x.parsed.subject?.startsWith("Call the plumber (trusted)"));
@@ -116,11 +132,16 @@ describe.skipIf(!hasOpenssl)("e-mail over STARTTLS with a private CA", () => {
     expect((await c.post(`/api/v1/notification-channels/${channelId}/test`)).body).toEqual({ status: "delivered" });
     expect(mails).toHaveLength(n + 1);
     expect(mails[n]!.secure).toBe(true);
+    // An https webhook (disabled: tested only by hand) with a certificate of the same CA.
+    const h = hooks.length;
+    expect((await c.post(`/api/v1/notification-channels/${hookId}/test`)).body).toEqual({ status: "delivered" });
+    expect(hooks).toHaveLength(h + 1);
   }, 40_000);
 
   test("without the CA: refused; the delivery keeps retrying with an error that says the certificate is not trusted", async () => {
     const n = mails.length;
-    const { c, channelId } = await serverWithReminder("untrusted", {});
+    const h = hooks.length;
+    const { c, channelId, hookId } = await serverWithReminder("untrusted", {});
     const d = await firstOutcome(c);
     expect(d.status).toBe("retrying");
     expect(d.last_error).toMatch(/^the SMTP server's TLS certificate is not trusted \(.+\); a certificate from a private CA is trusted by starting the server with NODE_EXTRA_CA_CERTS/);
@@ -129,5 +150,9 @@ describe.skipIf(!hasOpenssl)("e-mail over STARTTLS with a private CA", () => {
     expect(t.body.code).toBe("delivery_failed");
     expect(JSON.stringify(t.body.errors)).toContain("TLS certificate is not trusted");
     expect(mails).toHaveLength(n);
+    const hook = await c.post(`/api/v1/notification-channels/${hookId}/test`);
+    expect(hook.status).toBe(502);
+    expect(JSON.stringify(hook.body.errors)).toMatch(/certificate/);
+    expect(hooks).toHaveLength(h);
   }, 40_000);
 });

@@ -100,6 +100,9 @@ export class ReminderScheduler {
     if (this.started) return;
     this.started = true;
     this.stopping = false;
+    // Whatever an earlier run held is `sending` in the ledger: released just below, claimable again.
+    this.queue = [];
+    this.held.clear();
     const n = writeTx(this.core.db, (tx) => releaseInterrupted(tx, this.core.clock.now().toISOString()));
     if (n) this.core.logger.warn("reminder deliveries interrupted by a stop are sent again", { deliveries: n });
     this.reminders.wake = () => this.wake();
