@@ -71,9 +71,10 @@ while (count < N && Date.now() < deadline) {
   lastAt = c.last;
 }
 const allIn = (lastAt - fireAt.getTime()) / 1000;
-const fmt = (xs: number[]) => `p50 ${percentile(xs, 50).toFixed(1)} ms, p99 ${percentile(xs, 99).toFixed(1)} ms (n=${xs.length})`;
+const fmt = (xs: number[]) =>
+  `p50 ${percentile(xs, 50).toFixed(1)} ms, p90 ${percentile(xs, 90).toFixed(1)} ms, p99 ${percentile(xs, 99).toFixed(1)} ms, max ${Math.max(...xs).toFixed(1)} ms (n=${xs.length})`;
 console.log(`delivered ${count}/${N}; the last arrived ${allIn.toFixed(1)} s after the fire time`);
-console.log(`GET /tasks?limit=50 before: ${fmt(baseline)}`);
+console.log(`GET /tasks?limit=50 idle (before the burst): ${fmt(baseline)}`);
 console.log(`GET /tasks?limit=50 during the burst: ${fmt(during)}`);
 const dups = (await (await fetch(`${rxBase}/count`)).json()) as { duplicates: number };
 console.log(`duplicate X-Delivery-Id at the receiver: ${dups.duplicates}`);

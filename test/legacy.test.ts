@@ -127,6 +127,7 @@ describe("export", () => {
       priority: 3,
       rank: expect.any(String),
       tags: ["home", "Urgent"],
+      reminders: [],
       created_at: ship.created_at,
       updated_at: ship.updated_at,
       deleted_at: null,

@@ -45,7 +45,33 @@ export async function sendMail(s: SmtpSettings, to: string, m: ReminderMessage):
   try {
     const { subject, text, html } = mailOf(m);
     await transport.sendMail({ from: s.from, to, subject, text, html, headers: { "X-Delivery-Id": m.id } });
+  } catch (e) {
+    throw clearerTlsError(e);
   } finally {
     transport.close();
   }
+}
+
+/** OpenSSL's verdicts on a certificate it does not trust (nodemailer keeps them as `originalCode`). */
+const UNTRUSTED = new Set([
+  "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
+  "UNABLE_TO_GET_ISSUER_CERT",
+  "UNABLE_TO_GET_ISSUER_CERT_LOCALLY",
+  "SELF_SIGNED_CERT_IN_CHAIN",
+  "DEPTH_ZERO_SELF_SIGNED_CERT",
+  "CERT_UNTRUSTED",
+  "CERT_SIGNATURE_FAILURE",
+  "CERT_HAS_EXPIRED",
+  "CERT_NOT_YET_VALID",
+  "ERR_TLS_CERT_ALTNAME_INVALID",
+]);
+
+/**
+ * An untrusted SMTP certificate says so, and how an administrator trusts a private CA: the
+ * delivery's `last_error` (and a test's 502) otherwise reads "unable to verify the first certificate".
+ */
+function clearerTlsError(e: unknown): unknown {
+  const code = (e as { originalCode?: unknown; code?: unknown } | null)?.originalCode ?? (e as { code?: unknown } | null)?.code;
+  if (typeof code !== "string" || !UNTRUSTED.has(code)) return e;
+  return new Error(`the SMTP server's TLS certificate is not trusted (${(e as Error).message}); a certificate from a private CA is trusted by starting the server with NODE_EXTRA_CA_CERTS=<the CA's PEM file>`);
 }

@@ -150,6 +150,51 @@ export function pageDeliveries(c: Conn, userId: string, beforeId: string | null,
     : c.sqlite.query<DeliveryRow, [string, string, number]>(`SELECT ${D_COLS} FROM deliveries WHERE user_id = ? AND id < ? ORDER BY id DESC LIMIT ?`).all(userId, beforeId, limit);
 }
 
+// ---- retention (deliveries.retention.ts decides what may go) ---------------------------------------
+
+/** A delivery as the retention rule judges it. */
+export interface DeliveryAge {
+  id: string;
+  occurrence: string;
+  fire_at: string;
+  created_at: string;
+}
+
+/**
+ * Ended deliveries (delivered, failed, missed) with `after < id < before`, in id order (the
+ * primary key; UUIDv7, so id order is creation order), optionally of one user (deliveries_user_idx).
+ */
+export function endedDeliveriesBetween(c: Conn, userId: string | null, after: string, before: string, limit: number): DeliveryAge[] {
+  return userId === null
+    ? c.sqlite
+        .query<DeliveryAge, [string, string, number]>(
+          "SELECT id, occurrence, fire_at, created_at FROM deliveries WHERE id > ? AND id < ? AND status IN ('delivered', 'failed', 'missed') ORDER BY id LIMIT ?",
+        )
+        .all(after, before, limit)
+    : c.sqlite
+        .query<DeliveryAge, [string, string, string, number]>(
+          "SELECT id, occurrence, fire_at, created_at FROM deliveries WHERE user_id = ? AND id > ? AND id < ? AND status IN ('delivered', 'failed', 'missed') ORDER BY id LIMIT ?",
+        )
+        .all(userId, after, before, limit);
+}
+
+/** The id of the user's `keep`-th newest delivery (older ones are past the per-user cap), or null when they have no more than that. */
+export function nthNewestDeliveryId(c: Conn, userId: string, keep: number): string | null {
+  return c.sqlite.query<{ id: string }, [string, number]>("SELECT id FROM deliveries WHERE user_id = ? ORDER BY id DESC LIMIT 1 OFFSET ?").get(userId, keep - 1)?.id ?? null;
+}
+
+/** Deletes these deliveries, if they have still ended (a row taken up again meanwhile stays). */
+export function deleteEndedDeliveries(c: Conn, ids: string[]): number {
+  if (ids.length === 0) return 0;
+  return c.sqlite
+    .query("DELETE FROM deliveries WHERE id IN (SELECT value FROM json_each(?)) AND status IN ('delivered', 'failed', 'missed')")
+    .run(JSON.stringify(ids)).changes;
+}
+
+export function countDeliveries(c: Conn, userId: string): number {
+  return c.sqlite.query<{ n: number }, [string]>("SELECT count(*) AS n FROM deliveries WHERE user_id = ?").get(userId)!.n;
+}
+
 // ---- action tokens ---------------------------------------------------------------------------
 
 /** Marks an action token used; false when it already was (single use). */

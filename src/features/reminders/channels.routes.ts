@@ -90,7 +90,7 @@ export function channelsRoutes(service: ChannelsService) {
       query: DeliveryQuery,
       detail: doc({
         summary: "The user's deliveries, newest first",
-        description: "`status`: `delivered`, `retrying` (waiting for an attempt: the first one, a retry with backoff from 30 s to 5 minutes, or quiet hours ending), `failed` (the receiver kept refusing until the grace passed, or the channel was deleted or disabled), `missed` (the server was down past the grace, `APP_REMINDER_GRACE_SECONDS`). `late`: sent more than a minute after its time (the server was down). `last_error` holds the receiver's status or the network error, never its body. `limit` 1 to 100 (default 50); `next_cursor` for the next page.",
+        description: "`status`: `delivered`, `retrying` (waiting for an attempt: the first one, a retry with backoff from 30 s to 5 minutes, or quiet hours ending), `failed` (the receiver kept refusing until the grace passed, or the channel was deleted or disabled), `missed` (the server was down past the grace, `APP_REMINDER_GRACE_SECONDS`). `late`: sent more than a minute after its time (the server was down). `last_error` holds the receiver's status or the network error, never its body. `limit` 1 to 100 (default 50); `next_cursor` for the next page. Retention: the server keeps the last 30 days and at most the newest 1,000 deliveries per user; older ones that have ended (delivered, failed, missed) are deleted about once an hour, except those recorded in the last 24 hours (their done/snooze links still work) and those whose occurrence could still be sent (the history is also the exactly-once ledger).",
         tags: TAGS,
         ok: { status: 200, schema: DeliveryPage },
         errors: ["validation_failed", "invalid_cursor"],

@@ -36,6 +36,8 @@ export const LATE_AFTER_MS = 60_000;
 interface FireMemo {
   users: Map<string, ReturnType<RemindersService["userClock"]>>;
   channels: Map<string, string[]>;
+  /** A target read once for all its reminders firing at the same instant. */
+  targets: Map<string, LoadedTarget | null>;
 }
 
 /** What a delivery carries to the receivers, fixed when it is recorded. */
@@ -252,19 +254,26 @@ export class RemindersService {
   }
 
   /**
-   * One small transaction: up to `limit` reminders due by `now` are checked against their
-   * target's current state (a task completed or moved since it was armed is re-armed instead),
-   * their deliveries recorded in the ledger (one per enabled channel; INSERT ... ON CONFLICT DO
-   * NOTHING keeps it at one per (reminder, occurrence, channel) however often this runs), and
-   * re-armed for their next occurrence. Returns how many reminders it handled.
+   * One short transaction: up to `limit` reminders due by `now`, and no more than `budgetMs` of
+   * work (the event loop is blocked meanwhile), are checked against their target's current state
+   * (a task completed or moved since it was armed is re-armed instead), their deliveries recorded
+   * in the ledger (one per enabled channel; INSERT ... ON CONFLICT DO NOTHING keeps it at one per
+   * (reminder, occurrence, channel) however often this runs), and re-armed for their next
+   * occurrence. Answers how many it handled and whether more may be due.
    */
-  fireDue(now: Date, graceMs: number, limit: number): number {
+  fireDue(now: Date, graceMs: number, limit: number, budgetMs = Infinity): { handled: number; more: boolean } {
     return writeTx(this.core.db, (tx) => {
+      const t0 = performance.now();
       const due = dueReminders(tx, now.toISOString(), limit);
       // Reads shared by the batch's reminders (many fire for one user, several for one target).
-      const memo: FireMemo = { users: new Map(), channels: new Map() };
-      for (const r of due) this.fireOne(tx, r, now, graceMs, memo);
-      return due.length;
+      const memo: FireMemo = { users: new Map(), channels: new Map(), targets: new Map() };
+      let handled = 0;
+      for (const r of due) {
+        this.fireOne(tx, r, now, graceMs, memo);
+        handled++;
+        if (performance.now() - t0 > budgetMs) break;
+      }
+      return { handled, more: handled < due.length || due.length === limit };
     });
   }
 
@@ -272,7 +281,9 @@ export class RemindersService {
     if (!memo.users.has(r.user_id)) memo.users.set(r.user_id, this.userClock(c, r.user_id));
     const u = memo.users.get(r.user_id)!;
     const fireAt = new Date(r.next_fire_at!);
-    const target = u ? loadTarget(c, r.user_id, r.target_type, r.target_id, u.tz, fireAt) : null;
+    const key = `${r.user_id}:${r.target_type}:${r.target_id}:${r.next_fire_at}`;
+    if (u && !memo.targets.has(key)) memo.targets.set(key, loadTarget(c, r.user_id, r.target_type, r.target_id, u.tz, fireAt));
+    const target = u ? memo.targets.get(key)! : null;
     if (!u || !target) {
       // The target is gone (a purged habit or countdown): so is its reminder.
       deleteReminder(c, r.id);

@@ -10,7 +10,8 @@ import { listRowsInOrder } from "../../features/lists/lists.repo";
 import { memoRowsInOrder } from "../../features/memos/memos.repo";
 import { recurrenceRowsInOrder } from "../../features/recurrence/recurrence.repo";
 import { taskRowsWithTagNames } from "../../features/tasks/tasks.repo";
-import { CsvWriter, toRecord, type LegacyRecord } from "./legacy.present";
+import { exportReminderRows } from "../../features/reminders/reminders.repo";
+import { CsvWriter, reminderRecord, toRecord, type LegacyRecord } from "./legacy.present";
 import { zeroCounts } from "./legacy.problems";
 import { recordPacer } from "./legacy.stored";
 import { KINDS, type Counts, type Kind } from "./legacy.schemas";
@@ -85,12 +86,19 @@ function walk(core: Core, userId: string, emit: (kind: Kind, record: LegacyRecor
         pacer.add();
       }
     };
+    // The user's own reminders (personal: on a shared list's task, only theirs), by target, in creation order.
+    const reminders = new Map<string, LegacyRecord[]>();
+    for (const r of exportReminderRows(tx, userId)) {
+      const key = `${r.target_type}:${r.target_id}`;
+      reminders.set(key, [...(reminders.get(key) ?? []), reminderRecord(r)]);
+    }
+    const of = (type: string, id: string) => reminders.get(`${type}:${id}`) ?? [];
     each("folders", liveFolderRowsInOrder(tx, userId), toRecord.folders);
     each("lists", listRowsInOrder(tx, userId), toRecord.lists);
-    each("tasks", taskRowsWithTagNames(tx, userId), toRecord.tasks);
+    each("tasks", taskRowsWithTagNames(tx, userId), (r) => toRecord.tasks(r, of("task", r.id)));
     each("recurrences", recurrenceRowsInOrder(tx, userId), toRecord.recurrences);
-    each("habits", habitRowsInOrder(tx, userId), toRecord.habits);
-    each("countdowns", countdownRowsInOrder(tx, userId), toRecord.countdowns);
+    each("habits", habitRowsInOrder(tx, userId), (r) => toRecord.habits(r, of("habit", r.id)));
+    each("countdowns", countdownRowsInOrder(tx, userId), (r) => toRecord.countdowns(r, of("countdown", r.id)));
     each("memos", memoRowsInOrder(tx, userId), toRecord.memos);
   });
   return counts;

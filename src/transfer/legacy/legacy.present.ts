@@ -6,12 +6,21 @@ import type { MemoExportRow as MemoOut } from "../../features/memos/memos.repo";
 import { presentRecurrence } from "../../features/recurrence/recurrence.present";
 import type { RecurrenceExportRow as RecurrenceOut } from "../../features/recurrence/recurrence.repo";
 import type { TaskWithTagNamesRow as TaskOut } from "../../features/tasks/tasks.repo";
+import type { ReminderExportRow } from "../../features/reminders/reminders.repo";
+import { FIELDS } from "../../features/reminders/reminders.rules";
 import { BOM, encodeRow } from "./legacy.csv";
 import type { Kind } from "./legacy.schemas";
 
 // Row → legacy v1 record (the API's field names), and the two file forms: JSON and CSV.
 
 export type LegacyRecord = Record<string, unknown>;
+
+/** A reminder as a legacy record carries it: `kind` and that kind's fields (the API's create body). */
+export function reminderRecord(r: ReminderExportRow): LegacyRecord {
+  const out: LegacyRecord = { kind: r.kind };
+  for (const f of FIELDS[r.kind]) out[f] = r[f];
+  return out;
+}
 
 export const toRecord = {
   folders: (r: FolderOut): LegacyRecord => ({ id: r.id, name: r.name, position: r.position, created_at: r.created_at, updated_at: r.updated_at }),
@@ -27,7 +36,7 @@ export const toRecord = {
     updated_at: r.updated_at,
     deleted_at: r.deleted_at,
   }),
-  tasks: (r: TaskOut): LegacyRecord => ({
+  tasks: (r: TaskOut, reminders: LegacyRecord[] = []): LegacyRecord => ({
     id: r.id,
     list_id: r.list_id,
     parent_id: r.parent_id,
@@ -39,6 +48,7 @@ export const toRecord = {
     priority: r.priority,
     rank: r.rank,
     tags: JSON.parse(r.tags) as string[],
+    reminders,
     created_at: r.created_at,
     updated_at: r.updated_at,
     deleted_at: r.deleted_at,
@@ -48,7 +58,7 @@ export const toRecord = {
     const { exceptions: _, ...record } = presentRecurrence(r, []);
     return record;
   },
-  habits: (r: HabitOut): LegacyRecord => ({
+  habits: (r: HabitOut, reminders: LegacyRecord[] = []): LegacyRecord => ({
     id: r.id,
     name: r.name,
     icon: r.icon,
@@ -59,10 +69,11 @@ export const toRecord = {
     start_date: r.start_date,
     position: r.position,
     archived: r.archived_at !== null,
+    reminders,
     created_at: r.created_at,
     updated_at: r.updated_at,
   }),
-  countdowns: (r: CountdownOut): LegacyRecord => ({
+  countdowns: (r: CountdownOut, reminders: LegacyRecord[] = []): LegacyRecord => ({
     id: r.id,
     name: r.name,
     date: r.date,
@@ -73,6 +84,7 @@ export const toRecord = {
     lunar: r.calendar === "lunar" && r.lunar_month !== null && r.lunar_day !== null ? { month: r.lunar_month, day: r.lunar_day, leap: r.lunar_leap === 1 } : null,
     pinned: r.pinned === 1,
     archived: r.archived_at !== null,
+    reminders,
     created_at: r.created_at,
     updated_at: r.updated_at,
   }),
@@ -126,6 +138,7 @@ export const CSV_FIELDS: Record<Kind, Record<string, CellType>> = {
     priority: "number",
     rank: "nullable",
     tags: "json",
+    reminders: "json",
     created_at: "string",
     updated_at: "string",
     deleted_at: "nullable",
@@ -153,6 +166,7 @@ export const CSV_FIELDS: Record<Kind, Record<string, CellType>> = {
     start_date: "string",
     position: "number",
     archived: "boolean",
+    reminders: "json",
     created_at: "string",
     updated_at: "string",
   },
@@ -167,6 +181,7 @@ export const CSV_FIELDS: Record<Kind, Record<string, CellType>> = {
     lunar: "json",
     pinned: "boolean",
     archived: "boolean",
+    reminders: "json",
     created_at: "string",
     updated_at: "string",
   },

@@ -99,7 +99,7 @@ function readJsonBytes(bytes: Uint8Array, locate: Locate): StoredFile {
 }
 
 /** Columns added after legacy v1 was first written (issue 14): an older file may lack them. */
-const CSV_LATER_COLUMNS = new Set(["sort", "rank"]);
+const CSV_LATER_COLUMNS = new Set(["sort", "rank", "reminders"]);
 
 const KIND_OF_CSV = new Map(KINDS.map((k) => [CSV_KIND[k], k]));
 /** Per kind, the CSV columns it uses (the others must be empty on its rows). */

@@ -9,6 +9,8 @@ import { kindFields } from "../../features/recurrence/recurrence.schemas";
 import { recordFields } from "../record-fields";
 import { Rank } from "../../features/tasks/tasks.schemas";
 import { ListSort } from "../../features/lists/lists.schemas";
+import { ReminderCreate } from "../../features/reminders/reminders.schemas";
+import { REMINDERS_PER_TARGET, reminderShapeProblems, type TargetKind } from "../../features/reminders/reminders.rules";
 import type { Kind } from "./legacy.schemas";
 
 // Legacy v1 records: the API's shapes, flat (subtasks carry parent_id), tasks with their tag
@@ -32,6 +34,23 @@ const Position = z.number().int().min(-1_000_000_000).max(1_000_000_000);
 
 const F = recordFields({ Id, Instant, Position });
 
+/**
+ * The user's own reminders on a task, habit or countdown, as the API creates them (`kind` and its
+ * fields; the schedule is computed again on restore). Absent or null in files made before them.
+ */
+const reminders = (type: TargetKind) =>
+  z
+    .array(ReminderCreate)
+    .max(REMINDERS_PER_TARGET, `at most ${REMINDERS_PER_TARGET} reminders`)
+    .superRefine((rs, ctx) =>
+      rs.forEach((r, i) => {
+        for (const p of reminderShapeProblems(type, r.kind, r)) ctx.addIssue({ code: "custom", path: [i, p.path], message: p.message });
+      }),
+    )
+    .nullable()
+    .optional()
+    .describe(`your reminders on the ${type}, as POST /${type}s/{id}/reminders takes them ({kind, …its fields}); restored unarmed, then scheduled from the restore on`);
+
 export const LegacyFolder = z.strictObject(F.folder);
 export type LegacyFolder = z.infer<typeof LegacyFolder>;
 
@@ -44,6 +63,7 @@ export const LegacyTask = z.strictObject({
     ...F.taskHead,
     rank: Rank.nullable().optional(),
     tags: z.array(TagName).max(100, "at most 100 tags").describe("tag names; missing tags are created"),
+    reminders: reminders("task"),
     ...F.stampsDeleted,
   });
 export type LegacyTask = z.infer<typeof LegacyTask>;
@@ -62,13 +82,14 @@ export const LegacyRecurrence = z.strictObject({
   });
 export type LegacyRecurrence = z.infer<typeof LegacyRecurrence>;
 
-export const LegacyHabit = z.strictObject({ ...F.habitHead, ...F.stamps });
+export const LegacyHabit = z.strictObject({ ...F.habitHead, reminders: reminders("habit"), ...F.stamps });
 export type LegacyHabit = z.infer<typeof LegacyHabit>;
 
 export const LegacyCountdown = z.strictObject({
     ...F.countdownHead,
     lunar: LunarMonthDay.nullable().optional().describe("informative; recomputed from `date` on restore"),
     ...F.countdownFlags,
+    reminders: reminders("countdown"),
     ...F.stamps,
   })
   .superRefine((c, ctx) => {

@@ -44,7 +44,7 @@ export function legacyRoutes(legacy: () => Promise<LegacyService>, clock: { now(
       detail: doc({
         summary: "Legacy JSON v1 export (lightweight; not a full backup)",
         description:
-          "Folders (live), lists, tasks (flat: subtasks carry `parent_id`; `tags` holds tag names), recurrences (without exceptions), habits (without logs and pauses), countdowns and memos. No attachments. Audited (`legacy_exported`). Made by the server's job worker (other requests are served meanwhile).",
+          "Folders (live), lists, tasks (flat: subtasks carry `parent_id`; `tags` holds tag names), recurrences (without exceptions), habits (without logs and pauses), countdowns and memos; tasks, habits and countdowns carry your own `reminders` (as POST …/reminders takes them). No attachments, notification channels or delivery history. Audited (`legacy_exported`). Made by the server's job worker (other requests are served meanwhile).",
         tags: ["legacy"],
         ok: { status: 200, schema: LegacyExport, headers: { "Content-Disposition": { description: "attachment; filename=app-legacy-YYYY-MM-DD.json" } } },
       }),
@@ -53,7 +53,7 @@ export function legacyRoutes(legacy: () => Promise<LegacyService>, clock: { now(
       detail: doc({
         summary: "Legacy CSV v1 export",
         description:
-          "UTF-8 with a BOM, RFC 4180 quoting, one header row and one row per record; the `kind` column is folder, list, task, recurrence, habit, countdown or memo (a recurrence's own kind is in `recurrence_kind`). Booleans are true/false, empty cells are null, tags/frequency/lunar are JSON. A cell starting with `=`, `+`, `-`, `@`, tab, CR or `'` is written with a leading `'` (spreadsheets never run it); restore removes it.",
+          "UTF-8 with a BOM, RFC 4180 quoting, one header row and one row per record; the `kind` column is folder, list, task, recurrence, habit, countdown or memo (a recurrence's own kind is in `recurrence_kind`). Booleans are true/false, empty cells are null, tags/frequency/lunar/reminders are JSON. A cell starting with `=`, `+`, `-`, `@`, tab, CR or `'` is written with a leading `'` (spreadsheets never run it); restore removes it.",
         tags: ["legacy"],
         ok: { status: 200, schema: LegacyCsv, contentType: "text/csv", headers: { "Content-Disposition": { description: "attachment; filename=app-legacy-YYYY-MM-DD.csv" } } },
       }),

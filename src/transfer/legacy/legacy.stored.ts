@@ -89,7 +89,13 @@ export class Collector {
         if (this.foundCount[kind] > MAX_PROBLEMS) break;
         let group: Problem[];
         if (issue.code === "unrecognized_keys") {
-          group = issue.keys.map((k) => ({ code: "validation_failed", path: locate(kind, i, clipped(k)), message: "unknown field" }));
+          // A record's own unknown field, or one inside a field (a reminder of its `reminders`): named where it is.
+          const inside = issue.path.map(String);
+          group = issue.keys.map((k) => ({
+            code: "validation_failed",
+            path: inside.length === 0 ? locate(kind, i, clipped(k)) : `${locate(kind, i, inside[0])} ${[...inside.slice(1), clipped(k)].join(".")}`,
+            message: "unknown field",
+          }));
         } else {
           const field = issue.path.length ? String(issue.path[0]) : undefined;
           const rest = issue.path.slice(1).map(String).join(".");

@@ -10,6 +10,8 @@ import { insertRestoredRecurrence, recurrenceIdOfTask, recurrenceOwners, type Re
 import { insertRestoredTag, tagIdsByKey, tagNameKey } from "../../features/tags/tags.repo";
 import { existingTasksOf, insertRestoredTask, linkRestoredTags, taskOwners, type ExistingTask } from "../../features/tasks/tasks.repo";
 import { recurrenceOnSubtaskProblem } from "../../features/tasks/tasks.rules";
+import { insertRestoredReminder } from "../../features/reminders/reminders.repo";
+import type { TargetKind } from "../../features/reminders/reminders.rules";
 import type { CheckedFile } from "./legacy.check";
 import { rejectWith, zeroCounts, type Locate, type Problem } from "./legacy.problems";
 import type { LegacyRecords } from "./legacy.records";
@@ -109,6 +111,27 @@ function mapIds(w: Writing): void {
   }
 }
 
+/**
+ * A restored record's reminders, the user's own, with new ids: stored unarmed (the scheduler
+ * computes their schedule from the restored target within a minute, as after a backup restore).
+ */
+function writeReminders(w: Writing, type: TargetKind, targetId: string, list: LegacyRecords["tasks"][number]["reminders"]): void {
+  for (const r of list ?? []) {
+    insertRestoredReminder(w.c, w.userId, {
+      id: newId(),
+      target_type: type,
+      target_id: targetId,
+      kind: r.kind,
+      minutes_before: r.minutes_before ?? null,
+      at: r.at ?? null,
+      time: r.time ?? null,
+      days_before: r.days_before ?? null,
+      created_at: w.now,
+      updated_at: w.now,
+    });
+  }
+}
+
 /** Each record of a kind in file order, taken from the file once; skipped ones counted. */
 function eachNew<K extends Kind>(w: Writing, kind: K, fn: (r: LegacyRecords[K][number], i: number) => void): void {
   for (let i = 0; i < w.f.json[kind].length; i++) {
@@ -180,6 +203,7 @@ function writeTasks(w: Writing): void {
     const id = w.maps.tasks.get(r.id)!;
     insertRestoredTask(c, userId, { ...r, id, list_id: listId, parent_id: parentId, completed: r.completed ? 1 : 0, version: 1, position: 0 });
     linkRestoredTags(c, id, r.tags.map(tagOf));
+    writeReminders(w, "task", id, r.reminders);
     w.counts.tasks++;
     w.pacer.add();
   };
@@ -235,7 +259,9 @@ function writeRecurrences(w: Writing): void {
 function writeHabits(w: Writing): void {
   eachNew(w, "habits", (r) => {
     const archived_at = r.archived ? r.updated_at : null;
-    insertRestoredHabit(w.c, w.userId, { ...r, id: w.maps.habits.get(r.id)!, frequency: JSON.stringify(r.frequency), archived_at });
+    const id = w.maps.habits.get(r.id)!;
+    insertRestoredHabit(w.c, w.userId, { ...r, id, frequency: JSON.stringify(r.frequency), archived_at });
+    writeReminders(w, "habit", id, r.reminders);
     w.counts.habits++;
   });
 }
@@ -243,12 +269,13 @@ function writeHabits(w: Writing): void {
 function writeCountdowns(w: Writing): void {
   eachNew(w, "countdowns", (r) => {
     const lunar = w.checked.lunar.get(r.id) ?? null;
+    const id = w.maps.countdowns.get(r.id)!;
     insertRestoredCountdown(
       w.c,
       w.userId,
       {
         ...r,
-        id: w.maps.countdowns.get(r.id)!,
+        id,
         // An archived countdown is never pinned.
         pinned: r.pinned && !r.archived ? 1 : 0,
         lunar_month: lunar?.month ?? null,
@@ -259,6 +286,7 @@ function writeCountdowns(w: Writing): void {
       // One pinned countdown per user: a merge keeps the pin the user already has.
       w.mode === "merge",
     );
+    writeReminders(w, "countdown", id, r.reminders);
     w.counts.countdowns++;
   });
 }
