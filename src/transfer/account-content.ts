@@ -12,12 +12,10 @@ import { deleteRemindersOfUser } from "../features/reminders/reminders.repo";
 /**
  * Removes a user's business content before a replace restore (backup and legacy alike): folders,
  * lists except the inbox (the inbox row stays; its tasks go), tasks (with their tags, recurrences
- * and attachment rows by cascade), tags, habits with their logs (pauses by cascade), countdowns and
- * memos. Each owning repo removes its own rows; attachment files are the caller's to remove after
- * the commit. The import ledger goes too: a file imported before the replace may be imported again.
  * and attachment rows by cascade), tags, habits with their logs (pauses by cascade), countdowns,
- * memos and reminders. Each owning repo removes its own rows; attachment files are the caller's to remove after
- * the commit.
+ * memos and reminders. Each owning repo removes its own rows; attachment files are the caller's to
+ * remove after the commit. The import ledger goes too: a file imported before the replace may be
+ * imported again.
  */
 export function deleteAccountContent(c: Conn, userId: string): void {
   deleteTasksOfUser(c, userId);

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Page } from "playwright-core";
 import { en as t } from "../../web/src/i18n";
-import { apiFromPage, axeViolations, DESKTOP, hasChromium, launchBrowser, PHONE, poll, screenshot, startServer, watchErrors, type Server } from "./harness";
+import { apiFromPage, axeViolations, DESKTOP, firstRunSetup, hasChromium, launchBrowser, PHONE, poll, screenshot, startServer, watchErrors, type Server } from "./harness";
 
 const STEP = 180_000;
 const ALICE = { username: "alice", password: "a long enough password" };
@@ -105,12 +105,7 @@ describe.skipIf(!hasChromium)("shared lists in the web app, two users (issue 19)
     bob = bobBrowser.context.pages()[0] ?? (await bobBrowser.context.newPage());
     aliceErrors = watchErrors(alice);
     bobErrors = watchErrors(bob);
-    await alice.goto("/");
-    await alice.getByRole("heading", { name: t.setup.title }).waitFor();
-    await alice.getByLabel(t.fields.username).fill(ALICE.username);
-    await alice.getByLabel(t.fields.password).fill(ALICE.password);
-    await alice.getByRole("button", { name: t.setup.submit }).click();
-    await quickAdd(alice).waitFor();
+    await firstRunSetup(alice, ALICE);
     await apiFromPage(alice, "POST", "/users", { username: BOB.username, password: BOB.password, display_name: "Bob" });
     groceries = await apiFromPage<{ id: string; name: string }>(alice, "POST", "/lists", { name: "Groceries" });
     await signIn(bob, BOB);
