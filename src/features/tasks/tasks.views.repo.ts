@@ -26,14 +26,26 @@ interface Scan {
   key: string;
 }
 
+/** Each user-keyed view index and its twin keyed by list (the same rows, schema/tasks.ts). */
+const LIST_TWIN = {
+  tasks_open_day_idx: "tasks_list_open_day_idx",
+  tasks_open_timed_idx: "tasks_list_open_timed_idx",
+  tasks_live_due_idx: "tasks_list_live_due_idx",
+  tasks_open_undated_idx: "tasks_list_open_undated_idx",
+  tasks_done_idx: "tasks_list_done_idx",
+} as const;
+
 /**
  * The scans of what the user sees (lists.access.visibleScopes): their own rows through `index`
- * (keyed by user_id), each shared list through tasks_list_idx (a list's size, its rows carry the
- * owner's user_id).
+ * (keyed by user_id), each shared list through the index's twin keyed by list_id (its rows carry
+ * the owner's user_id), walked in the same order: a shared list costs the rows the view takes
+ * from it, not the list's size.
  */
-function scans(c: Conn, userId: string, index: string): Scan[] {
+function scans(c: Conn, userId: string, index: keyof typeof LIST_TWIN): Scan[] {
   return visibleScopes(c, userId).map((s) =>
-    s.kind === "own" ? { from: `tasks t INDEXED BY ${index} WHERE t.user_id = ?`, key: s.userId } : { from: "tasks t INDEXED BY tasks_list_idx WHERE t.list_id = ?", key: s.listId },
+    s.kind === "own"
+      ? { from: `tasks t INDEXED BY ${index} WHERE t.user_id = ?`, key: s.userId }
+      : { from: `tasks t INDEXED BY ${LIST_TWIN[index]} WHERE t.list_id = ?`, key: s.listId },
   );
 }
 
