@@ -312,17 +312,20 @@ export class TasksService {
     let upper = after;
     // The first window: a search is expected to match a few rows in ten, the other filters most.
     let window = (f.terms?.length ? 8 : 2) * want;
-    let seen = 0;
-    for (;;) {
-      const lower = scopesKeyAt(c, scopes, upper, window);
+    for (let round = 0; ; round++) {
+      // At most two windows. After a first window without a single match the filter is rare in
+      // every scope, each of which is then walked until its next match, most likely its end: the
+      // rest goes in one statement without the windows' index reads (scopesKeyAt). The same after
+      // a second window that fell short (the density estimate was wrong): then a scope poor in
+      // matches may again be walked below the page, as a plain merge would.
+      const lower = round < 2 && (round === 0 || out.length > 0) ? scopesKeyAt(c, scopes, upper, window) : null;
       const rows = pageLiveScopes(c, scopes, f, upper, lower, want - out.length - 1);
       for (const r of rows) out.push(r);
       if (out.length >= want || lower === null) return out;
       upper = lower;
-      seen += window;
-      // Size the next window for the matches still missing at the density seen so far (a quarter
-      // more, so that one more window usually ends the page); 4× when nothing matched yet.
-      window = out.length === 0 ? window * 4 : Math.min(window * 8, Math.ceil(((want - out.length) * seen * 1.25) / out.length) + 8);
+      // The second window is sized for the matches still missing at the density seen in the
+      // first, a quarter more, so that it usually ends the page.
+      if (out.length > 0) window = Math.ceil(((want - out.length) * window * 1.25) / out.length) + 8;
     }
   }
 
