@@ -215,7 +215,8 @@ describe("a member's page and search plans", () => {
       for (const sql of sqls) {
         expect(sql).toContain("UNION ALL");
         const plan = planOf(sql);
-        expect(plan.some((l) => l.startsWith("MERGE (UNION ALL)"))).toBe(true);
+        // The page merged by SQLite; a window's bound (each scope's n-th key, compared in JS) needs no merge.
+        if (!sql.startsWith("SELECT * FROM (SELECT t.created_at, t.id FROM")) expect(plan.some((l) => l.startsWith("MERGE (UNION ALL)"))).toBe(true);
         // The member's own rows by their index, each shared list by its own, from the cursor on.
         expect(plan.some((l) => /^SEARCH t USING (COVERING )?INDEX tasks_live_top_idx \(user_id=\?/.test(l))).toBe(true);
         expect(plan.filter((l) => /^SEARCH t USING (COVERING )?INDEX tasks_live_list_idx \(list_id=\?/.test(l)).length).toBe(2);

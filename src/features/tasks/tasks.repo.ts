@@ -577,23 +577,26 @@ function keyBounds(where: string[], args: (string | number)[], after: [string, s
 }
 
 /**
- * The key of the `n`-th (1-based) live top-level row of the scopes below `after`, newest first,
- * whatever the filter; null when fewer remain. The scopes' index walks merged lazily in one
- * statement, about `n` rows and no filter: SQLite still reads each row's parent_id and deleted_at
- * (it does not count a partial index's own condition as covered), ~0.2 µs a row against 0.5-1.5
- * for the page's walk with its tests.
+ * A window's lower bound for pageLiveScopes: of each scope's `n`-th (1-based) live top-level row
+ * below `after`, the newest key; null when every scope has fewer rows left. So every scope has at
+ * most `n` rows in [bound, after), and one has exactly `n`. One statement, an arm per scope, each
+ * walking its own index `n` rows with OFFSET (about 4 VM steps a row: SQLite still reads each
+ * row's parent_id and deleted_at, not counting a partial index's own condition as covered), no
+ * merge and no filter.
  */
-export function scopesKeyAt(c: Conn, scopes: TaskScope[], after: [string, string] | null, n: number): [string, string] | null {
+export function scopesWindowBound(c: Conn, scopes: TaskScope[], after: [string, string] | null, n: number): [string, string] | null {
   const args: (string | number)[] = [];
   const arms = scopes.map((sc) => {
     const arm = scopeArm(sc, args);
     keyBounds(arm.where, args, after, null);
-    return `SELECT t.created_at, t.id FROM ${arm.from} WHERE ${arm.where.join(" AND ")}`;
+    args.push(n - 1);
+    return `SELECT * FROM (SELECT t.created_at, t.id FROM ${arm.from} WHERE ${arm.where.join(" AND ")} ORDER BY t.created_at DESC, t.id DESC LIMIT 1 OFFSET ?)`;
   });
-  args.push(n - 1);
-  const sql = `${arms.join(" UNION ALL ")} ORDER BY created_at DESC, id DESC LIMIT 1 OFFSET ?`;
-  const r = c.sqlite.query<{ created_at: string; id: string }, (string | number)[]>(sql).get(...args);
-  return r ? [r.created_at, r.id] : null;
+  let best: [string, string] | null = null;
+  for (const r of c.sqlite.query<{ created_at: string; id: string }, (string | number)[]>(arms.join(" UNION ALL ")).all(...args)) {
+    if (!best || r.created_at > best[0] || (r.created_at === best[0] && r.id > best[1])) best = [r.created_at, r.id];
+  }
+  return best;
 }
 
 /** A list's order other than newest first (GET /tasks?list_id=…&sort=…): its key columns, in order. */

@@ -36,7 +36,7 @@ import {
   ownedTagIds,
   pageLiveTasks,
   pageLiveScopes,
-  scopesKeyAt,
+  scopesWindowBound,
   SCOPES_PER_STATEMENT,
   pageListSorted,
   pageTrash,
@@ -287,9 +287,8 @@ export class TasksService {
    * rows whatever the scopes hold. A filter can leave a scope with few matches (a rare word in one
    * list), and the merge would walk that scope to its next match however far below the page it
    * lies (a whole list, for a word it lacks): filtered pages therefore go window by window, each
-   * window the next W rows of all the scopes together (read from the indexes alone,
-   * scopesKeyAt), so no scope is walked far below the page's last row; W follows the matches
-   * found so far.
+   * window bounded so that no scope has more than W rows in it (tasks.repo scopesWindowBound), so
+   * no scope is walked far below the page's last row; W follows the matches found so far.
    */
   static pageVisible(c: Conn, scopes: TaskScope[], f: TaskFilter, after: [string, string] | null, limit: number): TaskRow[] {
     if (scopes.length === 1) return pageLiveTasks(c, scopes[0]!, f, after, limit);
@@ -310,22 +309,24 @@ export class TasksService {
     const want = limit + 1;
     const out: TaskRow[] = [];
     let upper = after;
-    // The first window: a search is expected to match a few rows in ten, the other filters most.
-    let window = (f.terms?.length ? 8 : 2) * want;
+    // Each window holds the next `n` rows of the busiest scope and at most `n` of every other
+    // (scopesWindowBound). The first: a search is expected to match a few rows in ten, the other
+    // filters most.
+    let n = (f.terms?.length ? 4 : 1) * want;
     for (let round = 0; ; round++) {
       // At most two windows. After a first window without a single match the filter is rare in
       // every scope, each of which is then walked until its next match, most likely its end: the
-      // rest goes in one statement without the windows' index reads (scopesKeyAt). The same after
-      // a second window that fell short (the density estimate was wrong): then a scope poor in
-      // matches may again be walked below the page, as a plain merge would.
-      const lower = round < 2 && (round === 0 || out.length > 0) ? scopesKeyAt(c, scopes, upper, window) : null;
+      // rest goes in one statement without the windows' bounds. The same after a second window
+      // that fell short (the estimate was wrong): then a scope poor in matches may again be walked
+      // below the page, as a plain merge would.
+      const lower = round < 2 && (round === 0 || out.length > 0) ? scopesWindowBound(c, scopes, upper, n) : null;
       const rows = pageLiveScopes(c, scopes, f, upper, lower, want - out.length - 1);
       for (const r of rows) out.push(r);
       if (out.length >= want || lower === null) return out;
       upper = lower;
-      // The second window is sized for the matches still missing at the density seen in the
-      // first, a quarter more, so that it usually ends the page.
-      if (out.length > 0) window = Math.ceil(((want - out.length) * window * 1.25) / out.length) + 8;
+      // The second window is sized for the matches still missing at the rate seen in the first,
+      // a quarter more, so that it usually ends the page.
+      if (out.length > 0) n = Math.ceil(((want - out.length) * n * 1.25) / out.length) + 8;
     }
   }
 
