@@ -11,7 +11,7 @@
 // two walks merged by the service (tasks.views.ts); a local day is a range of dates in one and a
 // range of instants [local midnight, next local midnight) in the other.
 import type { Conn } from "../../core/db";
-import { visibleScopes } from "../lists/lists.access";
+import { visibleScopes, type TaskScope } from "../lists/lists.access";
 import { ROW_COLS, SCOPES_PER_STATEMENT, type TaskRow } from "./tasks.repo";
 
 /**
@@ -20,11 +20,18 @@ import { ROW_COLS, SCOPES_PER_STATEMENT, type TaskRow } from "./tasks.repo";
  */
 const VISIBLE_TOP = "t.parent_id IS NULL AND t.deleted_at IS NULL AND EXISTS (SELECT 1 FROM lists l WHERE l.id = t.list_id AND l.deleted_at IS NULL LIMIT 1)";
 
-/** One scope of the user's visible tasks: its FROM/WHERE head (one `?`, bound to `key`). */
+/** One scope of the user's visible tasks: its FROM/WHERE head (one `?`, bound to `key`) and its visibility test. */
 interface Scan {
   from: string;
   key: string;
+  visible: string;
 }
+
+/**
+ * Whose views: a user id (their scopes are read here), or the scopes already read in this snapshot
+ * (lists.access.visibleScopes), when one request reads several views (the sidebar's counts).
+ */
+export type ViewScopes = string | TaskScope[];
 
 /** Each user-keyed view index and its twin keyed by list (the same rows, schema/tasks.ts). */
 const LIST_TWIN = {
@@ -41,11 +48,12 @@ const LIST_TWIN = {
  * the owner's user_id), walked in the same order: a shared list costs the rows the view takes
  * from it, not the list's size.
  */
-function scans(c: Conn, userId: string, index: keyof typeof LIST_TWIN): Scan[] {
-  return visibleScopes(c, userId).map((s) =>
+function scans(c: Conn, who: ViewScopes, index: keyof typeof LIST_TWIN): Scan[] {
+  return (typeof who === "string" ? visibleScopes(c, who) : who).map((s) =>
     s.kind === "own"
-      ? { from: `tasks t INDEXED BY ${index} WHERE t.user_id = ?`, key: s.userId }
-      : { from: `tasks t INDEXED BY ${LIST_TWIN[index]} WHERE t.list_id = ?`, key: s.listId },
+      ? { from: `tasks t INDEXED BY ${index} WHERE t.user_id = ?`, key: s.userId, visible: VISIBLE_TOP }
+      : // A shared list's scope: visibleScopes gave only active lists, read in this same snapshot.
+        { from: `tasks t INDEXED BY ${LIST_TWIN[index]} WHERE t.list_id = ?`, key: s.listId, visible: "t.parent_id IS NULL AND t.deleted_at IS NULL" },
   );
 }
 
@@ -73,7 +81,7 @@ function groupsOf(all: Scan[]): Scan[][] {
  */
 function rowsOf(c: Conn, all: Scan[], cond: string, args: (string | number)[], order: keyof typeof ORDERS, limit: number): TaskRow[] {
   const run = (group: Scan[]): TaskRow[] => {
-    const arms = group.map((s) => `SELECT ${ROW_COLS} FROM ${s.from} AND ${VISIBLE_TOP} AND ${cond}`);
+    const arms = group.map((s) => `SELECT ${ROW_COLS} FROM ${s.from} AND ${s.visible} AND ${cond}`);
     const sql = arms.length === 1 ? `${arms[0]} ORDER BY ${ORDERS[order].one} LIMIT ?` : `${arms.join(" UNION ALL ")} ORDER BY ${ORDERS[order].all} LIMIT ?`;
     return c.sqlite.query<TaskRow, (string | number)[]>(sql).all(...group.flatMap((s) => [s.key, ...args]), limit);
   };
@@ -86,7 +94,7 @@ function countOf(c: Conn, all: Scan[], cond: string, args: (string | number)[], 
   let n = 0;
   for (const group of groupsOf(all)) {
     if (n >= cap) break;
-    const arms = group.map((s) => `SELECT 1 FROM ${s.from} AND ${VISIBLE_TOP} AND ${cond}`);
+    const arms = group.map((s) => `SELECT 1 FROM ${s.from} AND ${s.visible} AND ${cond}`);
     n += c.sqlite
       .query<{ n: number }, (string | number)[]>(`SELECT count(*) AS n FROM (${arms.join(" UNION ALL ")} LIMIT ?)`)
       .get(...group.flatMap((s) => [s.key, ...args]), cap - n)!.n;
@@ -101,21 +109,21 @@ export type DueKey = [string, string];
  * Open date-only tasks with due_at in [after, through] (after exclusive on (due_at, id); through
  * inclusive; null: open end), ascending, at most `limit`.
  */
-export function openDayOnly(c: Conn, userId: string, after: DueKey, through: string | null, limit: number): TaskRow[] {
+export function openDayOnly(c: Conn, who: ViewScopes, after: DueKey, through: string | null, limit: number): TaskRow[] {
   const cond = `t.completed = 0 AND length(t.due_at) = 10 AND (t.due_at, t.id) > (?, ?)${through === null ? "" : " AND t.due_at <= ?"}`;
-  return rowsOf(c, scans(c, userId, "tasks_open_day_idx"), cond, [after[0], after[1], ...(through === null ? [] : [through])], "due", limit);
+  return rowsOf(c, scans(c, who, "tasks_open_day_idx"), cond, [after[0], after[1], ...(through === null ? [] : [through])], "due", limit);
 }
 
 /** Open timed tasks with due_at in (after, before) on (due_at, id) (before exclusive; null: open end), ascending. */
-export function openTimed(c: Conn, userId: string, after: DueKey, before: string | null, limit: number): TaskRow[] {
+export function openTimed(c: Conn, who: ViewScopes, after: DueKey, before: string | null, limit: number): TaskRow[] {
   const cond = `t.completed = 0 AND length(t.due_at) > 10 AND (t.due_at, t.id) > (?, ?)${before === null ? "" : " AND t.due_at < ?"}`;
-  return rowsOf(c, scans(c, userId, "tasks_open_timed_idx"), cond, [after[0], after[1], ...(before === null ? [] : [before])], "due", limit);
+  return rowsOf(c, scans(c, who, "tasks_open_timed_idx"), cond, [after[0], after[1], ...(before === null ? [] : [before])], "due", limit);
 }
 
 /** Open undated tasks, newest first (keyset on created_at, id). */
-export function openUndated(c: Conn, userId: string, after: [string, string] | null, limit: number): TaskRow[] {
+export function openUndated(c: Conn, who: ViewScopes, after: [string, string] | null, limit: number): TaskRow[] {
   const cond = `t.completed = 0 AND t.due_at IS NULL${after ? " AND (t.created_at, t.id) < (?, ?)" : ""}`;
-  return rowsOf(c, scans(c, userId, "tasks_open_undated_idx"), cond, after ?? [], "created", limit);
+  return rowsOf(c, scans(c, who, "tasks_open_undated_idx"), cond, after ?? [], "created", limit);
 }
 
 /**
@@ -123,8 +131,8 @@ export function openUndated(c: Conn, userId: string, after: [string, string] | n
  * without a recorded time (an old archive can hold one) comes last, by id: its key is ["", id].
  * Two range walks, so that neither tests every row above the cursor.
  */
-export function completedTasks(c: Conn, userId: string, after: [string, string] | null, limit: number): TaskRow[] {
-  const all = scans(c, userId, "tasks_done_idx");
+export function completedTasks(c: Conn, who: ViewScopes, after: [string, string] | null, limit: number): TaskRow[] {
+  const all = scans(c, who, "tasks_done_idx");
   const rows: TaskRow[] = [];
   if (after === null || after[0] !== "") {
     const cond = `t.completed = 1 AND t.completed_at IS NOT NULL${after ? " AND (t.completed_at, t.id) < (?, ?)" : ""}`;
@@ -141,13 +149,13 @@ export function completedTasks(c: Conn, userId: string, after: [string, string] 
 /** Counts, each up to `cap`: open date-only tasks due in [from, through] and open timed ones in [fromInstant, beforeInstant). */
 export function countOpenDue(
   c: Conn,
-  userId: string,
+  who: ViewScopes,
   range: { from: string | null; through: string | null; fromInstant: string | null; beforeInstant: string | null },
   cap: number,
 ): number {
   const day = countOf(
     c,
-    scans(c, userId, "tasks_open_day_idx"),
+    scans(c, who, "tasks_open_day_idx"),
     "t.completed = 0 AND length(t.due_at) = 10 AND t.due_at >= ? AND t.due_at <= ?",
     [range.from ?? "", range.through ?? "9999-99-99"],
     cap,
@@ -155,7 +163,7 @@ export function countOpenDue(
   if (day >= cap) return cap;
   const timed = countOf(
     c,
-    scans(c, userId, "tasks_open_timed_idx"),
+    scans(c, who, "tasks_open_timed_idx"),
     "t.completed = 0 AND length(t.due_at) > 10 AND t.due_at >= ? AND t.due_at < ?",
     [range.fromInstant ?? "", range.beforeInstant ?? "A"],
     cap - day,
@@ -164,13 +172,13 @@ export function countOpenDue(
 }
 
 /** Open undated tasks, up to `cap`. */
-export function countOpenUndated(c: Conn, userId: string, cap: number): number {
-  return countOf(c, scans(c, userId, "tasks_open_undated_idx"), "t.completed = 0 AND t.due_at IS NULL", [], cap);
+export function countOpenUndated(c: Conn, who: ViewScopes, cap: number): number {
+  return countOf(c, scans(c, who, "tasks_open_undated_idx"), "t.completed = 0 AND t.due_at IS NULL", [], cap);
 }
 
 /** Completed tasks, up to `cap`. */
-export function countCompleted(c: Conn, userId: string, cap: number): number {
-  return countOf(c, scans(c, userId, "tasks_done_idx"), "t.completed = 1", [], cap);
+export function countCompleted(c: Conn, who: ViewScopes, cap: number): number {
+  return countOf(c, scans(c, who, "tasks_done_idx"), "t.completed = 1", [], cap);
 }
 
 /**
@@ -180,7 +188,7 @@ export function countCompleted(c: Conn, userId: string, cap: number): number {
  */
 export function datedInRange(
   c: Conn,
-  userId: string,
+  who: ViewScopes,
   range: { from: string; through: string; fromInstant: string; beforeInstant: string },
   limit: number,
 ): TaskRow[] {
@@ -190,5 +198,5 @@ export function datedInRange(
   const hi = range.beforeInstant > hiDate ? range.beforeInstant : hiDate;
   const cond = `t.due_at IS NOT NULL AND t.due_at >= ? AND t.due_at < ?
           AND (CASE WHEN length(t.due_at) = 10 THEN t.due_at >= ? AND t.due_at <= ? ELSE t.due_at >= ? AND t.due_at < ? END)`;
-  return rowsOf(c, scans(c, userId, "tasks_live_due_idx"), cond, [lo, hi, range.from, range.through, range.fromInstant, range.beforeInstant], "due", limit);
+  return rowsOf(c, scans(c, who, "tasks_live_due_idx"), cond, [lo, hi, range.from, range.through, range.fromInstant, range.beforeInstant], "due", limit);
 }
