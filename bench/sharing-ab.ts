@@ -4,7 +4,8 @@
 // see the same machine load. BENCH_BASE names the tree before the change (a `git archive` of main
 // with this checkout's node_modules linked in). CPU time per request (process-wide) and wall time.
 // Usage: BENCH_BASE=/tmp/f19-base bun bench/sharing-ab.ts /tmp/app-bench-share [rounds]
-// knobs: BENCH_N (requests per round and case, default 300), BENCH_VIEWS=0 (pages and search only)
+// knobs: BENCH_N (requests per round and case, default 300), BENCH_VIEWS=0 (pages and search only),
+// BENCH_ONLY=<regex on the case names>
 import { rmSync } from "node:fs";
 import { resolve } from "node:path";
 import { appOfTree } from "./lib";
@@ -68,7 +69,9 @@ async function setUp(label: string, root: string): Promise<{ cases: Case[]; clos
 
 const setups = [];
 for (const [label, root] of trees) setups.push(await setUp(label, root));
-const cases = setups.flatMap((s) => s.cases);
+// BENCH_ONLY=<regex> keeps only the matching cases (e.g. "member (first|deep)").
+const only = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY) : null;
+const cases = setups.flatMap((s) => s.cases).filter((c) => !only || only.test(c.name));
 const items = new Map<string, number>();
 for (const c of cases) {
   const r = await c.run();
@@ -100,7 +103,7 @@ for (const c of cases) {
 }
 if (setups.length === 2) {
   console.log("after / before (CPU medians):");
-  for (const c of setups[1]!.cases) {
+  for (const c of setups[1]!.cases.filter((c) => !only || only.test(c.name))) {
     const base = c.name.replace(/^after/, "before");
     console.log(`  ${c.name.slice(6).padEnd(26)} ${((med(cpu.get(c.name)!) / med(cpu.get(base)!)) * 100).toFixed(0)}%`);
   }
