@@ -293,8 +293,9 @@ export class TasksService {
   static pageVisible(c: Conn, scopes: TaskScope[], f: TaskFilter, after: [string, string] | null, limit: number): TaskRow[] {
     if (scopes.length === 1) return pageLiveTasks(c, scopes[0]!, f, after, limit);
     const key = (r: TaskRow): [string, string] => [r.created_at, r.id];
-    // A rare tag's links drive each scope's page (at most DRIVE_CAP of them, see page()).
-    if (f.driveByTag) return mergeByKey(scopes.map((s) => pageLiveTasks(c, s, f, after, limit)), key, limit + 1);
+    // A rare tag's links drive each scope's page (at most DRIVE_CAP of them, see page()); so would a
+    // rare term's index matches, though a user with shared lists is never the server's sole user.
+    if (f.driveByTag || f.driveBy) return mergeByKey(scopes.map((s) => pageLiveTasks(c, s, f, after, limit)), key, limit + 1);
     if (scopes.length > SCOPES_PER_STATEMENT) {
       const groups: TaskScope[][] = [];
       for (let i = 0; i < scopes.length; i += SCOPES_PER_STATEMENT) groups.push(scopes.slice(i, i + SCOPES_PER_STATEMENT));
