@@ -1,10 +1,11 @@
-// Issue 19's A/B: GET /tasks (first page, a deep page) and search at 100,000 tasks (bench/
+// Issue 19's A/B: GET /tasks (first page, a deep page), search and the smart views at 100,000 tasks (bench/
 // sharing-seed.ts: one user owning ~90k, two members with 5k each, 3 shared lists), in process
 // through each tree's own app (bench/lib.ts appOfTree), interleaved round by round so both trees
 // see the same machine load. BENCH_BASE names the tree before the change (a `git archive` of main
 // with this checkout's node_modules linked in). CPU time per request (process-wide) and wall time.
 // Usage: BENCH_BASE=/tmp/f19-base bun bench/sharing-ab.ts /tmp/app-bench-share [rounds]
-// knobs: BENCH_N (requests per round and case, default 300)
+// knobs: BENCH_N (requests per round and case, default 300), BENCH_VIEWS=0 (pages and search only),
+// BENCH_ONLY=<regex on the case names>
 import { rmSync } from "node:fs";
 import { resolve } from "node:path";
 import { appOfTree } from "./lib";
@@ -12,6 +13,8 @@ import { appOfTree } from "./lib";
 const src = process.argv[2] ?? "/tmp/app-bench-share";
 const ROUNDS = Number(process.argv[3] ?? 5);
 const N = Number(process.env.BENCH_N ?? 300);
+// BENCH_VIEWS=0 leaves out the smart views (GET /views/overdue, no_date, completed, counts).
+const VIEWS = process.env.BENCH_VIEWS !== "0";
 const trees: [string, string][] = [["after", resolve(import.meta.dir, "..")]];
 if (process.env.BENCH_BASE) trees.unshift(["before", resolve(process.env.BENCH_BASE)]);
 
@@ -31,6 +34,7 @@ async function setUp(label: string, root: string): Promise<{ cases: Case[]; clos
     if (login.status !== 200) throw new Error(`${label} login ${username}: ${login.status}`);
     const cookie = (login.headers.getSetCookie() as string[]).map((c) => c.split(";")[0]!).join("; ");
     const get = (qs: string) => app.fetch(new Request(`http://localhost/api/v1/tasks?${qs}`, { headers: { cookie } }));
+    const view = (path: string) => app.fetch(new Request(`http://localhost/api/v1/views/${path}`, { headers: { cookie } }));
     // A deep page: 3,000 items in.
     let cursor: string | null = null;
     for (let i = 0; i < 30; i++) {
@@ -45,6 +49,14 @@ async function setUp(label: string, root: string): Promise<{ cases: Case[]; clos
       { name: `${label} ${who} q=milk`, run: () => get("limit=50&q=milk") },
       { name: `${label} ${who} q=zephyrine`, run: () => get("limit=50&q=zephyrine") },
     );
+    if (VIEWS) {
+      cases.push(
+        { name: `${label} ${who} views/overdue`, run: () => view("overdue?limit=50") },
+        { name: `${label} ${who} views/no_date`, run: () => view("no_date?limit=50") },
+        { name: `${label} ${who} views/completed`, run: () => view("completed?limit=50") },
+        { name: `${label} ${who} views/counts`, run: () => view("counts") },
+      );
+    }
   }
   return {
     cases,
@@ -57,12 +69,15 @@ async function setUp(label: string, root: string): Promise<{ cases: Case[]; clos
 
 const setups = [];
 for (const [label, root] of trees) setups.push(await setUp(label, root));
-const cases = setups.flatMap((s) => s.cases);
+// BENCH_ONLY=<regex> keeps only the matching cases (e.g. "member (first|deep)").
+const only = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY) : null;
+const cases = setups.flatMap((s) => s.cases).filter((c) => !only || only.test(c.name));
 const items = new Map<string, number>();
 for (const c of cases) {
   const r = await c.run();
   if (r.status !== 200) throw new Error(`${c.name}: ${r.status}`);
-  items.set(c.name, ((await r.json()) as { items: unknown[] }).items.length);
+  const body = (await r.json()) as { items?: unknown[]; groups?: { tasks: unknown[] }[] };
+  items.set(c.name, body.items?.length ?? body.groups?.reduce((n, g) => n + g.tasks.length, 0) ?? 0);
   for (let i = 0; i < 30; i++) await (await c.run()).arrayBuffer();
 }
 const cpu = new Map<string, number[]>();
@@ -84,13 +99,13 @@ console.log(`${ROUNDS} rounds of ${N} requests per case; µs per request, median
 for (const c of cases) {
   const xs = cpu.get(c.name)!;
   const ws = wall.get(c.name)!;
-  console.log(`${c.name.padEnd(30)} CPU ${med(xs).toFixed(0).padStart(6)} (${Math.min(...xs).toFixed(0)})  wall ${med(ws).toFixed(0).padStart(6)} (${Math.min(...ws).toFixed(0)})  ${items.get(c.name)} items`);
+  console.log(`${c.name.padEnd(32)} CPU ${med(xs).toFixed(0).padStart(6)} (${Math.min(...xs).toFixed(0)})  wall ${med(ws).toFixed(0).padStart(6)} (${Math.min(...ws).toFixed(0)})  ${items.get(c.name)} items`);
 }
 if (setups.length === 2) {
   console.log("after / before (CPU medians):");
-  for (const c of setups[1]!.cases) {
+  for (const c of setups[1]!.cases.filter((c) => !only || only.test(c.name))) {
     const base = c.name.replace(/^after/, "before");
-    console.log(`  ${c.name.slice(6).padEnd(24)} ${((med(cpu.get(c.name)!) / med(cpu.get(base)!)) * 100).toFixed(0)}%`);
+    console.log(`  ${c.name.slice(6).padEnd(26)} ${((med(cpu.get(c.name)!) / med(cpu.get(base)!)) * 100).toFixed(0)}%`);
   }
 }
 for (const s of setups) s.close();

@@ -129,6 +129,25 @@ export const tasks = sqliteTable(
     index("tasks_done_idx")
       .on(t.userId, t.completedAt, t.id)
       .where(sql`parent_id IS NULL AND deleted_at IS NULL AND completed = 1`),
+    // The same five keyed by list (issue 19): a member's views and calendar walk each list shared
+    // with them in the view's order too, instead of reading and sorting every task of the list
+    // (the user-keyed ones above hold a shared list's tasks under its owner's id, among all the
+    // owner's other tasks).
+    index("tasks_list_open_day_idx")
+      .on(t.listId, t.dueAt, t.id)
+      .where(sql`parent_id IS NULL AND deleted_at IS NULL AND completed = 0 AND length(due_at) = 10`),
+    index("tasks_list_open_timed_idx")
+      .on(t.listId, t.dueAt, t.id)
+      .where(sql`parent_id IS NULL AND deleted_at IS NULL AND completed = 0 AND length(due_at) > 10`),
+    index("tasks_list_live_due_idx")
+      .on(t.listId, t.dueAt, t.id)
+      .where(sql`parent_id IS NULL AND deleted_at IS NULL AND due_at IS NOT NULL`),
+    index("tasks_list_open_undated_idx")
+      .on(t.listId, t.createdAt, t.id)
+      .where(sql`parent_id IS NULL AND deleted_at IS NULL AND completed = 0 AND due_at IS NULL`),
+    index("tasks_list_done_idx")
+      .on(t.listId, t.completedAt, t.id)
+      .where(sql`parent_id IS NULL AND deleted_at IS NULL AND completed = 1`),
   ],
 );
 

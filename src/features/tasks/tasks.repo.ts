@@ -475,6 +475,41 @@ export function pageLiveTasks(c: Conn, scope: string | TaskScope, f: TaskFilter,
     where.push("t.list_id = ?");
     args.push(f.listId);
   }
+  filterConditions(f, where, args);
+  const driveByTag = !f.driveBy && f.driveByTag === true && f.tagId !== undefined;
+  const walkList = !f.driveBy && !driveByTag && (f.listId !== undefined || sc.kind === "list");
+  // The list must be active. Walking one list's index, that list is read once, ahead of the walk;
+  // otherwise each row's list is looked up by key as the walk reaches it (see ACTIVE_LIST).
+  where.push(walkList ? "l.deleted_at IS NULL" : ACTIVE_LIST);
+  if (after) {
+    where.push("(t.created_at, t.id) < (?, ?)");
+    args.push(after[0], after[1]);
+  }
+  args.push(limit + 1);
+  // Where the walk starts. CROSS JOIN fixes the join order in SQLite: a small set of candidates
+  // first (the matches of a rare term, the links of a rare tag), then each task by key, then a
+  // sort of at most that many rows. Otherwise an index is walked newest first: the list's own
+  // when filtering by list, else all the user's live top-level tasks.
+  let from: string;
+  if (f.driveBy) {
+    from = "(SELECT rowid AS rid FROM tasks_fts WHERE tasks_fts MATCH ?) m CROSS JOIN tasks t ON t.rowid = m.rid";
+    args.unshift(f.driveBy);
+  } else if (driveByTag) {
+    from = "task_tags d CROSS JOIN tasks t ON t.id = d.task_id";
+    where.push("d.tag_id = ?");
+    args.splice(args.length - 1, 0, f.tagId!);
+  } else if (walkList) {
+    from = "tasks t INDEXED BY tasks_live_list_idx JOIN lists l ON l.id = t.list_id";
+  } else {
+    from = "tasks t INDEXED BY tasks_live_top_idx";
+  }
+  const sql = `SELECT ${ROW_COLS} FROM ${from}
+    WHERE ${where.join(" AND ")} ORDER BY t.created_at DESC, t.id DESC LIMIT ?`;
+  return c.sqlite.query<TaskRow, (string | number)[]>(sql).all(...args);
+}
+
+/** The page filter's checks on the row being walked (every plan, every scope, applies the same ones). */
+function filterConditions(f: TaskFilter, where: string[], args: (string | number)[]): void {
   if (f.completed !== undefined) {
     where.push("t.completed = ?");
     args.push(f.completed ? 1 : 0);
@@ -512,36 +547,89 @@ export function pageLiveTasks(c: Conn, scope: string | TaskScope, f: TaskFilter,
     }
     where.push(`(${alts.join(" OR ")})`);
   }
-  const driveByTag = !f.driveBy && f.driveByTag === true && f.tagId !== undefined;
-  const walkList = !f.driveBy && !driveByTag && (f.listId !== undefined || sc.kind === "list");
-  // The list must be active. Walking one list's index, that list is read once, ahead of the walk;
-  // otherwise each row's list is looked up by key as the walk reaches it (see ACTIVE_LIST).
-  where.push(walkList ? "l.deleted_at IS NULL" : ACTIVE_LIST);
+}
+
+/**
+ * At most this many scopes in one compound statement (SQLite allows 500 terms in a compound
+ * SELECT; each arm is one more co-routine): a user with more shared lists gets one statement per
+ * group of scopes, their pages merged.
+ */
+export const SCOPES_PER_STATEMENT = 32;
+
+/** One scope's walk newest first, as an arm of a compound SELECT: the scope's index, its key bound first. */
+function scopeArm(sc: TaskScope, args: (string | number)[]): { from: string; where: string[] } {
+  if (sc.kind === "own") {
+    args.push(sc.userId);
+    return { from: "tasks t INDEXED BY tasks_live_top_idx", where: ["t.user_id = ?", "t.parent_id IS NULL", "t.deleted_at IS NULL"] };
+  }
+  // A shared list's scope: lists.access.visibleScopes gave only active lists, read in this same
+  // snapshot, so no per-row check that the list is active.
+  args.push(sc.listId);
+  return { from: "tasks t INDEXED BY tasks_live_list_idx", where: ["t.list_id = ?", "t.parent_id IS NULL", "t.deleted_at IS NULL"] };
+}
+
+/**
+ * One page of the live top-level tasks of several scopes (the user's own rows and the lists shared
+ * with them), newest first, in ONE statement: a compound SELECT whose arms each walk one scope's
+ * index newest first, which SQLite merges lazily (EXPLAIN QUERY PLAN: MERGE (UNION ALL), no temp
+ * B-tree), so the statement reads about `limit + 1` rows plus one per scope, whatever the scopes'
+ * sizes. `lower` (inclusive) bounds every arm: an arm whose next match lies far below the page
+ * (a rare term in one list) stops there instead of walking its whole scope (see
+ * TasksService.pageVisible). Not for f.listId, f.driveBy or f.driveByTag (one-scope plans).
+ */
+export function pageLiveScopes(
+  c: Conn,
+  scopes: TaskScope[],
+  f: TaskFilter,
+  after: [string, string] | null,
+  lower: [string, string] | null,
+  limit: number,
+): TaskRow[] {
+  const args: (string | number)[] = [];
+  const arms = scopes.map((sc) => {
+    const arm = scopeArm(sc, args);
+    filterConditions(f, arm.where, args);
+    if (sc.kind === "own") arm.where.push(ACTIVE_LIST);
+    keyBounds(arm.where, args, after, lower);
+    return `SELECT ${ROW_COLS} FROM ${arm.from} WHERE ${arm.where.join(" AND ")}`;
+  });
+  args.push(limit + 1);
+  const sql = `${arms.join(" UNION ALL ")} ORDER BY created_at DESC, id DESC LIMIT ?`;
+  return c.sqlite.query<TaskRow, (string | number)[]>(sql).all(...args);
+}
+
+function keyBounds(where: string[], args: (string | number)[], after: [string, string] | null, lower: [string, string] | null): void {
   if (after) {
     where.push("(t.created_at, t.id) < (?, ?)");
     args.push(after[0], after[1]);
   }
-  args.push(limit + 1);
-  // Where the walk starts. CROSS JOIN fixes the join order in SQLite: a small set of candidates
-  // first (the matches of a rare term, the links of a rare tag), then each task by key, then a
-  // sort of at most that many rows. Otherwise an index is walked newest first: the list's own
-  // when filtering by list, else all the user's live top-level tasks.
-  let from: string;
-  if (f.driveBy) {
-    from = "(SELECT rowid AS rid FROM tasks_fts WHERE tasks_fts MATCH ?) m CROSS JOIN tasks t ON t.rowid = m.rid";
-    args.unshift(f.driveBy);
-  } else if (driveByTag) {
-    from = "task_tags d CROSS JOIN tasks t ON t.id = d.task_id";
-    where.push("d.tag_id = ?");
-    args.splice(args.length - 1, 0, f.tagId!);
-  } else if (walkList) {
-    from = "tasks t INDEXED BY tasks_live_list_idx JOIN lists l ON l.id = t.list_id";
-  } else {
-    from = "tasks t INDEXED BY tasks_live_top_idx";
+  if (lower) {
+    where.push("(t.created_at, t.id) >= (?, ?)");
+    args.push(lower[0], lower[1]);
   }
-  const sql = `SELECT ${ROW_COLS} FROM ${from}
-    WHERE ${where.join(" AND ")} ORDER BY t.created_at DESC, t.id DESC LIMIT ?`;
-  return c.sqlite.query<TaskRow, (string | number)[]>(sql).all(...args);
+}
+
+/**
+ * A window's lower bound for pageLiveScopes: of each scope's `n`-th (1-based) live top-level row
+ * below `after`, the newest key; null when every scope has fewer rows left. So every scope has at
+ * most `n` rows in [bound, after), and one has exactly `n`. One statement, an arm per scope, each
+ * walking its own index `n` rows with OFFSET (about 4 VM steps a row: SQLite still reads each
+ * row's parent_id and deleted_at, not counting a partial index's own condition as covered), no
+ * merge and no filter.
+ */
+export function scopesWindowBound(c: Conn, scopes: TaskScope[], after: [string, string] | null, n: number): [string, string] | null {
+  const args: (string | number)[] = [];
+  const arms = scopes.map((sc) => {
+    const arm = scopeArm(sc, args);
+    keyBounds(arm.where, args, after, null);
+    args.push(n - 1);
+    return `SELECT * FROM (SELECT t.created_at, t.id FROM ${arm.from} WHERE ${arm.where.join(" AND ")} ORDER BY t.created_at DESC, t.id DESC LIMIT 1 OFFSET ?)`;
+  });
+  let best: [string, string] | null = null;
+  for (const r of c.sqlite.query<{ created_at: string; id: string }, (string | number)[]>(arms.join(" UNION ALL ")).all(...args)) {
+    if (!best || r.created_at > best[0] || (r.created_at === best[0] && r.id > best[1])) best = [r.created_at, r.id];
+  }
+  return best;
 }
 
 /** A list's order other than newest first (GET /tasks?list_id=…&sort=…): its key columns, in order. */

@@ -36,6 +36,9 @@ import {
   listNames,
   ownedTagIds,
   pageLiveTasks,
+  pageLiveScopes,
+  scopesWindowBound,
+  SCOPES_PER_STATEMENT,
   pageListSorted,
   pageTrash,
   ranksAtEnd,
@@ -279,43 +282,60 @@ export class TasksService {
 
   /**
    * THE "tasks visible to this user" page (GET /tasks, search; the smart views and the calendar
-   * walk the same lists.access scopes in tasks.views.repo.ts): one walk per scope of lists.access.visibleScopes (the user's own rows, then each
-   * list shared with them), each at most `limit + 1` rows, merged newest first by the keyset. A
-   * user without memberships has one scope: exactly the single-owner statement of before.
+   * walk the same lists.access scopes in tasks.views.repo.ts): the scopes of
+   * lists.access.visibleScopes (the user's own rows, then each list shared with them), newest
+   * first by the keyset. A user without memberships has one scope: exactly the single-owner
+   * statement of before. Otherwise one compound statement walks every scope's index at once
+   * (tasks.repo pageLiveScopes, merged lazily by SQLite): a plain page reads about `limit + 1`
+   * rows whatever the scopes hold. A filter can leave a scope with few matches (a rare word in one
+   * list), and the merge would walk that scope to its next match however far below the page it
+   * lies (a whole list, for a word it lacks): filtered pages therefore go window by window, each
+   * window bounded so that no scope has more than W rows in it (tasks.repo scopesWindowBound), so
+   * no scope is walked far below the page's last row; W follows the matches found so far.
    */
   static pageVisible(c: Conn, scopes: TaskScope[], f: TaskFilter, after: [string, string] | null, limit: number): TaskRow[] {
     if (scopes.length === 1) return pageLiveTasks(c, scopes[0]!, f, after, limit);
-    // A k-way merge that reads each scope in small batches (keyset), refilled only when its
-    // batch is used up: a page of 50 over 4 scopes reads ~70 rows, not 4 × 51.
-    const want = limit + 1;
-    const batch = Math.max(8, Math.ceil(want / scopes.length) + 1);
-    const state = scopes.map((s) => ({ s, buf: [] as TaskRow[], pos: 0, after, done: false }));
-    const fill = (st: (typeof state)[number]) => {
-      const rows = pageLiveTasks(c, st.s, f, st.after, batch - 1);
-      st.buf = rows;
-      st.pos = 0;
-      st.done = rows.length < batch;
-      const last = rows[rows.length - 1];
-      if (last) st.after = [last.created_at, last.id];
-    };
-    for (const st of state) fill(st);
-    const out: TaskRow[] = [];
-    while (out.length < want) {
-      let best: (typeof state)[number] | null = null;
-      for (const st of state) {
-        if (st.pos >= st.buf.length) {
-          if (st.done) continue;
-          fill(st);
-          if (st.pos >= st.buf.length) continue;
-        }
-        const r = st.buf[st.pos]!;
-        const b = best?.buf[best.pos];
-        if (!b || r.created_at > b.created_at || (r.created_at === b.created_at && r.id > b.id)) best = st;
-      }
-      if (!best) break;
-      out.push(best.buf[best.pos++]!);
+    const key = (r: TaskRow): [string, string] => [r.created_at, r.id];
+    // A rare tag's links drive each scope's page (at most DRIVE_CAP of them, see page()); so would a
+    // rare term's index matches, though a user with shared lists is never the server's sole user.
+    if (f.driveByTag || f.driveBy) return mergeByKey(scopes.map((s) => pageLiveTasks(c, s, f, after, limit)), key, limit + 1);
+    if (scopes.length > SCOPES_PER_STATEMENT) {
+      const groups: TaskScope[][] = [];
+      for (let i = 0; i < scopes.length; i += SCOPES_PER_STATEMENT) groups.push(scopes.slice(i, i + SCOPES_PER_STATEMENT));
+      return mergeByKey(groups.map((g) => TasksService.pageScopes(c, g, f, after, limit)), key, limit + 1);
     }
-    return out;
+    return TasksService.pageScopes(c, scopes, f, after, limit);
+  }
+
+  private static pageScopes(c: Conn, scopes: TaskScope[], f: TaskFilter, after: [string, string] | null, limit: number): TaskRow[] {
+    const filtered = f.completed !== undefined || f.tagId !== undefined || f.dueBefore !== undefined || f.dueAfter !== undefined || (f.terms?.length ?? 0) > 0;
+    if (!filtered) return pageLiveScopes(c, scopes, f, after, null, limit);
+    const want = limit + 1;
+    const out: TaskRow[] = [];
+    let upper = after;
+    // Each window holds the next `n` rows of the busiest scope and at most `n` of every other
+    // (scopesWindowBound). The first: a search is expected to match a few rows in ten, the other
+    // filters most.
+    let n = (f.terms?.length ? 4 : 1) * want;
+    for (let round = 0; ; round++) {
+      // At most two windows. After a first window without a single match the filter is rare in
+      // every scope, each of which is then walked until its next match, most likely its end: the
+      // rest goes in one statement without the windows' bounds. The same after a second window
+      // that fell short (the estimate was wrong): then a scope poor in matches may again be walked
+      // below the page, as a plain merge would.
+      const lower = round < 2 && (round === 0 || out.length > 0) ? scopesWindowBound(c, scopes, upper, n) : null;
+      // Without a match yet, the rest starts again from the page's own cursor: SQLite tests a
+      // row-value bound on every row it walks (~4 VM steps a row over the whole rest), more than
+      // walking the first window's rows again.
+      if (lower === null && out.length === 0) return pageLiveScopes(c, scopes, f, after, null, limit);
+      const rows = pageLiveScopes(c, scopes, f, upper, lower, want - out.length - 1);
+      for (const r of rows) out.push(r);
+      if (out.length >= want || lower === null) return out;
+      upper = lower;
+      // The second window is sized for the matches still missing at the rate seen in the first,
+      // a quarter more, so that it usually ends the page.
+      if (out.length > 0) n = Math.ceil(((want - out.length) * n * 1.25) / out.length) + 8;
+    }
   }
 
   /** The trash: the user's own deleted tasks and those of the lists shared with them as editor. */

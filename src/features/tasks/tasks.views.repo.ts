@@ -2,8 +2,8 @@
 // and the calendar's: the tasks table's second reader file, next to tasks.repo.ts. Every query
 // walks the user's visible scopes (lists.access.visibleScopes, as GET /tasks: the user's own rows,
 // then each active list shared with them) and keeps VISIBLE_TOP (live top-level tasks in active
-// lists); the scopes' rows are merged in the query's order. A user without memberships has one
-// scope: exactly the single statement of before.
+// lists); the scopes' arms are merged by SQLite in the query's order, in one compound statement.
+// A user without memberships has one scope: exactly the single statement of before.
 //
 // A due_at is a date (YYYY-MM-DD, due that local day) or a UTC instant (falls on its date in the
 // user's zone, the contract's date filters). As text, the two forms do not sort by local day, so
@@ -11,8 +11,8 @@
 // two walks merged by the service (tasks.views.ts); a local day is a range of dates in one and a
 // range of instants [local midnight, next local midnight) in the other.
 import type { Conn } from "../../core/db";
-import { visibleScopes } from "../lists/lists.access";
-import { ROW_COLS, type TaskRow } from "./tasks.repo";
+import { visibleScopes, type TaskScope } from "../lists/lists.access";
+import { ROW_COLS, SCOPES_PER_STATEMENT, type TaskRow } from "./tasks.repo";
 
 /**
  * Live top-level tasks whose list is active, tested per row (see ACTIVE_LIST in tasks.repo.ts for
@@ -20,43 +20,84 @@ import { ROW_COLS, type TaskRow } from "./tasks.repo";
  */
 const VISIBLE_TOP = "t.parent_id IS NULL AND t.deleted_at IS NULL AND EXISTS (SELECT 1 FROM lists l WHERE l.id = t.list_id AND l.deleted_at IS NULL LIMIT 1)";
 
-/** One scope of the user's visible tasks: its FROM/WHERE head (one `?`, bound to `key`). */
+/** One scope of the user's visible tasks: its FROM/WHERE head (one `?`, bound to `key`) and its visibility test. */
 interface Scan {
   from: string;
   key: string;
+  visible: string;
 }
 
 /**
- * The scans of what the user sees (lists.access.visibleScopes): their own rows through `index`
- * (keyed by user_id), each shared list through tasks_list_idx (a list's size, its rows carry the
- * owner's user_id).
+ * Whose views: a user id (their scopes are read here), or the scopes already read in this snapshot
+ * (lists.access.visibleScopes), when one request reads several views (the sidebar's counts).
  */
-function scans(c: Conn, userId: string, index: string): Scan[] {
-  return visibleScopes(c, userId).map((s) =>
-    s.kind === "own" ? { from: `tasks t INDEXED BY ${index} WHERE t.user_id = ?`, key: s.userId } : { from: "tasks t INDEXED BY tasks_list_idx WHERE t.list_id = ?", key: s.listId },
+export type ViewScopes = string | TaskScope[];
+
+/** Each user-keyed view index and its twin keyed by list (the same rows, schema/tasks.ts). */
+const LIST_TWIN = {
+  tasks_open_day_idx: "tasks_list_open_day_idx",
+  tasks_open_timed_idx: "tasks_list_open_timed_idx",
+  tasks_live_due_idx: "tasks_list_live_due_idx",
+  tasks_open_undated_idx: "tasks_list_open_undated_idx",
+  tasks_done_idx: "tasks_list_done_idx",
+} as const;
+
+/**
+ * The scans of what the user sees (lists.access.visibleScopes): their own rows through `index`
+ * (keyed by user_id), each shared list through the index's twin keyed by list_id (its rows carry
+ * the owner's user_id), walked in the same order: a shared list costs the rows the view takes
+ * from it, not the list's size.
+ */
+function scans(c: Conn, who: ViewScopes, index: keyof typeof LIST_TWIN): Scan[] {
+  return (typeof who === "string" ? visibleScopes(c, who) : who).map((s) =>
+    s.kind === "own"
+      ? { from: `tasks t INDEXED BY ${index} WHERE t.user_id = ?`, key: s.userId, visible: VISIBLE_TOP }
+      : // A shared list's scope: visibleScopes gave only active lists, read in this same snapshot.
+        { from: `tasks t INDEXED BY ${LIST_TWIN[index]} WHERE t.list_id = ?`, key: s.listId, visible: "t.parent_id IS NULL AND t.deleted_at IS NULL" },
   );
 }
 
 const asc = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
-const byDueAsc = (a: TaskRow, b: TaskRow): number => asc(a.due_at ?? "", b.due_at ?? "") || asc(a.id, b.id);
-const byCreatedDesc = (a: TaskRow, b: TaskRow): number => asc(b.created_at, a.created_at) || asc(b.id, a.id);
-const byCompletedDesc = (a: TaskRow, b: TaskRow): number => asc(b.completed_at ?? "", a.completed_at ?? "") || asc(b.id, a.id);
+/** Each order a view reads in: the single statement's ORDER BY, the compound's (result columns), and the same in JS. */
+const ORDERS = {
+  due: { one: "t.due_at, t.id", all: "due_at, id", js: (a: TaskRow, b: TaskRow) => asc(a.due_at ?? "", b.due_at ?? "") || asc(a.id, b.id) },
+  created: { one: "t.created_at DESC, t.id DESC", all: "created_at DESC, id DESC", js: (a: TaskRow, b: TaskRow) => asc(b.created_at, a.created_at) || asc(b.id, a.id) },
+  completed: { one: "t.completed_at DESC, t.id DESC", all: "completed_at DESC, id DESC", js: (a: TaskRow, b: TaskRow) => asc(b.completed_at ?? "", a.completed_at ?? "") || asc(b.id, a.id) },
+  id: { one: "t.id DESC", all: "id DESC", js: (a: TaskRow, b: TaskRow) => asc(b.id, a.id) },
+} as const;
 
-/** Each scan's first `limit` rows (already in `order`), merged: the first `limit` of all. */
-function merged(all: Scan[], run: (s: Scan) => TaskRow[], order: (a: TaskRow, b: TaskRow) => number, limit: number): TaskRow[] {
-  if (all.length === 1) return run(all[0]!);
-  return all
-    .flatMap(run)
-    .sort(order)
-    .slice(0, limit);
+/** The scans in groups of at most SCOPES_PER_STATEMENT (one group: everything a user sees, in practice). */
+function groupsOf(all: Scan[]): Scan[][] {
+  const out: Scan[][] = [];
+  for (let i = 0; i < all.length; i += SCOPES_PER_STATEMENT) out.push(all.slice(i, i + SCOPES_PER_STATEMENT));
+  return out;
 }
 
-/** The scans' counts added, up to `cap`. */
-function summed(all: Scan[], count: (s: Scan, cap: number) => number, cap: number): number {
+/**
+ * The first `limit` rows of every scan matching `cond` (its `?` bound to `args` in each scan), in
+ * `order`. One scan: its single statement. Several: ONE compound statement, an arm per scan, which
+ * SQLite merges lazily in the arms' index order (MERGE (UNION ALL), no sort): about `limit` rows
+ * read whatever the scans hold, as for one scan.
+ */
+function rowsOf(c: Conn, all: Scan[], cond: string, args: (string | number)[], order: keyof typeof ORDERS, limit: number): TaskRow[] {
+  const run = (group: Scan[]): TaskRow[] => {
+    const arms = group.map((s) => `SELECT ${ROW_COLS} FROM ${s.from} AND ${s.visible} AND ${cond}`);
+    const sql = arms.length === 1 ? `${arms[0]} ORDER BY ${ORDERS[order].one} LIMIT ?` : `${arms.join(" UNION ALL ")} ORDER BY ${ORDERS[order].all} LIMIT ?`;
+    return c.sqlite.query<TaskRow, (string | number)[]>(sql).all(...group.flatMap((s) => [s.key, ...args]), limit);
+  };
+  if (all.length <= SCOPES_PER_STATEMENT) return run(all);
+  return groupsOf(all).flatMap(run).sort(ORDERS[order].js).slice(0, limit);
+}
+
+/** The rows of every scan matching `cond`, counted up to `cap` (one statement per group of scans). */
+function countOf(c: Conn, all: Scan[], cond: string, args: (string | number)[], cap: number): number {
   let n = 0;
-  for (const s of all) {
+  for (const group of groupsOf(all)) {
     if (n >= cap) break;
-    n += count(s, cap - n);
+    const arms = group.map((s) => `SELECT 1 FROM ${s.from} AND ${s.visible} AND ${cond}`);
+    n += c.sqlite
+      .query<{ n: number }, (string | number)[]>(`SELECT count(*) AS n FROM (${arms.join(" UNION ALL ")} LIMIT ?)`)
+      .get(...group.flatMap((s) => [s.key, ...args]), cap - n)!.n;
   }
   return Math.min(cap, n);
 }
@@ -68,128 +109,76 @@ export type DueKey = [string, string];
  * Open date-only tasks with due_at in [after, through] (after exclusive on (due_at, id); through
  * inclusive; null: open end), ascending, at most `limit`.
  */
-export function openDayOnly(c: Conn, userId: string, after: DueKey, through: string | null, limit: number): TaskRow[] {
-  const run = (s: Scan) =>
-    c.sqlite
-      .query<TaskRow, (string | number)[]>(
-        `SELECT ${ROW_COLS} FROM ${s.from} AND ${VISIBLE_TOP} AND t.completed = 0 AND length(t.due_at) = 10 AND (t.due_at, t.id) > (?, ?)${through === null ? "" : " AND t.due_at <= ?"}
-        ORDER BY t.due_at, t.id LIMIT ?`,
-      )
-      .all(s.key, after[0], after[1], ...(through === null ? [] : [through]), limit);
-  return merged(scans(c, userId, "tasks_open_day_idx"), run, byDueAsc, limit);
+export function openDayOnly(c: Conn, who: ViewScopes, after: DueKey, through: string | null, limit: number): TaskRow[] {
+  const cond = `t.completed = 0 AND length(t.due_at) = 10 AND (t.due_at, t.id) > (?, ?)${through === null ? "" : " AND t.due_at <= ?"}`;
+  return rowsOf(c, scans(c, who, "tasks_open_day_idx"), cond, [after[0], after[1], ...(through === null ? [] : [through])], "due", limit);
 }
 
 /** Open timed tasks with due_at in (after, before) on (due_at, id) (before exclusive; null: open end), ascending. */
-export function openTimed(c: Conn, userId: string, after: DueKey, before: string | null, limit: number): TaskRow[] {
-  const run = (s: Scan) =>
-    c.sqlite
-      .query<TaskRow, (string | number)[]>(
-        `SELECT ${ROW_COLS} FROM ${s.from} AND ${VISIBLE_TOP} AND t.completed = 0 AND length(t.due_at) > 10 AND (t.due_at, t.id) > (?, ?)${before === null ? "" : " AND t.due_at < ?"}
-        ORDER BY t.due_at, t.id LIMIT ?`,
-      )
-      .all(s.key, after[0], after[1], ...(before === null ? [] : [before]), limit);
-  return merged(scans(c, userId, "tasks_open_timed_idx"), run, byDueAsc, limit);
+export function openTimed(c: Conn, who: ViewScopes, after: DueKey, before: string | null, limit: number): TaskRow[] {
+  const cond = `t.completed = 0 AND length(t.due_at) > 10 AND (t.due_at, t.id) > (?, ?)${before === null ? "" : " AND t.due_at < ?"}`;
+  return rowsOf(c, scans(c, who, "tasks_open_timed_idx"), cond, [after[0], after[1], ...(before === null ? [] : [before])], "due", limit);
 }
 
 /** Open undated tasks, newest first (keyset on created_at, id). */
-export function openUndated(c: Conn, userId: string, after: [string, string] | null, limit: number): TaskRow[] {
-  const run = (s: Scan) =>
-    c.sqlite
-      .query<TaskRow, (string | number)[]>(
-        `SELECT ${ROW_COLS} FROM ${s.from} AND ${VISIBLE_TOP} AND t.completed = 0 AND t.due_at IS NULL${after ? " AND (t.created_at, t.id) < (?, ?)" : ""}
-        ORDER BY t.created_at DESC, t.id DESC LIMIT ?`,
-      )
-      .all(s.key, ...(after ?? []), limit);
-  return merged(scans(c, userId, "tasks_open_undated_idx"), run, byCreatedDesc, limit);
+export function openUndated(c: Conn, who: ViewScopes, after: [string, string] | null, limit: number): TaskRow[] {
+  const cond = `t.completed = 0 AND t.due_at IS NULL${after ? " AND (t.created_at, t.id) < (?, ?)" : ""}`;
+  return rowsOf(c, scans(c, who, "tasks_open_undated_idx"), cond, after ?? [], "created", limit);
 }
 
 /**
  * Completed tasks, most recently completed first (keyset on completed_at, id). A task completed
  * without a recorded time (an old archive can hold one) comes last, by id: its key is ["", id].
- * Two range walks per scope, so that neither tests every row above the cursor.
+ * Two range walks, so that neither tests every row above the cursor.
  */
-export function completedTasks(c: Conn, userId: string, after: [string, string] | null, limit: number): TaskRow[] {
-  const run = (s: Scan): TaskRow[] => {
-    const rows: TaskRow[] = [];
-    if (after === null || after[0] !== "") {
-      rows.push(
-        ...c.sqlite
-          .query<TaskRow, (string | number)[]>(
-            `SELECT ${ROW_COLS} FROM ${s.from} AND ${VISIBLE_TOP} AND t.completed = 1 AND t.completed_at IS NOT NULL${after ? " AND (t.completed_at, t.id) < (?, ?)" : ""}
-            ORDER BY t.completed_at DESC, t.id DESC LIMIT ?`,
-          )
-          .all(s.key, ...(after ?? []), limit),
-      );
-    }
-    if (rows.length < limit) {
-      const id = after !== null && after[0] === "" ? after[1] : null;
-      rows.push(
-        ...c.sqlite
-          .query<TaskRow, (string | number)[]>(
-            `SELECT ${ROW_COLS} FROM ${s.from} AND ${VISIBLE_TOP} AND t.completed = 1 AND t.completed_at IS NULL${id !== null ? " AND t.id < ?" : ""}
-            ORDER BY t.id DESC LIMIT ?`,
-          )
-          .all(s.key, ...(id !== null ? [id] : []), limit - rows.length),
-      );
-    }
-    return rows;
-  };
-  return merged(scans(c, userId, "tasks_done_idx"), run, byCompletedDesc, limit);
+export function completedTasks(c: Conn, who: ViewScopes, after: [string, string] | null, limit: number): TaskRow[] {
+  const all = scans(c, who, "tasks_done_idx");
+  const rows: TaskRow[] = [];
+  if (after === null || after[0] !== "") {
+    const cond = `t.completed = 1 AND t.completed_at IS NOT NULL${after ? " AND (t.completed_at, t.id) < (?, ?)" : ""}`;
+    rows.push(...rowsOf(c, all, cond, after ?? [], "completed", limit));
+  }
+  if (rows.length < limit) {
+    const id = after !== null && after[0] === "" ? after[1] : null;
+    const cond = `t.completed = 1 AND t.completed_at IS NULL${id !== null ? " AND t.id < ?" : ""}`;
+    rows.push(...rowsOf(c, all, cond, id !== null ? [id] : [], "id", limit - rows.length));
+  }
+  return rows;
 }
 
 /** Counts, each up to `cap`: open date-only tasks due in [from, through] and open timed ones in [fromInstant, beforeInstant). */
 export function countOpenDue(
   c: Conn,
-  userId: string,
+  who: ViewScopes,
   range: { from: string | null; through: string | null; fromInstant: string | null; beforeInstant: string | null },
   cap: number,
 ): number {
-  const day = summed(
-    scans(c, userId, "tasks_open_day_idx"),
-    (s, max) =>
-      c.sqlite
-        .query<{ n: number }, (string | number)[]>(
-          `SELECT count(*) AS n FROM (SELECT 1 FROM ${s.from} AND ${VISIBLE_TOP} AND t.completed = 0 AND length(t.due_at) = 10 AND t.due_at >= ? AND t.due_at <= ? LIMIT ?)`,
-        )
-        .get(s.key, range.from ?? "", range.through ?? "9999-99-99", max)!.n,
+  const day = countOf(
+    c,
+    scans(c, who, "tasks_open_day_idx"),
+    "t.completed = 0 AND length(t.due_at) = 10 AND t.due_at >= ? AND t.due_at <= ?",
+    [range.from ?? "", range.through ?? "9999-99-99"],
     cap,
   );
   if (day >= cap) return cap;
-  const timed = summed(
-    scans(c, userId, "tasks_open_timed_idx"),
-    (s, max) =>
-      c.sqlite
-        .query<{ n: number }, (string | number)[]>(
-          `SELECT count(*) AS n FROM (SELECT 1 FROM ${s.from} AND ${VISIBLE_TOP} AND t.completed = 0 AND length(t.due_at) > 10 AND t.due_at >= ? AND t.due_at < ? LIMIT ?)`,
-        )
-        .get(s.key, range.fromInstant ?? "", range.beforeInstant ?? "A", max)!.n,
+  const timed = countOf(
+    c,
+    scans(c, who, "tasks_open_timed_idx"),
+    "t.completed = 0 AND length(t.due_at) > 10 AND t.due_at >= ? AND t.due_at < ?",
+    [range.fromInstant ?? "", range.beforeInstant ?? "A"],
     cap - day,
   );
   return Math.min(cap, day + timed);
 }
 
 /** Open undated tasks, up to `cap`. */
-export function countOpenUndated(c: Conn, userId: string, cap: number): number {
-  return summed(
-    scans(c, userId, "tasks_open_undated_idx"),
-    (s, max) =>
-      c.sqlite
-        .query<{ n: number }, [string, number]>(
-          `SELECT count(*) AS n FROM (SELECT 1 FROM ${s.from} AND ${VISIBLE_TOP} AND t.completed = 0 AND t.due_at IS NULL LIMIT ?)`,
-        )
-        .get(s.key, max)!.n,
-    cap,
-  );
+export function countOpenUndated(c: Conn, who: ViewScopes, cap: number): number {
+  return countOf(c, scans(c, who, "tasks_open_undated_idx"), "t.completed = 0 AND t.due_at IS NULL", [], cap);
 }
 
 /** Completed tasks, up to `cap`. */
-export function countCompleted(c: Conn, userId: string, cap: number): number {
-  return summed(
-    scans(c, userId, "tasks_done_idx"),
-    (s, max) =>
-      c.sqlite.query<{ n: number }, [string, number]>(`SELECT count(*) AS n FROM (SELECT 1 FROM ${s.from} AND ${VISIBLE_TOP} AND t.completed = 1 LIMIT ?)`).get(s.key, max)!.n,
-    cap,
-  );
+export function countCompleted(c: Conn, who: ViewScopes, cap: number): number {
+  return countOf(c, scans(c, who, "tasks_done_idx"), "t.completed = 1", [], cap);
 }
 
 /**
@@ -199,7 +188,7 @@ export function countCompleted(c: Conn, userId: string, cap: number): number {
  */
 export function datedInRange(
   c: Conn,
-  userId: string,
+  who: ViewScopes,
   range: { from: string; through: string; fromInstant: string; beforeInstant: string },
   limit: number,
 ): TaskRow[] {
@@ -207,13 +196,7 @@ export function datedInRange(
   // "through" + "~" sorts after every instant of that date ("T" < "~").
   const hiDate = `${range.through}~`;
   const hi = range.beforeInstant > hiDate ? range.beforeInstant : hiDate;
-  const run = (s: Scan) =>
-    c.sqlite
-      .query<TaskRow, (string | number)[]>(
-        `SELECT ${ROW_COLS} FROM ${s.from} AND ${VISIBLE_TOP} AND t.due_at IS NOT NULL AND t.due_at >= ? AND t.due_at < ?
-          AND (CASE WHEN length(t.due_at) = 10 THEN t.due_at >= ? AND t.due_at <= ? ELSE t.due_at >= ? AND t.due_at < ? END)
-        ORDER BY t.due_at, t.id LIMIT ?`,
-      )
-      .all(s.key, lo, hi, range.from, range.through, range.fromInstant, range.beforeInstant, limit);
-  return merged(scans(c, userId, "tasks_live_due_idx"), run, byDueAsc, limit);
+  const cond = `t.due_at IS NOT NULL AND t.due_at >= ? AND t.due_at < ?
+          AND (CASE WHEN length(t.due_at) = 10 THEN t.due_at >= ? AND t.due_at <= ? ELSE t.due_at >= ? AND t.due_at < ? END)`;
+  return rowsOf(c, scans(c, who, "tasks_live_due_idx"), cond, [lo, hi, range.from, range.through, range.fromInstant, range.beforeInstant], "due", limit);
 }

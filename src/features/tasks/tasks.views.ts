@@ -5,6 +5,7 @@ import { invalidCursor } from "../../core/errors";
 import { addDays } from "../../core/days";
 import { isCalendarDate, localDate, localMidnightUtc, today } from "../../core/time";
 import type { TaskRow } from "./tasks.repo";
+import { visibleScopes } from "../lists/lists.access";
 import { presentTasks } from "./tasks.present";
 import {
   completedTasks,
@@ -139,9 +140,11 @@ export class TaskViews {
       timedAfter = k === 0 ? [localMidnightUtc(day, tz), ""] : [due, id];
     }
     const before = days.through === null ? null : localMidnightUtc(days.through, tz, 1);
+    // Both walks over the same scopes, read once.
+    const scopes = visibleScopes(c, user.id);
     const placed: Placed[] = [
-      ...openDayOnly(c, user.id, dayAfter, days.through, n).map((row): Placed => ({ day: row.due_at!, k: 0, row })),
-      ...openTimed(c, user.id, timedAfter, before, n).map((row): Placed => ({ day: filterDayOf(row.due_at!, tz), k: 1, row })),
+      ...openDayOnly(c, scopes, dayAfter, days.through, n).map((row): Placed => ({ day: row.due_at!, k: 0, row })),
+      ...openTimed(c, scopes, timedAfter, before, n).map((row): Placed => ({ day: filterDayOf(row.due_at!, tz), k: 1, row })),
     ];
     placed.sort((a, b) => cmp(a.day!, b.day!) || a.k - b.k || cmp(a.row.due_at!, b.row.due_at!) || cmp(a.row.id, b.row.id));
     return placed.slice(0, n);
@@ -152,10 +155,12 @@ export class TaskViews {
     const t = today(this.core.clock, user.timezone);
     const tz = user.timezone;
     return readSnapshot(this.core.db, (c) => {
+      // The counts' twelve walks over the same scopes, read once.
+      const scopes = visibleScopes(c, user.id);
       const due = (from: string | null, through: string | null) =>
         countOpenDue(
           c,
-          user.id,
+          scopes,
           {
             from,
             through,
@@ -173,8 +178,8 @@ export class TaskViews {
           tomorrow: due(addDays(t, 1), addDays(t, 1)),
           next_7_days: due(t, addDays(t, 6)),
           upcoming: due(t, null),
-          no_date: countOpenUndated(c, user.id, COUNT_CAP),
-          completed: countCompleted(c, user.id, COUNT_CAP),
+          no_date: countOpenUndated(c, scopes, COUNT_CAP),
+          completed: countCompleted(c, scopes, COUNT_CAP),
         },
       };
     });

@@ -1,0 +1,5 @@
+CREATE INDEX `tasks_list_open_day_idx` ON `tasks` (`list_id`,`due_at`,`id`) WHERE parent_id IS NULL AND deleted_at IS NULL AND completed = 0 AND length(due_at) = 10;--> statement-breakpoint
+CREATE INDEX `tasks_list_open_timed_idx` ON `tasks` (`list_id`,`due_at`,`id`) WHERE parent_id IS NULL AND deleted_at IS NULL AND completed = 0 AND length(due_at) > 10;--> statement-breakpoint
+CREATE INDEX `tasks_list_live_due_idx` ON `tasks` (`list_id`,`due_at`,`id`) WHERE parent_id IS NULL AND deleted_at IS NULL AND due_at IS NOT NULL;--> statement-breakpoint
+CREATE INDEX `tasks_list_open_undated_idx` ON `tasks` (`list_id`,`created_at`,`id`) WHERE parent_id IS NULL AND deleted_at IS NULL AND completed = 0 AND due_at IS NULL;--> statement-breakpoint
+CREATE INDEX `tasks_list_done_idx` ON `tasks` (`list_id`,`completed_at`,`id`) WHERE parent_id IS NULL AND deleted_at IS NULL AND completed = 1;
