@@ -19,8 +19,12 @@ import type { PlanReminder } from "./vtodo.mapping";
  * What a file from another app becomes, whatever its format: folders, lists, tasks (with their
  * source ids and parent links still to resolve), memos, and the notes of the preview (what is
  * skipped, what is changed, each with the line its row starts on). Each reader (ticktick.ts,
- * todoist.ts, ics.ts) fills a PlanBuilder; finish() resolves the tree and checks every task
- * against the rules an API write obeys, so the preview and the import say and do the same.
+ * todoist.ts, ics.ts) fills a PlanBuilder, which checks every task against the rules an API write
+ * obeys as it is given, so the preview and the import say and do the same; finish() resolves the
+ * tree. Memory does not grow with the rows beyond a few numbers per task: the plan keeps the tree,
+ * not the tasks, and the import reads the file a second time to write them (Plan.replay;
+ * bench/README.md, import-ticktick.ts). A reader gives a task once it is complete (the second
+ * pass writes it then) and gives the same tasks in the same order from the same bytes.
  */
 
 export interface PlanFolder {
