@@ -34,7 +34,8 @@ function freeName(name: string, taken: Set<string>, max: number): string {
  * (import.jobs.ts): folders and lists, then each task (with its tags, recurrence and reminders) and
  * memo as the file is read again (Plan.replay), with a collection every ROWS_PER_GC rows (a full
  * one every tenth: the legacy restore's rhythm), so memory does not grow with the file's length.
- * Every value was checked by PlanBuilder.finish(), so nothing here refuses; a database error rolls
+ * Every value was checked by the PlanBuilder as the row was read (the same checks on both passes),
+ * so nothing here refuses; a file that reads differently the second time, or a database error, rolls
  * all back. Reminders are written as a backup restore writes them (insertRestoredReminder): due at
  * once and unarmed, so the scheduler's next pass (within a minute) computes their schedule from
  * the imported task; an occurrence before the import never fires.
