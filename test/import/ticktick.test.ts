@@ -196,6 +196,35 @@ describe("TickTick: names, bad files, tokens", () => {
     expect(tasksByTitle(app).get("Done weekly")).toMatchObject({ completed: 1, rrule: null });
   });
 
+  test("subtasks above their parent in the file: linked, placed by Order, a subtask's repeat dropped and said in its row's place", async () => {
+    // The import writes rows in the file's order (read again, one at a time): a subtask is written
+    // before its parent, whose id is made first; the foreign keys are checked at the commit.
+    const due = "2026-12-01T09:00:00+0000";
+    const file =
+      header +
+      row({ "List Name": "Tree", Title: "Child late", taskId: "c1", parentId: "p1", Order: "20", Tags: "x".repeat(70) }) +
+      row({ "List Name": "Tree", Title: "Child early", taskId: "c2", parentId: "p1", Order: "10", "Due Date": due, Repeat: "FREQ=DAILY", Timezone: "UTC" }) +
+      row({ "List Name": "Tree", Title: "Parent", taskId: "p1", Order: "5" }) +
+      row({ "List Name": "Tree", Title: "Grandchild", taskId: "g1", parentId: "c2", Order: "1" }) +
+      row({ "List Name": "Tree", Title: "First", taskId: "t0", Order: "1", "Due Date": due, Repeat: "FREQ=WEEKLY", Status: "2", Timezone: "UTC" });
+    const r = await importFile(app, c, "ticktick", file);
+    expect(r.preview.counts).toMatchObject({ lists: 1, tasks: 2, subtasks: 3, recurrences: 0 });
+    expect(r.result.counts).toEqual(r.preview.counts);
+    const t = tasksByTitle(app);
+    expect(["Child early", "Child late", "Grandchild"].map((n) => t.get(n)!.parent)).toEqual(["Parent", "Parent", "Parent"]);
+    // Under the parent by Order: Grandchild (1), Child early (10), Child late (20); in the list: First (1), Parent (5).
+    expect(["Grandchild", "Child early", "Child late"].map((n) => t.get(n)!.position)).toEqual([0, 1, 2]);
+    expect([t.get("First")!.position, t.get("Parent")!.position, t.get("Parent")!.parent]).toEqual([0, 1, null]);
+    expect(t.get("Child early")!.rrule).toBeNull();
+    // The row checks' notes in file order, the repeat notes among them.
+    expect(r.preview.skipped).toEqual([
+      { line: 2, item: "Child late", reason: expect.stringContaining("is longer than") },
+      { line: 3, item: "Child early", reason: "repeat dropped: only top-level tasks recur; this task is a subtask of task p1" },
+      { line: 6, item: "First", reason: "repeat dropped: the task is completed (a past occurrence)" },
+    ]);
+    expect(r.preview.changed).toContainEqual({ line: 5, item: "Grandchild", what: expect.stringContaining("more than one level") });
+  });
+
   test("a file without the header row is 422 import_invalid naming line 1, nothing written", async () => {
     const r = await rejected(app, async () => toResponse(await previewFile(app, c, "ticktick", "Title,Due\nx,y\n")), 422, "import_invalid");
     expect(r.body.errors[0]).toEqual({ path: "line 1", message: expect.stringContaining("List Name") });

@@ -1,5 +1,5 @@
 import ICAL from "ical.js";
-import { ImportProblems, PlanBuilder, invalidFile, type Plan } from "./import.plan";
+import { ImportProblems, PlanBuilder, invalidFile, type PlanSummary } from "./import.plan";
 import { vtodoToTask, type PlanReminder } from "./vtodo.mapping";
 
 /**
@@ -50,8 +50,8 @@ const valueOf = (l: string) => {
   return i < 0 ? "" : l.slice(i + 1).trim();
 };
 
-export function readIcs(text: string, fileName: string, userTz: string, reminderTime = "09:00"): Plan {
-  const plan = new PlanBuilder();
+/** `plan`: a builder with a sink for the import's second pass (import.read.ts). */
+export function readIcs(text: string, fileName: string, userTz: string, reminderTime = "09:00", plan = new PlanBuilder()): PlanSummary {
   const problems = new ImportProblems();
   const fallbackName = fileName.replace(/\.(ics|ical|ifb|icalendar)$/i, "").trim() || "Calendar";
   const stack: { name: string; line: number }[] = [];
@@ -184,14 +184,8 @@ export function readIcs(text: string, fileName: string, userTz: string, reminder
   problems.throwIfAny(WHAT);
 
   // RELTYPE=CHILD on the parent: the child's parent, unless the child names another itself.
-  const byKey = new Map(plan.tasks.map((t) => [t.key, t]));
   for (const { parent, child, line } of children) {
-    const c = byKey.get(child);
-    if (!c) {
-      plan.change(line, child.slice(0, 60), "RELATED-TO;RELTYPE=CHILD names a task that is not in the file: ignored");
-      continue;
-    }
-    if (c.parentKey === null) c.parentKey = parent;
+    if (!plan.adoptChild(child, parent)) plan.change(line, child.slice(0, 60), "RELATED-TO;RELTYPE=CHILD names a task that is not in the file: ignored");
   }
   return plan.finish();
 }

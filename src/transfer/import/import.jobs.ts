@@ -136,6 +136,8 @@ export async function runImport(core: Core, p: ImportJob): Promise<ImportResult>
     return { format, counts: JSON.parse(before) as ImportCounts, already_imported: true };
   }
   const plan = await readPlan(format, bytes, row.file_name, p.timezone, now, reminderTimeOf(core, p.userId));
+  // The first pass's keys and titles are garbage now; the write reads the file again (Plan.replay).
+  collectGarbage(true);
   try {
     writeTx(core.db, (tx) => {
       if (!consumeImportToken(tx, row.id, nowIso)) throw tokenConsumed();

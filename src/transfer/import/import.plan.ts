@@ -1,6 +1,7 @@
 import { AppError } from "../../core/errors";
 import { ProblemList } from "../../core/problem-caps";
 import { charCount } from "../../core/text";
+import { MemoryPacer } from "../../core/streams/memory-pacing";
 import { checkSchedule, MAX_INTERVAL, type Unit } from "../../features/recurrence/recurrence.rules";
 import { recurrenceOnSubtaskProblem } from "../../features/tasks/tasks.rules";
 import { DESCRIPTION_MAX, TITLE_MAX } from "../../features/tasks/tasks.schemas";
@@ -18,8 +19,12 @@ import type { PlanReminder } from "./vtodo.mapping";
  * What a file from another app becomes, whatever its format: folders, lists, tasks (with their
  * source ids and parent links still to resolve), memos, and the notes of the preview (what is
  * skipped, what is changed, each with the line its row starts on). Each reader (ticktick.ts,
- * todoist.ts, ics.ts) fills a PlanBuilder; finish() resolves the tree and checks every task
- * against the rules an API write obeys, so the preview and the import say and do the same.
+ * todoist.ts, ics.ts) fills a PlanBuilder, which checks every task against the rules an API write
+ * obeys as it is given, so the preview and the import say and do the same; finish() resolves the
+ * tree. Memory does not grow with the rows beyond a few numbers per task: the plan keeps the tree,
+ * not the tasks, and the import reads the file a second time to write them (Plan.replay;
+ * bench/README.md, import-ticktick.ts). A reader gives a task once it is complete (the second
+ * pass writes it then) and gives the same tasks in the same order from the same bytes.
  */
 
 export interface PlanFolder {
@@ -66,31 +71,84 @@ export interface PlanMemo {
   createdAt: string | null;
 }
 
-export interface Plan {
+/**
+ * What a reader's pass makes of the file (PlanBuilder.finish()): everything the preview answers,
+ * the folders and lists, and the task tree in a compact form, one entry per task in the order the
+ * reader gave them (not the tasks themselves: the import reads the file again, Plan.replay).
+ */
+export interface PlanSummary {
   folders: PlanFolder[];
   lists: PlanList[];
-  /** Parents before their subtasks; parentKey names a task of the plan or is null. */
-  tasks: PlanTask[];
-  memos: PlanMemo[];
+  /**
+   * For the i-th task the reader gave: `parent[i]`, the index of its parent (-1: top-level; one
+   * level deep, in the same list), and `position[i]`, its place among its list's top-level tasks
+   * or its parent's subtasks (the source's order; ties keep the file's order).
+   */
+  tree: { parent: Int32Array; position: Int32Array };
   counts: ImportCounts;
   skipped: Skipped[];
   changed: Changed[];
 }
 
+/** Where a second pass over the file (PlanBuilder with a sink) sends each task and memo, checked as the summary said. */
+export interface PlanSink {
+  /** The i-th task of the file (its index into PlanSummary.tree); its parentKey is not resolved (the tree says). */
+  task(t: PlanTask, i: number): void;
+  memo(m: PlanMemo): void;
+}
+
+/**
+ * A file read as its format: the summary, and `replay`, which reads the file again (synchronously:
+ * inside the import's transaction) and hands each task and memo to a sink, so no more than one
+ * row's data is held at a time however long the file is (import.write.ts).
+ */
+export interface Plan extends PlanSummary {
+  replay(sink: PlanSink): void;
+}
+
+/**
+ * Rows read (or tasks written) between two collections. Reading a row (CSV cells, dates, checks)
+ * leaves several KB of garbage that JavaScriptCore weighs late: the legacy restore's rhythm
+ * (legacy.stored.ts).
+ */
+export const ROWS_PER_GC = 2000;
+
 /** Notes listed per kind in a preview; past it a last entry counts the rest (a 20k-row file stays small). */
 export const NOTES_MAX = 500;
 
+/** Notes of one kind said in one phase, in order: the first NOTES_MAX kept, all counted. */
 class NoteList<T extends Skipped | Changed> {
   readonly items: T[] = [];
-  private omitted = 0;
-  constructor(private readonly more: (n: number) => T) {}
+  total = 0;
   add(n: T): void {
     if (this.items.length < NOTES_MAX) this.items.push(n);
-    else this.omitted++;
+    this.total++;
   }
-  done(): T[] {
-    return this.omitted ? [...this.items, this.more(this.omitted)] : this.items;
+  /** One more note past the first NOTES_MAX (counted, never listed). */
+  addUnlisted(): void {
+    this.total++;
   }
+}
+
+/**
+ * The phases notes are said in, in the order a preview lists them: while the file is read, about
+ * the tree, from each task's checks, about the memos, about list names, the grouped ones.
+ */
+const PHASES = ["read", "tree", "check", "memo", "lists", "grouped"] as const;
+type Phase = (typeof PHASES)[number];
+
+/** The notes of one kind, phase after phase, cut at NOTES_MAX with a last entry counting the rest. */
+function listed<T extends Skipped | Changed>(lists: NoteList<T>[], more: (n: number) => T): T[] {
+  const out: T[] = [];
+  let omitted = 0;
+  for (const l of lists) {
+    for (const it of l.items) {
+      if (out.length < NOTES_MAX) out.push(it);
+      else omitted++;
+    }
+    omitted += l.total - l.items.length;
+  }
+  return omitted ? [...out, more(omitted)] : out;
 }
 
 /** Notes that repeat on many rows (a column ignored, a zone assumed) are said once, with the first line and how many rows. */
@@ -138,30 +196,70 @@ function cut(s: string, max: number): string {
   return [...s].slice(0, max).join("");
 }
 
+
+/**
+ * A copy of `s` that shares nothing with the text it was cut from: a CSV cell is a substring of its
+ * record's text, and a key kept until the end of the read would keep the whole record alive.
+ */
+const own = (s: string): string => (s.length === 0 ? "" : (JSON.parse(JSON.stringify(s)) as string));
+
+/** What a task's tree notes call it: its title as the file has it (cut: kept for every row until the tree is resolved). */
+const ITEM_MAX = 100;
+
+/**
+ * Collects what a reader makes of a file. Without a sink (the first pass: the preview, and the
+ * import's check) it checks each task and memo as it comes (the notes of the preview, the counts)
+ * and keeps only what resolving the tree needs (each task's key, parent key, list, order, line and
+ * a short title); finish() resolves the tree. With a sink (the import's second pass, Plan.replay)
+ * it checks each task and memo the same way, notes nothing, and hands it on.
+ */
 export class PlanBuilder {
   private readonly folders = new Map<string, PlanFolder>();
   private readonly lists = new Map<string, PlanList>();
-  readonly tasks: PlanTask[] = [];
-  private readonly taskKeys = new Set<string>();
-  readonly memos: PlanMemo[] = [];
-  private readonly skippedNotes = new NoteList<Skipped>((n) => ({ item: "…", reason: `${n} more skipped item(s) not listed` }));
-  private readonly changedNotes = new NoteList<Changed>((n) => ({ item: "…", what: `${n} more changed item(s) not listed` }));
+  private readonly listIndex = new Map<string, number>();
+  private phase: Phase = "read";
+  private readonly skippedNotes = new Map<Phase, NoteList<Skipped>>(PHASES.map((p) => [p, new NoteList<Skipped>()]));
+  private readonly changedNotes = new Map<Phase, NoteList<Changed>>(PHASES.map((p) => [p, new NoteList<Changed>()]));
   private readonly groupedSkips = new Map<string, { note: GroupedNote; item: string; reason: string }>();
   private readonly groupedChanges = new Map<string, { note: GroupedNote; item: string; what: string }>();
+  private readonly pacer = new MemoryPacer(ROWS_PER_GC);
+  private readonly counts = zeroCounts();
+  private readonly tagKeys = new Set<string>();
+
+  // The tasks so far, one entry each (the first pass only).
+  private n = 0;
+  private readonly keys: string[] = [];
+  private readonly parentKeys: (string | null)[] = [];
+  private readonly listOf: number[] = [];
+  private readonly orders: number[] = [];
+  private readonly lines: (number | undefined)[] = [];
+  private readonly items: string[] = [];
+  /**
+   * Tasks whose row has a repeat: why it is dropped when it is (a subtask's is dropped once the
+   * tree says so), and how many other check notes were skipped before it (its place among them).
+   */
+  private readonly repeats = new Map<number, { why: string | null; at: number }>();
+  private readonly byKey = new Map<string, number>();
+
+  constructor(private readonly sink?: PlanSink) {}
 
   skip(line: number | undefined, item: string, reason: string): void {
-    this.skippedNotes.add(line === undefined ? { item, reason } : { line, item, reason });
+    if (this.sink) return;
+    this.skippedNotes.get(this.phase)!.add(line === undefined ? { item, reason } : { line, item, reason });
   }
   change(line: number | undefined, item: string, what: string): void {
-    this.changedNotes.add(line === undefined ? { item, what } : { line, item, what });
+    if (this.sink) return;
+    this.changedNotes.get(this.phase)!.add(line === undefined ? { item, what } : { line, item, what });
   }
   /** A note said once for every row it applies to ("on N rows, first at line L"). */
   skipOnce(key: string, line: number | undefined, item: string, reason: string): void {
+    if (this.sink) return;
     let g = this.groupedSkips.get(key);
     if (!g) this.groupedSkips.set(key, (g = { note: new GroupedNote(), item, reason }));
     g.note.hit(line);
   }
   changeOnce(key: string, line: number | undefined, item: string, what: string): void {
+    if (this.sink) return;
     let g = this.groupedChanges.get(key);
     if (!g) this.groupedChanges.set(key, (g = { note: new GroupedNote(), item, what }));
     g.note.hit(line);
@@ -170,7 +268,7 @@ export class PlanBuilder {
   /** The folder of this name (one per name in the file). */
   folder(name: string): string {
     const key = `f:${name}`;
-    if (!this.folders.has(key)) this.folders.set(key, { key, name });
+    if (!this.folders.has(key)) this.folders.set(key, { key, name: own(name) });
     return key;
   }
 
@@ -180,106 +278,188 @@ export class PlanBuilder {
    */
   list(name: string, folderKey: string | null, inbox = false, distinct?: string): string {
     const key = inbox ? "inbox" : distinct !== undefined ? `l#${distinct}` : `l:${folderKey ?? ""}\u0000${name}`;
-    if (!this.lists.has(key)) this.lists.set(key, { key, name, folderKey: inbox ? null : folderKey, inbox });
+    if (!this.lists.has(key)) {
+      this.listIndex.set(key, this.lists.size);
+      this.lists.set(key, { key: own(key), name: own(name), folderKey: inbox ? null : folderKey, inbox });
+    }
     return key;
   }
 
-  hasTask(key: string): boolean {
-    return this.taskKeys.has(key);
+  /**
+   * A task of the file, in the file's order (its index is its place in that order: a second pass
+   * must give the same tasks in the same order, which a reader of the same bytes does).
+   */
+  task(t: PlanTask): void {
+    const i = this.n++;
+    const rawTitle = t.title;
+    this.phase = "check";
+    const why = this.checkTask(t, rawTitle || "(untitled)");
+    this.phase = "read";
+    if (this.sink) {
+      if (why !== undefined && why !== null) t.recurrence = null;
+      this.sink.task(t, i);
+    } else {
+      this.keys.push(own(t.key));
+      this.parentKeys.push(t.parentKey === null ? null : own(t.parentKey));
+      this.listOf.push(this.listIndex.get(t.listKey) ?? -1);
+      this.orders.push(t.order);
+      this.lines.push(t.line);
+      this.items.push(own(cut(rawTitle, ITEM_MAX)));
+      this.byKey.set(this.keys[i]!, i);
+      if (why !== undefined) this.repeats.set(i, { why, at: this.skippedNotes.get("check")!.total });
+      this.counts.reminders += t.reminders?.length ?? 0;
+    }
+    this.pacer.add();
   }
 
-  task(t: PlanTask): void {
-    this.taskKeys.add(t.key);
-    this.tasks.push(t);
+  /** Whether a task of this key was given (a reader's links between tasks). */
+  hasTask(key: string): boolean {
+    return this.byKey.has(key);
+  }
+
+  /**
+   * Makes task `child` a subtask of `parent` unless it names a parent itself (an .ics parent's
+   * RELATED-TO;RELTYPE=CHILD); false when no task has the key `child`. A second pass takes the
+   * tree from the first and does nothing here.
+   */
+  adoptChild(child: string, parent: string): boolean {
+    if (this.sink) return true;
+    const i = this.byKey.get(child);
+    if (i === undefined) return false;
+    if (this.parentKeys[i] === null) this.parentKeys[i] = own(parent);
+    return true;
   }
 
   memo(m: PlanMemo): void {
-    this.memos.push(m);
+    this.phase = "memo";
+    const content = noControl(m.content).trim();
+    if (!content) {
+      this.skip(m.line, "note", "the note is empty");
+    } else {
+      if (charCount(content) > MEMO_CONTENT_MAX) this.change(m.line, cut(content, 60), `cut to ${MEMO_CONTENT_MAX} characters`);
+      if (this.sink) this.sink.memo({ ...m, content: cut(content, MEMO_CONTENT_MAX) });
+      else this.counts.memos++;
+    }
+    this.phase = "read";
+    this.pacer.add();
   }
 
   /**
    * Resolves the subtask tree (one level: deeper levels go onto the top-level ancestor; a missing
-   * parent, a cycle or a parent in another list makes a top-level task), checks each task as an
-   * API write would (lengths, tag names, the recurrence for its due date), orders parents first,
-   * and counts.
+   * parent, a cycle or a parent in another list makes a top-level task), drops a subtask's repeat,
+   * places each task in its list or under its parent by the source's order, and counts. The first
+   * pass's keys and titles are let go: what is kept is two numbers per task.
    */
-  finish(): Plan {
-    const byKey = new Map<string, PlanTask>();
-    for (const t of this.tasks) byKey.set(t.key, t);
-    const item = (t: PlanTask) => t.title || "(untitled)";
+  finish(): PlanSummary {
+    const n = this.n;
+    if (this.sink) return { folders: [], lists: [], tree: { parent: new Int32Array(0), position: new Int32Array(0) }, counts: zeroCounts(), skipped: [], changed: [] };
+    const item = (i: number) => this.items[i] || "(untitled)";
+    const parent = new Int32Array(n).fill(-1);
+    const parentKeys = this.parentKeys;
+    this.phase = "tree";
 
-    // Parents: missing or self → top-level.
-    for (const t of this.tasks) {
-      if (t.parentKey === null) continue;
-      if (t.parentKey === t.key) {
-        this.change(t.line, item(t), "its parent is itself: imported as a top-level task");
-        t.parentKey = null;
-      } else if (!byKey.has(t.parentKey)) {
-        this.change(t.line, item(t), `its parent (${t.parentKey}) is not in the file: imported as a top-level task`);
-        t.parentKey = null;
+    // Parents: missing or self → top-level. (A key given twice names the last task of that key.)
+    for (let i = 0; i < n; i++) {
+      const pk = parentKeys[i];
+      if (pk === null || pk === undefined) continue;
+      if (pk === this.keys[i]) {
+        this.change(this.lines[i], item(i), "its parent is itself: imported as a top-level task");
+        continue;
       }
+      const p = this.byKey.get(pk);
+      if (p === undefined) {
+        this.change(this.lines[i], item(i), `its parent (${cut(pk, ITEM_MAX)}) is not in the file: imported as a top-level task`);
+        continue;
+      }
+      parent[i] = p;
     }
     // Top-level ancestor of each task; a cycle is broken at the task where it is found.
-    const rootOf = new Map<string, string>();
-    const findRoot = (t: PlanTask): string => {
-      if (t.parentKey === null) return t.key;
-      const known = rootOf.get(t.key);
-      if (known) return known;
-      const path: PlanTask[] = [];
-      const onPath = new Set<string>();
+    const rootOf = new Int32Array(n).fill(-1);
+    const onPath = new Set<number>();
+    const path: number[] = [];
+    for (let t = 0; t < n; t++) {
+      if (parent[t] === -1 || rootOf[t] !== -1) continue;
+      onPath.clear();
+      path.length = 0;
       let cur = t;
-      while (cur.parentKey !== null) {
-        const k = rootOf.get(cur.key);
-        if (k) break;
-        if (onPath.has(cur.key)) {
-          this.change(cur.line, item(cur), "its parents form a cycle: imported as a top-level task");
-          cur.parentKey = null;
+      while (parent[cur] !== -1) {
+        if (rootOf[cur] !== -1) break;
+        if (onPath.has(cur)) {
+          this.change(this.lines[cur], item(cur), "its parents form a cycle: imported as a top-level task");
+          parent[cur] = -1;
           break;
         }
-        onPath.add(cur.key);
+        onPath.add(cur);
         path.push(cur);
-        cur = byKey.get(cur.parentKey)!;
+        cur = parent[cur]!;
       }
-      const root = rootOf.get(cur.key) ?? cur.key;
-      rootOf.set(cur.key, root);
-      for (const p of path) rootOf.set(p.key, root);
-      return root;
+      const root = rootOf[cur] !== -1 ? rootOf[cur]! : cur;
+      rootOf[cur] = root;
+      for (const p of path) rootOf[p] = root;
+    }
+    for (let t = 0; t < n; t++) {
+      if (parent[t] === -1) continue;
+      const root = rootOf[t] !== -1 ? rootOf[t]! : t;
+      if (this.listOf[root] !== this.listOf[t]) {
+        this.change(this.lines[t], item(t), "its parent is in another list: imported as a top-level task");
+        parent[t] = -1;
+        continue;
+      }
+      if (parent[t] !== root) {
+        this.change(this.lines[t], item(t), `nested more than one level deep: made a subtask of "${cut(item(root), 60)}" (subtasks are one level deep here)`);
+        parent[t] = root;
+      }
+    }
+
+    // Repeats: a subtask's is dropped (recurrence rules), others as their row's check said; each
+    // note in its row's place among the check notes (as if the checks had run after the tree).
+    const checks = this.skippedNotes.get("check")!;
+    const merged = new NoteList<Skipped>();
+    let k = 0;
+    const upTo = (at: number) => {
+      for (; k < at; k++) {
+        const note = checks.items[k];
+        if (note) merged.add(note);
+        else merged.addUnlisted();
+      }
     };
-    for (const t of this.tasks) findRoot(t);
-    for (const t of this.tasks) {
-      if (t.parentKey === null) continue;
-      const root = rootOf.get(t.key) ?? t.key;
-      const r = byKey.get(root)!;
-      if (r.listKey !== t.listKey) {
-        this.change(t.line, item(t), "its parent is in another list: imported as a top-level task");
-        t.parentKey = null;
+    for (const [i, { why, at }] of this.repeats) {
+      const sub = recurrenceOnSubtaskProblem(parent[i] === -1 ? null : this.keys[parent[i]!]!);
+      const drop = sub ?? why;
+      if (drop === null) {
+        this.counts.recurrences++;
         continue;
       }
-      if (t.parentKey !== root) {
-        this.change(t.line, item(t), `nested more than one level deep: made a subtask of "${cut(item(r), 60)}" (subtasks are one level deep here)`);
-        t.parentKey = root;
+      upTo(at);
+      const line = this.lines[i];
+      const reason = `repeat dropped: ${drop}`;
+      merged.add(line === undefined ? { item: item(i), reason } : { line, item: item(i), reason });
+    }
+    upTo(checks.total);
+    this.skippedNotes.set("check", merged);
+
+    // Places: each list's top-level tasks and each parent's subtasks by the source's order (stable: file order on ties).
+    const sorted = Array.from({ length: n }, (_, i) => i).sort((a, b) => this.orders[a]! - this.orders[b]! || a - b);
+    const position = new Int32Array(n);
+    const inList = new Map<number, number>();
+    const under = new Int32Array(n);
+    for (const i of sorted) {
+      const p = parent[i]!;
+      if (p === -1) {
+        const l = this.listOf[i]!;
+        const at = inList.get(l) ?? 0;
+        position[i] = at;
+        inList.set(l, at + 1);
+        this.counts.tasks++;
+      } else {
+        position[i] = under[p]!++;
+        this.counts.subtasks++;
       }
     }
-
-    const tagKeys = new Set<string>();
-    for (const t of this.tasks) this.checkTask(t, item(t), tagKeys);
-    const memos: PlanMemo[] = [];
-    for (const m of this.memos) {
-      const content = noControl(m.content).trim();
-      if (!content) {
-        this.skip(m.line, "note", "the note is empty");
-        continue;
-      }
-      if (charCount(content) > MEMO_CONTENT_MAX) this.change(m.line, cut(content, 60), `cut to ${MEMO_CONTENT_MAX} characters`);
-      memos.push({ ...m, content: cut(content, MEMO_CONTENT_MAX) });
-    }
-
-    // Parents first, then each list's tasks by the source's order (stable: file order on ties).
-    const sorted = this.tasks.map((t, i) => ({ t, i })).sort((a, b) => a.t.order - b.t.order || a.i - b.i);
-    const tasks = [...sorted.filter((x) => x.t.parentKey === null), ...sorted.filter((x) => x.t.parentKey !== null)].map((x) => x.t);
 
     // Every list a reader named is made (a Todoist section without tasks too); the inbox is the user's.
     const lists = [...this.lists.values()];
+    this.phase = "lists";
     for (const l of lists) {
       const name = noControl(l.name).trim() || "(unnamed)";
       if (name !== l.name.trim()) this.change(undefined, l.name || "(unnamed list)", `list name changed to "${cut(name, 60)}"`);
@@ -289,25 +469,26 @@ export class PlanBuilder {
     const folders = [...this.folders.values()].filter((f) => usedFolders.has(f.key));
     for (const f of folders) f.name = cut(noControl(f.name).trim() || "(unnamed)", FOLDER_NAME_MAX);
 
+    this.phase = "grouped";
     for (const g of this.groupedSkips.values()) this.skip(g.note.first, g.item, g.note.n > 1 ? `${g.reason} (${g.note.n} rows)` : g.reason);
     for (const g of this.groupedChanges.values()) this.change(g.note.first, g.item, g.note.n > 1 ? `${g.what} (${g.note.n} rows)` : g.what);
 
-    const counts = zeroCounts();
+    const counts = this.counts;
     counts.folders = folders.length;
     counts.lists = lists.filter((l) => !l.inbox).length;
-    for (const t of tasks) {
-      if (t.parentKey === null) counts.tasks++;
-      else counts.subtasks++;
-      if (t.recurrence) counts.recurrences++;
-      counts.reminders += t.reminders?.length ?? 0;
-    }
-    counts.tags = tagKeys.size;
-    counts.memos = memos.length;
-    return { folders, lists, tasks, memos, counts, skipped: this.skippedNotes.done(), changed: this.changedNotes.done() };
+    counts.tags = this.tagKeys.size;
+    return { folders, lists, tree: { parent, position }, counts,
+      skipped: listed([...this.skippedNotes.values()], (n) => ({ item: "…", reason: `${n} more skipped item(s) not listed` })),
+      changed: listed([...this.changedNotes.values()], (n) => ({ item: "…", what: `${n} more changed item(s) not listed` })),
+    };
   }
 
-  /** Lengths, tags and recurrence of one task, as the API would take them. */
-  private checkTask(t: PlanTask, item: string, tagKeys: Set<string>): void {
+  /**
+   * Lengths, tags, reminders and repeat of one task, as the API would take them (the task is
+   * changed to what will be written). Answers undefined when the row has no repeat, else why its
+   * repeat is dropped, or null when it is kept (a subtask's is dropped by finish()).
+   */
+  private checkTask(t: PlanTask, item: string): string | null | undefined {
     const title = noControl(t.title).replace(/[\r\n]+/g, " ").trim();
     if (!title) {
       this.change(t.line, "(untitled)", 'the title is empty: imported as "(untitled)"');
@@ -333,7 +514,7 @@ export class PlanBuilder {
       if (keys.has(key)) continue;
       keys.add(key);
       tags.push(name);
-      tagKeys.add(key);
+      if (!this.sink && !this.tagKeys.has(key)) this.tagKeys.add(own(key));
     }
     t.tags = tags;
     if (t.reminders?.some((r) => r.kind === "before_due" && r.minutesBefore > MINUTES_MAX)) {
@@ -345,22 +526,17 @@ export class PlanBuilder {
       t.reminders = t.reminders.slice(0, REMINDERS_PER_TARGET);
     }
     const r = t.recurrence;
-    if (!r) return;
-    const drop = (why: string) => {
-      this.skip(t.line, item, `repeat dropped: ${why}`);
-      t.recurrence = null;
-    };
-    const sub = recurrenceOnSubtaskProblem(t.parentKey);
-    if (sub) return drop(sub);
+    if (!r) return undefined;
     // A completed row of a repeating task is a past occurrence (the sources keep the series on the open one).
-    if (t.completed) return drop("the task is completed (a past occurrence)");
+    if (t.completed) return "the task is completed (a past occurrence)";
     if (r.kind === "after_completion") {
-      if (!Number.isInteger(r.interval) || r.interval < 1 || r.interval > MAX_INTERVAL) drop(`the interval must be 1 to ${MAX_INTERVAL}`);
-      return;
+      if (!Number.isInteger(r.interval) || r.interval < 1 || r.interval > MAX_INTERVAL) return `the interval must be 1 to ${MAX_INTERVAL}`;
+      return null;
     }
-    if (t.dueAt === null) return drop("the task has no due date to repeat from");
+    if (t.dueAt === null) return "the task has no due date to repeat from";
     const checked = checkSchedule(r.rrule, t.dueAt, r.timezone);
-    if (!checked.ok) return drop(`${r.rrule.slice(0, 80)}: ${checked.message}`);
+    if (!checked.ok) return `${r.rrule.slice(0, 80)}: ${checked.message}`;
     r.rrule = checked.text;
+    return null;
   }
 }

@@ -7,7 +7,8 @@ import { insertRestoredRecurrence } from "../../features/recurrence/recurrence.r
 import { insertRestoredReminder } from "../../features/reminders/reminders.repo";
 import { insertRestoredTag, tagIdsByKey, tagNameKey } from "../../features/tags/tags.repo";
 import { insertRestoredTask, linkRestoredTags } from "../../features/tasks/tasks.repo";
-import type { Plan } from "./import.plan";
+import { MemoryPacer } from "../../core/streams/memory-pacing";
+import { ROWS_PER_GC, type Plan, type PlanMemo, type PlanTask } from "./import.plan";
 
 /** Colour of a tag an import creates (the sources' tag colours are not in their files). */
 const NEW_TAG_COLOR = "#808080";
@@ -29,9 +30,12 @@ function freeName(name: string, taken: Set<string>, max: number): string {
 }
 
 /**
- * Writes a finished plan for `userId` through the owning repos, inside the caller's transaction
- * (import.jobs.ts): folders, lists, tags, tasks (parents first), recurrences, reminders, memos.
- * Every value was checked by PlanBuilder.finish(), so nothing here refuses; a database error rolls
+ * Writes a plan for `userId` through the owning repos, inside the caller's transaction
+ * (import.jobs.ts): folders and lists, then each task (with its tags, recurrence and reminders) and
+ * memo as the file is read again (Plan.replay), with a collection every ROWS_PER_GC rows (a full
+ * one every tenth: the legacy restore's rhythm), so memory does not grow with the file's length.
+ * Every value was checked by the PlanBuilder as the row was read (the same checks on both passes),
+ * so nothing here refuses; a file that reads differently the second time, or a database error, rolls
  * all back. Reminders are written as a backup restore writes them (insertRestoredReminder): due at
  * once and unarmed, so the scheduler's next pass (within a minute) computes their schedule from
  * the imported task; an occurrence before the import never fires.
@@ -76,66 +80,84 @@ export function writePlan(c: Conn, userId: string, plan: Plan, now: string): voi
     return id;
   };
 
-  const taskIds = new Map<string, string>();
-  const positions = new Map<string, number>();
-  for (const t of plan.tasks) {
-    const id = newId();
-    taskIds.set(t.key, id);
-    const listId = listIds.get(t.listKey)!;
-    const slot = t.parentKey === null ? listId : t.parentKey;
-    const position = positions.get(slot) ?? 0;
-    positions.set(slot, position + 1);
-    const created = t.createdAt ?? now;
-    insertRestoredTask(c, userId, {
-      id,
-      list_id: listId,
-      parent_id: t.parentKey === null ? null : taskIds.get(t.parentKey)!,
-      title: t.title,
-      description: t.description,
-      completed: t.completed ? 1 : 0,
-      completed_at: t.completed ? (t.completedAt ?? now) : null,
-      due_at: t.dueAt,
-      priority: t.priority,
-      version: 1,
-      position,
-      created_at: created,
-      updated_at: now,
-      deleted_at: null,
-    });
-    if (t.tags.length) linkRestoredTags(c, id, t.tags.map(tagOf));
-    const r = t.recurrence;
-    if (r) {
-      insertRestoredRecurrence(c, userId, {
-        id: newId(),
-        task_id: id,
-        kind: r.kind,
-        rrule: r.kind === "rrule" ? r.rrule : null,
-        interval: r.kind === "after_completion" ? r.interval : null,
-        unit: r.kind === "after_completion" ? r.unit : null,
-        timezone: r.timezone,
-        dtstart: r.kind === "rrule" ? t.dueAt : null,
-        created_at: now,
+  // The tasks, read again from the file one at a time (Plan.replay), placed as the first pass
+  // resolved them. A parent may come after its subtasks in the file: the parents' ids are made
+  // when first needed, and the foreign keys are checked at the commit (defer_foreign_keys, reset
+  // by SQLite when the transaction ends).
+  const { parent, position } = plan.tree;
+  const isParent = new Uint8Array(parent.length);
+  for (const p of parent) if (p !== -1) isParent[p] = 1;
+  const parentIds = new Map<number, string>();
+  const idOf = (i: number): string => {
+    let id = parentIds.get(i);
+    if (id === undefined) parentIds.set(i, (id = newId()));
+    return id;
+  };
+  c.sqlite.run("PRAGMA defer_foreign_keys = ON");
+  const pacer = new MemoryPacer(ROWS_PER_GC, 10);
+  let written = 0;
+  plan.replay({
+    task(t: PlanTask, i: number) {
+      if (i !== written++ || i >= parent.length) throw new Error(`the file read differently the second time (task ${i})`);
+      const id = isParent[i] ? idOf(i) : newId();
+      const listId = listIds.get(t.listKey);
+      if (listId === undefined) throw new Error(`the file read differently the second time (list of task ${i})`);
+      const p = parent[i]!;
+      const created = t.createdAt ?? now;
+      insertRestoredTask(c, userId, {
+        id,
+        list_id: listId,
+        parent_id: p === -1 ? null : idOf(p),
+        title: t.title,
+        description: t.description,
+        completed: t.completed ? 1 : 0,
+        completed_at: t.completed ? (t.completedAt ?? now) : null,
+        due_at: t.dueAt,
+        priority: t.priority,
+        version: 1,
+        position: position[i]!,
+        created_at: created,
         updated_at: now,
+        deleted_at: null,
       });
-    }
-    for (const rem of t.reminders ?? []) {
-      insertRestoredReminder(c, userId, {
-        id: newId(),
-        target_type: "task",
-        target_id: id,
-        kind: rem.kind,
-        minutes_before: rem.kind === "before_due" ? rem.minutesBefore : null,
-        at: rem.kind === "at" ? rem.at : null,
-        time: null,
-        days_before: null,
-        created_at: now,
-        updated_at: now,
-      });
-    }
-  }
-
-  for (const m of plan.memos) {
-    const created = m.createdAt ?? now;
-    insertRestoredMemo(c, userId, { id: newId(), content: m.content, pinned: 0, version: 1, created_at: created, updated_at: now, deleted_at: null });
-  }
+      if (t.tags.length) linkRestoredTags(c, id, t.tags.map(tagOf));
+      // A subtask's repeat was dropped by the first pass (only top-level tasks recur).
+      const r = p === -1 ? t.recurrence : null;
+      if (r) {
+        insertRestoredRecurrence(c, userId, {
+          id: newId(),
+          task_id: id,
+          kind: r.kind,
+          rrule: r.kind === "rrule" ? r.rrule : null,
+          interval: r.kind === "after_completion" ? r.interval : null,
+          unit: r.kind === "after_completion" ? r.unit : null,
+          timezone: r.timezone,
+          dtstart: r.kind === "rrule" ? t.dueAt : null,
+          created_at: now,
+          updated_at: now,
+        });
+      }
+      for (const rem of t.reminders ?? []) {
+        insertRestoredReminder(c, userId, {
+          id: newId(),
+          target_type: "task",
+          target_id: id,
+          kind: rem.kind,
+          minutes_before: rem.kind === "before_due" ? rem.minutesBefore : null,
+          at: rem.kind === "at" ? rem.at : null,
+          time: null,
+          days_before: null,
+          created_at: now,
+          updated_at: now,
+        });
+      }
+      pacer.add();
+    },
+    memo(m: PlanMemo) {
+      const created = m.createdAt ?? now;
+      insertRestoredMemo(c, userId, { id: newId(), content: m.content, pinned: 0, version: 1, created_at: created, updated_at: now, deleted_at: null });
+      pacer.add();
+    },
+  });
+  if (written !== parent.length) throw new Error(`the file read differently the second time (${written} tasks, not ${parent.length})`);
 }

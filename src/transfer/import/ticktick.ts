@@ -1,6 +1,6 @@
 import { CsvSyntaxError, parseCsvBytes } from "../legacy/legacy.csv";
 import { dueOf, instantOf, parseSourceTime, zoneOrNull, type SourceTime } from "./import.dates";
-import { ImportProblems, PlanBuilder, invalidFile, type Plan, type PlanTask } from "./import.plan";
+import { ImportProblems, PlanBuilder, invalidFile, type PlanSummary, type PlanTask } from "./import.plan";
 import { durationSeconds, mapReminder, type PlanReminder, type ReminderTask, type ReminderUser } from "./reminder.mapping";
 
 /**
@@ -51,8 +51,8 @@ const PRIORITY: Record<string, number> = { "": 0, "0": 0, "1": 1, "3": 2, "5": 3
 const OPEN_ITEM = "\u25ab";
 const DONE_ITEM = "\u25aa";
 
-export function readTickTick(bytes: Uint8Array, userTz: string, reminderTime = "09:00"): Plan {
-  const plan = new PlanBuilder();
+/** `plan`: a builder with a sink for the import's second pass (import.read.ts). */
+export function readTickTick(bytes: Uint8Array, userTz: string, reminderTime = "09:00", plan = new PlanBuilder()): PlanSummary {
   const problems = new ImportProblems();
   let col: Map<string, number> | null = null;
   let records = 0;

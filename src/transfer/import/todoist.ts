@@ -4,7 +4,7 @@ import { parseDateAndRepeat, LOCALES, type Locale } from "../../core/quick-add";
 import { unsafePath } from "../backup/backup.archive";
 import { CsvSyntaxError, parseCsvBytes } from "../legacy/legacy.csv";
 import { zoneOrNull } from "./import.dates";
-import { ImportProblems, PlanBuilder, invalidFile, type Plan, type PlanRecurrence, type PlanTask } from "./import.plan";
+import { ImportProblems, PlanBuilder, invalidFile, type PlanSummary, type PlanRecurrence, type PlanTask } from "./import.plan";
 
 /**
  * Todoist: a project exported as CSV ("Export as a template"), or the account backup, a ZIP of
@@ -50,8 +50,8 @@ function projectName(fileName: string): string {
   return base.replace(/\s*\[[^\]]*\]\s*$/, "").trim() || "Todoist";
 }
 
-export function readTodoist(bytes: Uint8Array, fileName: string, userTz: string, now: Date): Plan {
-  const plan = new PlanBuilder();
+/** `plan`: a builder with a sink for the import's second pass (import.read.ts). */
+export function readTodoist(bytes: Uint8Array, fileName: string, userTz: string, now: Date, plan = new PlanBuilder()): PlanSummary {
   const problems = new ImportProblems();
   // People expect their history to come along; Todoist's files do not carry it (its help: "Completed tasks and archived projects aren't included").
   plan.skip(undefined, "completed tasks", "Todoist exports and backups hold open tasks only: completed tasks and archived projects are not in the file");
@@ -132,10 +132,18 @@ function readProject(plan: PlanBuilder, problems: ImportProblems, bytes: Uint8Ar
   let col: Map<string, number> | null = null;
   /** The last task at each indent (1-based), for parents. */
   const byIndent: string[] = [];
+  /**
+   * The last task, handed to the plan once the comments below it are in its description (the
+   * plan checks a task when it is given, and the import's second pass writes it then).
+   */
   let lastTask: PlanTask | null = null;
+  const handOver = () => {
+    if (lastTask) plan.task(lastTask);
+    lastTask = null;
+  };
   try {
     for (const row of parseCsvBytes(bytes)) {
-      if (problems.full) return;
+      if (problems.full) break;
       if (col === null) {
         col = new Map(row.cells.map((h, i) => [h.trim().toUpperCase(), i]));
         if (!col.has("TYPE") || !col.has("CONTENT")) {
@@ -153,9 +161,9 @@ function readProject(plan: PlanBuilder, problems: ImportProblems, bytes: Uint8Ar
       const line = row.line;
       if (type === "meta") continue;
       if (type === "section") {
+        handOver();
         sectionKey = plan.list(get("CONTENT") || "(unnamed section)", folderKey, false, `${file ?? ""}\u0000${line}`);
         byIndent.length = 0;
-        lastTask = null;
         continue;
       }
       if (type === "note") {
@@ -210,6 +218,7 @@ function readProject(plan: PlanBuilder, problems: ImportProblems, bytes: Uint8Ar
       if (get("DEADLINE")) plan.skip(line, item, `deadline ${get("DEADLINE").slice(0, 40)} not kept (tasks here have one due date: DATE)`);
 
       if (listKey === null && sectionKey === null) listKey = isInbox ? plan.list("Inbox", null, true) : plan.list(project, folderKey);
+      handOver();
       lastTask = {
         key,
         line,
@@ -226,12 +235,12 @@ function readProject(plan: PlanBuilder, problems: ImportProblems, bytes: Uint8Ar
         recurrence,
         order: 0,
       };
-      plan.task(lastTask);
     }
   } catch (e) {
     if (e instanceof CsvSyntaxError) problems.add(e.line, `column ${e.column}: ${e.message}`, file ?? undefined);
     else throw e;
   }
+  handOver();
   if (col === null) problems.add(1, "the CSV is empty", file ?? undefined);
 }
 
