@@ -7,6 +7,7 @@
 //  - PATCH /tasks/{id} (32 connections, each its own task and version) and POST /tasks: req/s
 // Usage: bun bench/tasks.ts            (seeds /tmp/app-bench-tasks first; under five minutes)
 import { Database } from "bun:sqlite";
+import { cpSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { EXE, freePort, median, percentile, startServer, stopServer, wrk, type Auth } from "./lib";
 
@@ -19,6 +20,11 @@ const t0 = performance.now();
 
 const seed = Bun.spawnSync(["bun", "bench/tasks-seed.ts", dir], { stdout: "inherit", stderr: "inherit" });
 if (seed.exitCode !== 0) throw new Error("seeding failed");
+// The logged server below runs beside the first one, so on its own copy of the account: a server
+// holds its data directory (server.lock) against a second one.
+const loggedDir = `${dir}-logged`;
+rmSync(loggedDir, { recursive: true, force: true });
+cpSync(dir, loggedDir, { recursive: true });
 console.log(`executable: ${EXE || "bun src/main.ts (dist/app missing)"}; ${SECONDS} s per load run; ${navigator.hardwareConcurrency} CPUs; wrk -t${THREADS} -c32`);
 
 async function login(base: string): Promise<Auth> {
@@ -117,7 +123,7 @@ try {
   // The default request log (text to stdout, read through a pipe as journald reads it) against
   // logging off: two servers on the same data, measured alternately.
   {
-    const logged = await startServer(dir, undefined, { APP_LOG_FORMAT: "text" });
+    const logged = await startServer(loggedDir, undefined, { APP_LOG_FORMAT: "text" });
     try {
       const la = await login(logged.base);
       const urls: [string, string, string][] = [

@@ -140,6 +140,41 @@ describe("core/events bounds", () => {
   });
 });
 
+describe("core/events replay log over many events", () => {
+  /** What a stream opened with this Last-Event-ID sends at once (its replay, or a resync), as frames. */
+  async function replayOf(hub: EventHub, lastEventId: string, frames: number): Promise<string[]> {
+    const reader = hub.open("u", lastEventId).getReader();
+    let text = "";
+    // The opening comment, then one chunk per frame.
+    for (let i = 0; i < frames + 1; i++) text += new TextDecoder().decode((await reader.read()).value);
+    await reader.cancel();
+    return text.split("\n\n").filter((f) => f.startsWith("id: ") || f.startsWith("event: resync"));
+  }
+
+  test("after thousands of events (the log compacted several times) a replay is exactly the missed ones still kept, in order; older is resync", async () => {
+    const hub = new EventHub(new FixedClock(new Date("2026-11-20T10:00:00.000Z")), { ...DEFAULT_EVENT_LIMITS, logMax: 50 });
+    hub.configure({ audience: () => ["u"], canSee: () => true });
+    for (let i = 1; i <= 5000; i++) hub.publish({ type: "task.changed", id: `t${i}`, list_id: "l", version: i });
+    const got = await replayOf(hub, `${hub.boot}-4960`, 40);
+    expect(got.map((f) => f.split("\n")[0])).toEqual(Array.from({ length: 40 }, (_, k) => `id: ${hub.boot}-${4961 + k}`));
+    expect(got[39]).toContain('"id":"t5000"');
+    // The last 50 are kept (4951..5000): 4950 is the last one a client may have and still resume.
+    expect((await replayOf(hub, `${hub.boot}-4950`, 50)).length).toBe(50);
+    expect(await replayOf(hub, `${hub.boot}-4949`, 1)).toEqual(["event: resync\ndata: {}"]);
+    hub.closeAll();
+  });
+
+  test("publishAll asks who sees a list once per list, and each event reaches the stream", async () => {
+    const hub = new EventHub(new FixedClock(new Date("2026-11-20T10:00:00.000Z")));
+    const asked: string[] = [];
+    hub.configure({ audience: (l) => (asked.push(l), ["u"]), canSee: () => true });
+    hub.publishAll(Array.from({ length: 200 }, (_, i) => ({ type: "task.changed" as const, id: `t${i}`, list_id: i % 2 ? "a" : "b", version: 1 })));
+    expect(asked.sort()).toEqual(["a", "b"]);
+    expect((await replayOf(hub, `${hub.boot}-0`, 200)).length).toBe(200);
+    hub.closeAll();
+  });
+});
+
 test("heartbeats keep an idle stream open; the timer stops with the last stream", async () => {
   const hub = new EventHub(new FixedClock(new Date("2026-11-20T10:00:00.000Z")), { ...DEFAULT_EVENT_LIMITS, heartbeatMs: 20 });
   const reader = hub.open("u", null).getReader();

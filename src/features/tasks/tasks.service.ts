@@ -383,7 +383,7 @@ export class TasksService {
 
   /** After the commit: tell the open event streams of everyone who sees these tasks' lists. */
   private announce(tasks: { id: string; list_id: string; version: number }[], type: "task.changed" | "task.deleted" = "task.changed"): void {
-    for (const t of tasks) this.core.events.publish({ type, id: t.id, list_id: t.list_id, version: t.version });
+    this.core.events.publishAll(tasks.map((t) => ({ type, id: t.id, list_id: t.list_id, version: t.version })));
   }
 
   create(user: AuthUser, input: TaskCreate): Task {
