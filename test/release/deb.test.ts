@@ -286,6 +286,22 @@ function container(deb: string) {
       if (run(["mountpoint", "-q", "/run/systemd/nspawn"]).code !== 0 && run(["findmnt", "-n", "-o", "FSTYPE", "--target", "/run"]).out.trim() !== "tmpfs") {
         expect(run(["mount", "-t", "tmpfs", "-o", "mode=0755", "tmpfs", "/run/systemd/nspawn"]).code).toBe(0);
       }
+      // The container's boot is this test's fixture, not the package under test: a boot that stalls
+      // (seen once in ~10 CI runs: basic.target not reached in 90 s, and 12.8 s on the re-run) is
+      // reported with what systemd was waiting for and tried once more; the checks that follow are not.
+      try {
+        await this.start();
+      } catch (e) {
+        if (!(e instanceof Error) || !e.message.includes("not within")) throw e;
+        const jobs = initPid ? this.sh("systemctl list-jobs --no-pager; systemctl --failed --no-pager").out : "(no init process)";
+        console.log(`deb.test.ts: ${e.message}; systemd was waiting for:\n${jobs}\nbooting the container once more`);
+        await this.stop();
+        initPid = "";
+        nspawnProc = null;
+        await this.start();
+      }
+    },
+    async start() {
       // No systemd on the host: --register=no --keep-unit keep nspawn off the (absent) system bus.
       nspawnProc = Bun.spawn(
         [nspawn!, "-D", root, "--overlay=/usr::/usr", `--bind-ro=${releaseDir}:/mnt/release`, "--private-network", "--boot", "-M", name, "--register=no", "--keep-unit", "--link-journal=no", "--console=pipe"],
