@@ -6,7 +6,7 @@
 // Usage: bun bench/import-ticktick.ts   (dist/app when built; APP_EXE= bun bench/import-ticktick.ts runs bun src/main.ts)
 //        ROWS=50000 bun bench/import-ticktick.ts
 import { rmSync } from "node:fs";
-import { EXE, freshDir, rssKiB, setupAndLogin, startServer, stopServer, type Server } from "./lib";
+import { EXE, freshDir, measured, setupAndLogin, startServer, stopServer } from "./lib";
 
 const ROWS = Number(process.env.ROWS ?? 20_000);
 const ZONES = ["Europe/Berlin", "Asia/Shanghai", "America/New_York", "Australia/Sydney"];
@@ -62,21 +62,6 @@ function generate(rows: number): string {
   return out.join("\n") + "\n";
 }
 
-async function measured<T>(s: Server, work: () => Promise<T>): Promise<{ seconds: number; baseMiB: number; peakMiB: number; result: T }> {
-  await Bun.sleep(300);
-  const base = rssKiB(s.proc.pid);
-  let peak = base;
-  const timer = setInterval(() => {
-    const r = rssKiB(s.proc.pid);
-    if (r > peak) peak = r;
-  }, 5);
-  const t0 = performance.now();
-  const result = await work();
-  const seconds = (performance.now() - t0) / 1000;
-  clearInterval(timer);
-  peak = Math.max(peak, rssKiB(s.proc.pid));
-  return { seconds, baseMiB: base / 1024, peakMiB: peak / 1024, result };
-}
 const line = (what: string, m: { seconds: number; baseMiB: number; peakMiB: number }, extra = "") =>
   console.log(`${what.padEnd(34)} ${m.seconds.toFixed(2)} s   RSS ${m.baseMiB.toFixed(0)} → peak ${m.peakMiB.toFixed(0)} MiB${extra ? `   ${extra}` : ""}`);
 

@@ -3,7 +3,7 @@
 // The account is built by bench/tasks-seed.ts (100,000 tasks, 10% subtasks, tags, 50 lists).
 // Usage: bun bench/legacy.ts     (dist/app when built; APP_EXE= bun bench/legacy.ts runs bun src/main.ts)
 import { rmSync } from "node:fs";
-import { EXE, freshDir, rssKiB, setupAndLogin, startServer, stopServer, type Server } from "./lib";
+import { EXE, freshDir, measured, setupAndLogin, startServer, stopServer } from "./lib";
 // bench/tasks-seed.ts runs when imported; its user, as it creates it:
 const BENCH_USER = { username: "bench", password: "bench-password-1" };
 
@@ -14,21 +14,6 @@ const server = await startServer(dir);
 const owner = await setupAndLogin(server.base, BENCH_USER.username, BENCH_USER.password);
 
 /** Runs `work` while sampling the server's RSS every 5 ms. */
-async function measured<T>(s: Server, work: () => Promise<T>): Promise<{ seconds: number; baseMiB: number; peakMiB: number; result: T }> {
-  await Bun.sleep(300);
-  const base = rssKiB(s.proc.pid);
-  let peak = base;
-  const timer = setInterval(() => {
-    const r = rssKiB(s.proc.pid);
-    if (r > peak) peak = r;
-  }, 5);
-  const t0 = performance.now();
-  const result = await work();
-  const seconds = (performance.now() - t0) / 1000;
-  clearInterval(timer);
-  peak = Math.max(peak, rssKiB(s.proc.pid));
-  return { seconds, baseMiB: base / 1024, peakMiB: peak / 1024, result };
-}
 
 const line = (what: string, m: { seconds: number; baseMiB: number; peakMiB: number }, extra = "") =>
   console.log(`${what.padEnd(42)} ${m.seconds.toFixed(2)} s   RSS ${m.baseMiB.toFixed(0)} → peak ${m.peakMiB.toFixed(0)} MiB${extra ? `   ${extra}` : ""}`);

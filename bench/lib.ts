@@ -64,6 +64,23 @@ export function rssKiB(pid: number): number {
   return m ? Number(m[1]) : NaN;
 }
 
+/** Times `work` against a server and samples its RSS every 5 ms meanwhile (300 ms after the previous request settled): the figures import-ticktick.ts and legacy.ts print. */
+export async function measured<T>(s: Server, work: () => Promise<T>): Promise<{ seconds: number; baseMiB: number; peakMiB: number; result: T }> {
+  await Bun.sleep(300);
+  const base = rssKiB(s.proc.pid);
+  let peak = base;
+  const timer = setInterval(() => {
+    const r = rssKiB(s.proc.pid);
+    if (r > peak) peak = r;
+  }, 5);
+  const t0 = performance.now();
+  const result = await work();
+  const seconds = (performance.now() - t0) / 1000;
+  clearInterval(timer);
+  peak = Math.max(peak, rssKiB(s.proc.pid));
+  return { seconds, baseMiB: base / 1024, peakMiB: peak / 1024, result };
+}
+
 export interface Auth {
   cookie: string;
   csrf: string;
