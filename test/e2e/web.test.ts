@@ -390,12 +390,12 @@ describe.skipIf(!hasChromium)("web app in a browser", () => {
     await page.getByRole("button", { name: "Read 20 pages", exact: true }).click();
     await page.getByText(t.habits.streak(1)).waitFor();
     // A pause from today: today is paused (not tappable); resuming makes it count again.
-    await page.getByRole("button", { name: t.habits.pause }).click();
+    await page.getByRole("button", { name: t.habits.pause, exact: true }).click();
     await page.getByRole("button", { name: t.habits.resume }).waitFor();
     await poll(() => cell.getAttribute("aria-label"), (v) => v === `Read 20 pages ${day}: ${t.habits.status.paused}`);
     expect(await cell.isDisabled()).toBe(true);
     await page.getByRole("button", { name: t.habits.resume }).click();
-    await page.getByRole("button", { name: t.habits.pause }).waitFor();
+    await page.getByRole("button", { name: t.habits.pause, exact: true }).waitFor();
     await poll(() => cell.getAttribute("aria-label"), (v) => v === `Read 20 pages ${day}: ${t.habits.status.done}`);
   }, STEP);
 
