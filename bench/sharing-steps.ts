@@ -61,6 +61,7 @@ for (const [label, root] of trees) {
   const { app, db, dir } = await appOfTree(root, src, `steps-${label}`);
   const s = db.sqlite as unknown as { query: (sql: string) => unknown; prepare: (sql: string) => unknown };
   let recording: Recorded[] | null = null;
+  const plainQuery = s.query.bind(s) as (sql: string) => { all: (...a: Value[]) => unknown[] };
   for (const m of ["query", "prepare"] as const) {
     const orig = s[m].bind(s);
     s[m] = (sql: string) => {
@@ -114,6 +115,22 @@ for (const [label, root] of trees) {
       const show = process.env.BENCH_SHOW === key.replace(/\s+/g, " ");
       if (show) console.log(`${label} ${key}:`);
       results.set(`${label} ${key}`, { statements: stmts.length, ...replay(`${dir}/app.db`, stmts, show) });
+      // BENCH_TIME=1 with BENCH_SHOW: each statement of the shown case also timed in process
+      // (Bun's SQLite, this connection, warm cache): median µs of 15 batches of 200 runs.
+      if (show && process.env.BENCH_TIME === "1") {
+        for (const st of stmts) {
+          if (/^(BEGIN|COMMIT)/.test(st.sql)) continue;
+          const q = plainQuery(st.sql);
+          const batches: number[] = [];
+          for (let b = 0; b < 15; b++) {
+            const t0 = performance.now();
+            for (let i = 0; i < 200; i++) q.all(...st.args);
+            batches.push(((performance.now() - t0) * 1000) / 200);
+          }
+          batches.sort((x, y) => x - y);
+          console.log(`  ${batches[7]!.toFixed(1).padStart(8)} µs  ${st.sql.replace(/\s+/g, " ").slice(0, 110)}`);
+        }
+      }
     }
   }
   db.close();

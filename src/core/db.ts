@@ -60,6 +60,9 @@ export function setBusyTimeout(c: Conn, ms: number): void {
   c.sqlite.run(`PRAGMA busy_timeout = ${Math.max(0, Math.floor(ms))}`);
 }
 
+/** How much of the database file each connection maps (see openDatabase). */
+export const MMAP_BYTES = 256 * 1024 * 1024;
+
 /** Opens (creating if needed) the database file and applies the connection settings. */
 export function openDatabase(path: string): Db {
   let sqlite: Database;
@@ -87,6 +90,14 @@ export function openDatabase(path: string): Db {
   sqlite.run("PRAGMA temp_store = MEMORY");
   // PRAGMA optimize (hourly and at close) samples at most this many rows per index: milliseconds, not a full ANALYZE.
   sqlite.run("PRAGMA analysis_limit = 1000");
+  // Read the file through a memory map (up to MMAP_BYTES; the rest, and pages still in the WAL,
+  // by read()): a page already in the OS cache costs no system call and no copy. Walks that touch
+  // many scattered pages (a search over every visible task; a shared list's rows lie among its
+  // owner's) took half the time or less at 100,000 tasks (bench/README.md, sharing-ab.ts).
+  // SQLite's own page cache stays at its default 2 MiB of heap. Mapped pages show in the process's
+  // RSS as file-backed pages the kernel may drop; a cgroup (systemd MemoryMax) charges page cache
+  // the same whether read or mapped.
+  sqlite.run(`PRAGMA mmap_size = ${MMAP_BYTES}`);
   const orm = drizzle({ client: sqlite, schema });
   const close = () => {
     try {

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { DatabaseError, SCHEMA_VERSION, migrate, openDatabase, type Db } from "../../src/core/db";
+import { DatabaseError, MMAP_BYTES, SCHEMA_VERSION, migrate, openDatabase, type Db } from "../../src/core/db";
 import { embeddedMigrations } from "../../migrations";
 
 // Architecture rule 6: the migrator has its own test (fresh install, re-run), on a real file.
@@ -34,6 +34,8 @@ describe("migrations", () => {
       expect(db.sqlite.query("PRAGMA journal_mode").get()).toEqual({ journal_mode: "wal" });
       expect(db.sqlite.query("PRAGMA foreign_keys").get()).toEqual({ foreign_keys: 1 });
       expect(db.sqlite.query("PRAGMA synchronous").get()).toEqual({ synchronous: 2 });
+      expect(db.sqlite.query("PRAGMA mmap_size").get()).toEqual({ mmap_size: MMAP_BYTES });
+      expect(MMAP_BYTES).toBe(256 * 1024 * 1024);
       const tables = db.sqlite.query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table'").all().map((r) => r.name);
       expect(tables).toEqual(expect.arrayContaining(["users", "sessions", "audit_logs", "lists"]));
     } finally {

@@ -117,6 +117,21 @@ describe("smart views, counts and calendar show the tasks of shared lists", () =
     expect(seen).toEqual(made);
   });
 
+  test("counts over the cap: today, next 7 days and upcoming (one walk in due order over own and shared rows) stay exact below the cap", async () => {
+    const { owner, editor, list } = await trio();
+    // The member's own rows alone fill the cap (101 on Sunday); the shared list's today rows come
+    // later in the statement's arms: a walk that stopped at the cap in arm order would miss them.
+    for (let i = 0; i < 101; i++) await mkTask(editor, { title: `Sun${i}`, due_at: "2026-11-29" });
+    for (let i = 0; i < 3; i++) await mkTask(editor, { title: `Fri${i}`, due_at: "2026-11-27" });
+    for (let i = 0; i < 4; i++) await mkTask(owner, { title: `Today${i}`, list_id: list, due_at: "2026-11-26" });
+    for (let i = 0; i < 2; i++) await mkTask(owner, { title: `Tonight${i}`, list_id: list, due_at: "2026-11-26T20:00:00Z" });
+    await mkTask(owner, { title: "Later", list_id: list, due_at: "2026-12-20" });
+    await mkTask(owner, { title: "Late", list_id: list, due_at: "2026-11-20" });
+    expect(await counts(editor)).toEqual({ overdue: 1, today: 6, tomorrow: 3, next_7_days: 100, upcoming: 100, no_date: 0, completed: 0 });
+    // The owner sees only the shared list: every count exact.
+    expect(await counts(owner)).toEqual({ overdue: 1, today: 6, tomorrow: 0, next_7_days: 6, upcoming: 7, no_date: 0, completed: 0 });
+  });
+
   test("later occurrences of a shared repeating task are in the member's calendar", async () => {
     const { owner, viewer, stranger, list } = await trio();
     const t = await mkTask(owner, { title: "Bins", list_id: list, due_at: "2026-11-27" });

@@ -9,7 +9,7 @@ import { makeTestApp, setupAdmin, signedInUser, type TestClient } from "../helpe
 import { mkList, mkTag, uname } from "../helpers/tasks";
 import type { Db } from "../../src/core/db";
 import { insertTask } from "../../src/features/tasks/tasks.repo";
-import { completedTasks, countCompleted, countOpenDue, countOpenUndated, datedInRange, openDayOnly, openTimed, openUndated } from "../../src/features/tasks/tasks.views.repo";
+import { completedTasks, countCompleted, countOpenDue, countOpenDueFrom, countOpenUndated, datedInRange, openDayOnly, openTimed, openUndated } from "../../src/features/tasks/tasks.views.repo";
 import { SCOPES_PER_STATEMENT } from "../../src/features/tasks/tasks.repo";
 import { meOf, share } from "./helpers";
 
@@ -252,6 +252,7 @@ describe("a member's smart views: one statement walking each shared list's view 
     ["openUndated", () => openUndated(db, memberId, ["2026-01-01T00:00:00.000Z", "z"], 51), "tasks_list_open_undated_idx (list_id=? AND "],
     ["completedTasks", () => completedTasks(db, memberId, ["2026-01-01T00:00:00.000Z", "z"], 51), "tasks_list_done_idx (list_id=? AND "],
     ["countOpenDue", () => countOpenDue(db, memberId, { from: "2026-03-01", through: "2026-03-01", fromInstant: "2026-03-01T00:00:00.000Z", beforeInstant: "2026-03-02T00:00:00.000Z" }, 100), "tasks_list_open_day_idx (list_id=? AND "],
+    ["countOpenDueFrom", () => countOpenDueFrom(db, memberId, { date: "2026-03-01", instant: "2026-03-01T00:00:00.000Z" }, [{ through: "2026-03-01", beforeInstant: "2026-03-02T00:00:00.000Z" }], 100), "tasks_list_open_timed_idx (list_id=? AND "],
     ["countOpenUndated", () => countOpenUndated(db, memberId, 100), "tasks_list_open_undated_idx (list_id=?)"],
     ["countCompleted", () => countCompleted(db, memberId, 100), "tasks_list_done_idx (list_id=?)"],
     ["datedInRange", () => datedInRange(db, memberId, range, 2000), "tasks_list_live_due_idx (list_id=? AND "],
@@ -260,7 +261,7 @@ describe("a member's smart views: one statement walking each shared list's view 
     test(name, async () => {
       const sqls = (await statementsOf(db, run)).filter((s) => s.includes("FROM tasks t"));
       // One statement over the member's own rows and both shared lists (completedTasks: one per range walk).
-      expect(sqls.length).toBeLessThanOrEqual(name === "completedTasks" ? 2 : name === "countOpenDue" ? 2 : 1);
+      expect(sqls.length).toBeLessThanOrEqual(name === "completedTasks" ? 2 : name === "countOpenDue" || name === "countOpenDueFrom" ? 2 : 1);
       for (const sql of sqls) {
         expect(sql.split(" UNION ALL ").length).toBe(3);
         if (sql.includes("ORDER BY")) expect(planOf(sql).some((l) => l.startsWith("MERGE (UNION ALL)"))).toBe(true);

@@ -5,7 +5,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { makeTestApp, setupAdmin } from "../helpers/app";
 import type { Db } from "../../src/core/db";
 import { insertTask, lastRank, pageListSorted, siblingsNear } from "../../src/features/tasks/tasks.repo";
-import { completedTasks, countCompleted, countOpenDue, countOpenUndated, datedInRange, openDayOnly, openTimed, openUndated } from "../../src/features/tasks/tasks.views.repo";
+import { completedTasks, countCompleted, countOpenDue, countOpenDueFrom, countOpenUndated, datedInRange, openDayOnly, openTimed, openUndated } from "../../src/features/tasks/tasks.views.repo";
 import { inboxIdOf } from "../../src/features/lists/lists.repo";
 
 const app = makeTestApp();
@@ -45,6 +45,7 @@ const cases: [string, () => unknown, string][] = [
   ["openUndated", () => openUndated(db, userId, ["2026-10-01T00:00:30.000Z", "z"], 51), "tasks_open_undated_idx (user_id=? AND "],
   ["completedTasks", () => completedTasks(db, userId, ["2026-11-01T00:00:00.000Z", "z"], 51), "tasks_done_idx (user_id=? AND "],
   ["countOpenDue", () => countOpenDue(db, userId, { from: "2026-11-26", through: "2026-11-26", fromInstant: "2026-11-26T05:00:00.000Z", beforeInstant: "2026-11-27T05:00:00.000Z" }, 1000), "tasks_open_day_idx (user_id=? AND "],
+  ["countOpenDueFrom", () => countOpenDueFrom(db, userId, { date: "2026-11-26", instant: "2026-11-26T05:00:00.000Z" }, [{ through: "2026-11-26", beforeInstant: "2026-11-27T05:00:00.000Z" }], 100), "tasks_open_timed_idx (user_id=? AND "],
   ["countOpenUndated", () => countOpenUndated(db, userId, 1000), "tasks_open_undated_idx (user_id=?)"],
   ["countCompleted", () => countCompleted(db, userId, 1000), "tasks_done_idx (user_id=?)"],
   ["datedInRange", () => datedInRange(db, userId, range, 2000), "tasks_live_due_idx (user_id=? AND "],

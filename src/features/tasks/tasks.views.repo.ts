@@ -171,6 +171,48 @@ export function countOpenDue(
   return Math.min(cap, day + timed);
 }
 
+/**
+ * Open dated tasks due on `from` or later, counted for several ranges that all start that day
+ * (the sidebar's today, next 7 days and upcoming) in ONE ascending walk of each form's index, at
+ * most `cap` rows each: every range is a prefix of the walk, so a count under the cap is exact and
+ * one at the cap means "at least". `through` per range: its last date (null: no end); a date-only
+ * task counts when its date ≤ through, a timed one when before local midnight after through
+ * (`beforeInstant`). The scopes' arms are merged in due order (an unordered LIMIT could stop inside
+ * one scope and miss another's earlier rows).
+ */
+export function countOpenDueFrom(
+  c: Conn,
+  who: ViewScopes,
+  from: { date: string; instant: string },
+  ranges: { through: string | null; beforeInstant: string | null }[],
+  cap: number,
+): number[] {
+  const day = dueValuesFrom(c, scans(c, who, "tasks_open_day_idx"), "length(t.due_at) = 10", from.date, cap);
+  const timed = dueValuesFrom(c, scans(c, who, "tasks_open_timed_idx"), "length(t.due_at) > 10", from.instant, cap);
+  return ranges.map((r) => {
+    const d = r.through === null ? day.length : day.filter((v) => v <= r.through!).length;
+    const t = r.beforeInstant === null ? timed.length : timed.filter((v) => v < r.beforeInstant!).length;
+    return Math.min(cap, d + t);
+  });
+}
+
+/** The first `cap` due_at values ≥ `from` of the open tasks of every scan matching `form`, ascending. */
+function dueValuesFrom(c: Conn, all: Scan[], form: string, from: string, cap: number): string[] {
+  const run = (group: Scan[]): string[] => {
+    const arms = group.map((s) => `SELECT t.due_at AS due_at FROM ${s.from} AND ${s.visible} AND t.completed = 0 AND ${form} AND t.due_at >= ?`);
+    const sql = arms.length === 1 ? `${arms[0]} ORDER BY t.due_at LIMIT ?` : `${arms.join(" UNION ALL ")} ORDER BY due_at LIMIT ?`;
+    return c.sqlite
+      .query<{ due_at: string }, (string | number)[]>(sql)
+      .all(...group.flatMap((s) => [s.key, from]), cap)
+      .map((r) => r.due_at);
+  };
+  if (all.length <= SCOPES_PER_STATEMENT) return run(all);
+  return groupsOf(all)
+    .flatMap(run)
+    .sort(asc)
+    .slice(0, cap);
+}
+
 /** Open undated tasks, up to `cap`. */
 export function countOpenUndated(c: Conn, who: ViewScopes, cap: number): number {
   return countOf(c, scans(c, who, "tasks_open_undated_idx"), "t.completed = 0 AND t.due_at IS NULL", [], cap);

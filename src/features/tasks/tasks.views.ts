@@ -11,6 +11,7 @@ import {
   completedTasks,
   countCompleted,
   countOpenDue,
+  countOpenDueFrom,
   countOpenUndated,
   openDayOnly,
   openTimed,
@@ -155,7 +156,7 @@ export class TaskViews {
     const t = today(this.core.clock, user.timezone);
     const tz = user.timezone;
     return readSnapshot(this.core.db, (c) => {
-      // The counts' twelve walks over the same scopes, read once.
+      // The counts' eight walks over the same scopes, read once.
       const scopes = visibleScopes(c, user.id);
       const due = (from: string | null, through: string | null) =>
         countOpenDue(
@@ -169,15 +170,28 @@ export class TaskViews {
           },
           COUNT_CAP,
         );
+      // Today, next 7 days and upcoming all start today: one walk of each index counts the three.
+      const week = addDays(t, 6);
+      const [today, next7, upcoming] = countOpenDueFrom(
+        c,
+        scopes,
+        { date: t, instant: localMidnightUtc(t, tz) },
+        [
+          { through: t, beforeInstant: localMidnightUtc(t, tz, 1) },
+          { through: week, beforeInstant: localMidnightUtc(week, tz, 1) },
+          { through: null, beforeInstant: null },
+        ],
+        COUNT_CAP,
+      ) as [number, number, number];
       return {
         today: t,
         cap: COUNT_CAP,
         counts: {
           overdue: due(null, addDays(t, -1)),
-          today: due(t, t),
+          today,
           tomorrow: due(addDays(t, 1), addDays(t, 1)),
-          next_7_days: due(t, addDays(t, 6)),
-          upcoming: due(t, null),
+          next_7_days: next7,
+          upcoming,
           no_date: countOpenUndated(c, scopes, COUNT_CAP),
           completed: countCompleted(c, scopes, COUNT_CAP),
         },
