@@ -116,7 +116,9 @@ describe.skipIf(!hasChromium)("shared lists in the web app, two users (issue 19)
     await server?.stop();
   }, STEP);
 
-  test("alice invites bob from the share dialog; an unknown username is said plainly; axe on the dialog", async () => {
+  test("alice invites bob from the share dialog; an unknown username is said plainly; axe on the dialog; bob's open page shows the invitation and its withdrawal without a reload", async () => {
+    await bob.goto("/tasks");
+    await bob.locator(".sidebar").waitFor();
     await alice.goto(`/tasks?list=${groceries.id}`);
     await openShareDialog();
     const dlg = shareDialog(alice);
@@ -132,11 +134,14 @@ describe.skipIf(!hasChromium)("shared lists in the web app, two users (issue 19)
     const pending = await apiFromPage<{ items: { id: string; role: string; invitee: { username: string } }[] }>(alice, "GET", `/lists/${groceries.id}/invitations`);
     expect(pending.items.map((i) => [i.invitee.username, i.role])).toEqual([["bob", "editor"]]);
     await everyLook(alice, "dialog", () => dlg.locator(".share-pending li", { hasText: "bob" }).waitFor());
+    // bob's page, open since before the invitation, counts it (the event stream; no reload, no focus change).
+    await bob.locator(".sidebar a.invitations-link .count", { hasText: "1" }).waitFor();
 
-    // Cancelled from the dialog: bob's count goes back to nothing.
+    // Cancelled from the dialog: bob's count goes back to nothing, on his open page too.
     await dlg.getByRole("button", { name: t.sharing.cancelInvitation("Bob (bob)") }).click();
     await dlg.getByText(t.sharing.noPending).waitFor();
     expect((await apiFromPage<{ items: unknown[] }>(bob, "GET", "/invitations")).items).toEqual([]);
+    await bob.locator(".sidebar a.invitations-link").waitFor({ state: "detached" });
   }, STEP);
 
   test("bob accepts in his invitations page (axe), adds a task, and it appears in alice's open list without a reload", async () => {

@@ -90,6 +90,36 @@ describe("GET /events", () => {
     again.close();
   });
 
+  test("an invitation sent, withdrawn or declined reaches the owner's and the invitee's streams at once, not the list's members'", async () => {
+    const owner = await signedInUser(app, admin, uname());
+    const member = await signedInUser(app, admin, uname());
+    const invitee = await signedInUser(app, admin, uname());
+    const list = await mkList(owner, "Groceries");
+    await share(owner, member, list, "editor");
+    const [so, sm, si] = [await openEvents(app, owner), await openEvents(app, member), await openEvents(app, invitee)];
+    const ev = { type: "membership.changed", id: list, list_id: list, version: null };
+    const username = (await meOf(invitee)).username;
+    const sent = await owner.post(`/api/v1/lists/${list}/invitations`, { username, role: "viewer" });
+    expect(sent.status).toBe(201);
+    expect(typed(await si.until((e) => e.length >= 1))).toEqual([ev]);
+    expect(typed(await so.until((e) => e.length >= 1))).toEqual([ev]);
+    expect((await owner.delete(`/api/v1/invitations/${sent.body.id}`)).status).toBe(204);
+    expect(typed(await si.until((e) => e.length >= 2))).toEqual([ev, ev]);
+    const again = await owner.post(`/api/v1/lists/${list}/invitations`, { username, role: "viewer" });
+    expect((await invitee.post(`/api/v1/invitations/${again.body.id}/decline`)).status).toBe(204);
+    expect(typed(await so.until((e) => e.length >= 4))).toEqual([ev, ev, ev, ev]);
+    expect(typed(await si.until((e) => e.length >= 4))).toEqual([ev, ev, ev, ev]);
+    // The member's stream heard nothing of it (a task change afterwards is the first thing it gets).
+    const t = await mkTask(owner, { title: "after", list_id: list });
+    expect(typed(await sm.until((e) => e.length >= 1))).toEqual([{ type: "task.changed", id: t.id, list_id: list, version: 1 }]);
+    // A replay from before the invitation gives the invitee what they missed.
+    const first = si.events[0]!;
+    si.close();
+    const resumed = await openEvents(app, invitee, first.id!);
+    expect(typed(await resumed.settle())).toEqual([ev, ev, ev]);
+    for (const s of [so, sm, resumed]) s.close();
+  });
+
   test("needs a session; at most 20 streams per user (429)", async () => {
     const anon = await openEvents(app, app.client());
     expect(anon.status).toBe(401);

@@ -73,6 +73,16 @@ export class SharingService {
     for (const u of removed) this.core.events.closeStreamsOf(u);
   }
 
+  /**
+   * After the commit: an invitation sent, withdrawn or declined is heard as `membership.changed` of
+   * its list by the owner (pending invitations in the share dialog) and the invitee (the inbox and
+   * its count) only: the list's members see no change, and the invitee, who may not see the list,
+   * is told as one of `also` (a replay gives it to them too).
+   */
+  private emitInvitation(listId: string, ownerId: string, inviteeId: string): void {
+    this.core.events.publish({ type: "membership.changed", id: listId, list_id: listId, version: null }, { audience: [ownerId], also: [inviteeId] });
+  }
+
   private now(): Date {
     return this.core.clock.now();
   }
@@ -106,7 +116,7 @@ export class SharingService {
   }
 
   invite(userId: string, listId: string, input: InvitationCreate, meta: RequestMeta): ListInvitation {
-    return writeTx(this.core.db, (tx) => {
+    const out = writeTx(this.core.db, (tx): ListInvitation => {
       const { head, role } = this.visible(tx, userId, listId);
       requireOwner(role);
       const invitee = findUserByKey(tx, usernameKey(input.username));
@@ -133,6 +143,8 @@ export class SharingService {
       this.audit(tx, "list_invitation_sent", [userId, invitee.id], meta, listId, { invitee: invitee.username, role: input.role, list: head.name.slice(0, 100) });
       return { id: inv.id, list_id: listId, invitee: { id: invitee.id, username: invitee.username, display_name: invitee.displayName }, role: inv.role, created_at: inv.created_at, expires_at: inv.expires_at };
     });
+    this.emitInvitation(listId, userId, out.invitee.id);
+    return out;
   }
 
   listInvitations(userId: string, listId: string): ListInvitation[] {
@@ -151,13 +163,15 @@ export class SharingService {
 
   /** The owner withdraws a pending invitation; anyone else (the invitee declines instead) gets 404. */
   withdraw(userId: string, invitationId: string, meta: RequestMeta): void {
-    writeTx(this.core.db, (tx) => {
+    const inv = writeTx(this.core.db, (tx) => {
       const inv = findPendingInvitation(tx, invitationId, this.now().toISOString());
       const head = inv && listHead(tx, inv.list_id);
       if (!inv || !head || head.ownerId !== userId) throw notFound("invitation");
       deleteInvitation(tx, inv.id);
       this.audit(tx, "list_invitation_withdrawn", [userId, inv.invitee_id], meta, inv.list_id, { invitee: this.person(tx, inv.invitee_id).username });
+      return inv;
     });
+    this.emitInvitation(inv.list_id, userId, inv.invitee_id);
   }
 
   inbox(userId: string): InboxInvitation[] {
@@ -194,11 +208,13 @@ export class SharingService {
   }
 
   decline(userId: string, invitationId: string, meta: RequestMeta): void {
-    writeTx(this.core.db, (tx) => {
+    const inv = writeTx(this.core.db, (tx) => {
       const inv = this.ownInvitation(tx, userId, invitationId);
       deleteInvitation(tx, inv.id);
       this.audit(tx, "list_invitation_declined", [inv.head.ownerId, userId], meta, inv.list_id, { invitee: this.person(tx, userId).username });
+      return inv;
     });
+    this.emitInvitation(inv.list_id, inv.head.ownerId, userId);
   }
 
   /** The owner first, then the members by when they joined. Any member may ask. */

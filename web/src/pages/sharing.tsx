@@ -221,6 +221,8 @@ function InviteForm({ list, onInvited }: { list: List; onInvited: () => void }) 
 export function InvitationsPage() {
   useTitle(t.sharing.invitations);
   const inbox = useLoad(() => api.get<{ items: InboxInvitation[] }>("/invitations"), []);
+  // An invitation sent or withdrawn while the page is open appears or goes at once.
+  useEffect(() => onLive((e) => (e.type === "membership.changed" || e.type === "resync") && inbox.reload()), [inbox.reload]);
   const [busy, setBusy] = useState<string | null>(null);
   const answer = async (inv: InboxInvitation, accept: boolean) => {
     setBusy(inv.id);
