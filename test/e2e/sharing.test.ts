@@ -31,6 +31,7 @@ interface ListView {
 interface TaskView {
   id: string;
   title: string;
+  version: number;
   created_by: { username: string } | null;
 }
 
@@ -183,6 +184,10 @@ describe.skipIf(!hasChromium)("shared lists in the web app, two users (issue 19)
     await taskRow(alice, "Milk").click();
     const details = alice.getByRole("dialog", { name: t.tasks.details });
     await details.getByText(`${t.sharing.createdBy("bob")} · ${t.sharing.completedBy("bob")}`).waitFor();
+    // bob renames it while alice's dialog is open and untouched: the dialog shows the new title at once.
+    const open = (await apiFromPage<{ items: TaskView[] }>(bob, "GET", `/tasks?list_id=${groceries.id}&completed=true`)).items[0]!;
+    await apiFromPage(bob, "PATCH", `/tasks/${open.id}`, { title: "Oat milk", version: open.version });
+    await poll(() => details.getByLabel(t.fields.title).inputValue(), (v) => v === "Oat milk");
     await details.getByRole("button", { name: t.close }).click();
     await alice.getByRole("button", { name: t.tasks.filterOpen, exact: true }).click();
     const milk = (await apiFromPage<{ items: TaskView[] }>(alice, "GET", `/tasks?list_id=${groceries.id}&completed=true`)).items[0]!;

@@ -1,4 +1,4 @@
-import { useLayoutEffect, useRef, useState } from "preact/hooks";
+import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { api, ApiError, upload } from "../api/client";
 import type { Attachment, Recurrence, Tag, Task } from "../api/types";
 import { t } from "../i18n";
@@ -61,6 +61,15 @@ export function TaskDetail(p: { task: Task; ctx: TaskContext; onChange: (x: Task
     inflight.current = pending;
     return pending;
   };
+  // A newer version of this task arrived while the dialog is open (another member, another tab: the
+  // list re-read it on its event): shown at once when nothing here is being edited or saved. With
+  // edits in progress it is left alone: saving them meets the version conflict and its choice.
+  useEffect(() => {
+    if (p.task.version > task.version && !dirty && inflight.current === null) {
+      setTask(p.task);
+      setDraft(draftOf(p.task));
+    }
+  }, [p.task]);
   // Closing saves what changed; when that cannot be saved (a blank title, a refused value, no
   // connection) the user is asked whether to discard it, so the dialog can always be closed.
   const close = async () => {
