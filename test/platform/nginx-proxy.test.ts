@@ -2,9 +2,9 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import net from "node:net";
 import tls from "node:tls";
 import { makeTestApp, type TestApp } from "../helpers/app";
+import { freePort, rawRequest, selfSignedLocalhost, sessionOf, type Answer } from "../helpers/proxy";
 import { serve, type ServedApp } from "../helpers/server";
 
 // The README's nginx site, for real: nginx terminates TLS with the README's own block (read from
@@ -59,65 +59,15 @@ function readmeSite(o: SiteOptions): string {
   return block;
 }
 
-interface Answer {
-  status: number;
-  headers: string[];
-  setCookies: string[];
-  body: string;
-}
-
-/**
- * One request through nginx: HTTPS to its TLS port unless `plain`. The Host header defaults to what a
- * browser on https://localhost (port 443) sends; pass `host` to send another.
- */
-function request(method: string, path: string, headers: Record<string, string>, json?: unknown, plain = false): Promise<Answer> {
-  return new Promise((done, fail) => {
-    const sock = plain
-      ? net.connect({ host: "127.0.0.1", port: httpPort })
-      : tls.connect({ host: "127.0.0.1", port, servername: "localhost", rejectUnauthorized: false });
-    const chunks: Buffer[] = [];
-    sock.on("data", (d: Buffer) => chunks.push(d));
-    sock.on("error", fail);
-    sock.on("end", () => {
-      const text = Buffer.concat(chunks).toString("utf8");
-      const [head, ...rest] = text.split("\r\n\r\n");
-      const lines = head!.split("\r\n");
-      done({
-        status: Number(lines[0]!.split(" ")[1]),
-        headers: lines.slice(1),
-        setCookies: lines.filter((l) => /^set-cookie:/i.test(l)).map((l) => l.slice(l.indexOf(":") + 1).trim()),
-        body: rest.join("\r\n\r\n"),
-      });
-    });
-    sock.on(plain ? "connect" : "secureConnect", () => {
-      const body = json === undefined ? "" : JSON.stringify(json);
-      const h: Record<string, string> = { host: "localhost", connection: "close", ...headers };
-      if (json !== undefined) Object.assign(h, { "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) });
-      sock.write([`${method} ${path} HTTP/1.1`, ...Object.entries(h).map(([k, v]) => `${k}: ${v}`), "", ""].join("\r\n") + body);
-    });
-  });
-}
-
-/** A free port on 127.0.0.1: bind one, note it, let it go. */
-function freePort(): number {
-  const probe = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
-  const p = probe.port;
-  probe.stop(true);
-  return p;
-}
-
-/** The cookie header and CSRF token a browser would send after this answer. */
-function sessionOf(r: Answer): { cookie: string; csrf: string } {
-  const jar = new Map(r.setCookies.map((c) => [c.slice(0, c.indexOf("=")), c.slice(c.indexOf("=") + 1, c.indexOf(";"))]));
-  return { cookie: [...jar].map(([k, v]) => `${k}=${v}`).join("; "), csrf: jar.get("__Host-app_csrf") ?? "" };
-}
+/** One request through nginx: HTTPS to its TLS port unless `plain` (test/helpers/proxy.ts). */
+const request = (method: string, path: string, headers: Record<string, string>, json?: unknown, plain = false): Promise<Answer> =>
+  rawRequest(plain ? httpPort : port, plain, method, path, headers, json);
 
 beforeAll(async () => {
   if (skip) return;
   dir = mkdtempSync(join(tmpdir(), "app-nginx-"));
   for (const d of ["body", "proxy", "fastcgi", "uwsgi", "scgi"]) mkdirSync(join(dir, d));
-  const openssl = Bun.spawnSync(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost", "-keyout", join(dir, "key.pem"), "-out", join(dir, "cert.pem")], { stderr: "pipe" });
-  if (openssl.exitCode !== 0) throw new Error(`openssl: ${openssl.stderr.toString()}`);
+  const cert = selfSignedLocalhost(dir);
   app = makeTestApp({ config: { trustProxy: true } });
   upstream = serve(app);
   do port = freePort();
@@ -136,7 +86,7 @@ http {
   fastcgi_temp_path ${dir}/fastcgi;
   uwsgi_temp_path ${dir}/uwsgi;
   scgi_temp_path ${dir}/scgi;
-${readmeSite({ tlsPort: port, httpPort, upstreamPort: upstream.port, certificate: join(dir, "cert.pem"), key: join(dir, "key.pem") })}
+${readmeSite({ tlsPort: port, httpPort, upstreamPort: upstream.port, certificate: cert.certificate, key: cert.key })}
 }`;
   writeFileSync(join(dir, "nginx.conf"), conf);
   nginx = Bun.spawn([Bun.which("nginx") ?? "/usr/sbin/nginx", "-p", dir, "-c", join(dir, "nginx.conf"), "-g", "daemon off;"], { stdout: "ignore", stderr: "pipe" });
