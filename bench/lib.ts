@@ -170,3 +170,20 @@ export async function appOfTree(root: string, src: string, name: string) {
   };
   return { app, db, dir };
 }
+
+/**
+ * Signs in through an in-process app (app.fetch, as appOfTree builds it): the Cookie header a
+ * browser would send next, and the CSRF token for writes. Throws unless the login is 200.
+ */
+export async function signInInProcess(
+  app: { fetch(r: Request): Promise<Response> },
+  username: string,
+  password: string,
+): Promise<{ cookie: string; csrf: string }> {
+  const login = await app.fetch(
+    new Request("http://localhost/api/v1/auth/login", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username, password }) }),
+  );
+  if (login.status !== 200) throw new Error(`login ${username}: ${login.status}`);
+  const cookies = (login.headers.getSetCookie() as string[]).map((c) => c.split(";")[0]!);
+  return { cookie: cookies.join("; "), csrf: cookies.find((c) => c.startsWith("app_csrf="))?.slice("app_csrf=".length) ?? "" };
+}

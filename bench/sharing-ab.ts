@@ -8,7 +8,7 @@
 // BENCH_ONLY=<regex on the case names>
 import { rmSync } from "node:fs";
 import { resolve } from "node:path";
-import { appOfTree } from "./lib";
+import { appOfTree, signInInProcess } from "./lib";
 
 const src = process.argv[2] ?? "/tmp/app-bench-share";
 const ROUNDS = Number(process.argv[3] ?? 5);
@@ -30,9 +30,7 @@ async function setUp(label: string, root: string): Promise<{ cases: Case[]; clos
     ["bench", "bench-password-1"],
     ["member1", "member1-password-1"],
   ] as const) {
-    const login = await app.fetch(new Request("http://localhost/api/v1/auth/login", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username, password }) }));
-    if (login.status !== 200) throw new Error(`${label} login ${username}: ${login.status}`);
-    const cookie = (login.headers.getSetCookie() as string[]).map((c) => c.split(";")[0]!).join("; ");
+    const { cookie } = await signInInProcess(app, username, password);
     const get = (qs: string) => app.fetch(new Request(`http://localhost/api/v1/tasks?${qs}`, { headers: { cookie } }));
     const view = (path: string) => app.fetch(new Request(`http://localhost/api/v1/views/${path}`, { headers: { cookie } }));
     // A deep page: 3,000 items in.

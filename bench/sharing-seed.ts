@@ -11,13 +11,13 @@ import { Config } from "../src/config";
 import { openDatabase } from "../src/core/db";
 import { Logger } from "../src/core/log";
 import { ServerSecret } from "../src/core/secret";
+import { signInInProcess } from "./lib";
 
 const dir = process.argv[2] ?? "/tmp/app-bench-share";
 const db = openDatabase(join(dir, "app.db"));
 const app = createApp({ db, config: Config.parse({ dataDir: dir, logFormat: "off" }), secret: ServerSecret.loadOrCreate(dir), logger: new Logger("off") });
-const login = await app.fetch(new Request("http://localhost/api/v1/auth/login", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "bench", password: "bench-password-1" }) }));
-const cookies = login.headers.getSetCookie().map((c) => c.split(";")[0]!);
-const headers = { cookie: cookies.join("; "), "x-csrf-token": cookies.find((c) => c.startsWith("app_csrf="))!.slice(9), "content-type": "application/json" };
+const session = await signInInProcess(app, "bench", "bench-password-1");
+const headers = { cookie: session.cookie, "x-csrf-token": session.csrf, "content-type": "application/json" };
 const owner = db.sqlite.query<{ id: string }, []>("SELECT id FROM users WHERE username = 'bench'").get()!.id;
 const members: string[] = [];
 for (const username of ["member1", "member2"]) {

@@ -9,7 +9,7 @@
 // statements with their steps.
 import { rmSync } from "node:fs";
 import { resolve } from "node:path";
-import { appOfTree } from "./lib";
+import { appOfTree, signInInProcess } from "./lib";
 
 const src = process.argv[2] ?? "/tmp/app-bench-share";
 const trees: [string, string][] = [["after", resolve(import.meta.dir, "..")]];
@@ -84,9 +84,7 @@ for (const [label, root] of trees) {
     ["bench", "bench-password-1"],
     ["member1", "member1-password-1"],
   ] as const) {
-    const login = await app.fetch(new Request("http://localhost/api/v1/auth/login", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username, password }) }));
-    if (login.status !== 200) throw new Error(`${label} login ${username}: ${login.status}`);
-    const cookie = (login.headers.getSetCookie() as string[]).map((c) => c.split(";")[0]!).join("; ");
+    const { cookie } = await signInInProcess(app, username, password);
     const fetchJson = async (path: string) => {
       const r = await app.fetch(new Request(`http://localhost/api/v1/${path}`, { headers: { cookie } }));
       if (r.status !== 200) throw new Error(`${label} ${path}: ${r.status}`);

@@ -11,7 +11,7 @@
 // knobs: BENCH_N (requests per round and case, default 2000), BENCH_CASE="app deep" (one case
 //        alone, e.g. under `bun --cpu-prof`)
 import { rmSync } from "node:fs";
-import { appOfTree } from "./lib";
+import { appOfTree, signInInProcess } from "./lib";
 import { join, resolve } from "node:path";
 
 const src = process.argv[2] ?? "/tmp/app-bench-inproc";
@@ -30,15 +30,7 @@ async function setUp(label: string, root: string): Promise<{ cases: Case[]; clos
   const { pageLiveTasks } = await import(join(root, "src/features/tasks/tasks.repo.ts"));
   const { presentTasks } = await import(join(root, "src/features/tasks/tasks.present.ts"));
   const { app, db, dir } = await appOfTree(root, src, `copy-${label.trim() || "this"}`);
-  const login = await app.fetch(
-    new Request("http://localhost/api/v1/auth/login", {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ username: "bench", password: "bench-password-1" }),
-    }),
-  );
-  if (login.status !== 200) throw new Error(`login ${login.status}`);
-  const cookie = (login.headers.getSetCookie() as string[]).map((c) => c.split(";")[0]!).join("; ");
+  const { cookie } = await signInInProcess(app, "bench", "bench-password-1");
   const user = (db.sqlite.query("SELECT id FROM users").get() as { id: string }).id;
   const get = (qs: string): Promise<Response> => app.fetch(new Request(`http://localhost/api/v1/tasks?${qs}`, { headers: { cookie } }));
 
