@@ -4,7 +4,8 @@
 import { describe, expect, test } from "bun:test";
 import { ADMIN, FixedClock, dump, makeTestApp, rejected, setupAdmin, signedInUser, type TestApp, type TestClient, type TestResponse } from "../helpers/app";
 import { expectProblem } from "../helpers/problem";
-import { sha256Hex } from "../../src/core/secret";
+import { ServerSecret } from "../../src/core/secret";
+import { tokenSecretHash } from "../../src/core/auth/token-credentials";
 
 const T0 = new Date("2026-11-26T10:00:00Z");
 
@@ -52,14 +53,21 @@ function auditActions(app: TestApp): { action: string; user_id: string | null; t
 }
 
 describe("managing tokens (session only)", () => {
-  test("POST answers 201 with the secret once; GET lists newest first without it; only the SHA-256 is stored", () =>
+  test("POST answers 201 with the secret once; GET lists newest first without it; only its keyed hash is stored", () =>
     withApp(async (app, clock) => {
       const c = await setupAdmin(app);
-      const a = await createToken(c, { name: "  phone  ", scopes: ["caldav", "read"] });
+      const created = await c.post("/api/v1/tokens", { name: "  phone  ", scopes: ["caldav", "read"] });
+      expect(created.status).toBe(201);
+      const a = { id: created.body.id as string, secret: created.body.secret as string, body: created.body as Record<string, unknown> };
+      expect(created.headers.get("location")).toBe(`/api/v1/tokens/${a.id}`);
       expect(Object.keys(a.body).sort()).toEqual(["created_at", "expires_at", "id", "last_used_at", "last_used_ip", "name", "scopes", "secret"]);
       expect(a.body).toMatchObject({ name: "phone", scopes: ["caldav", "read"], created_at: T0.toISOString(), expires_at: null, last_used_at: null, last_used_ip: null });
       // app_ + 256 bits in base64url (43 characters): at least 128 bits as pinned.
       expect(a.secret).toMatch(/^app_[A-Za-z0-9_-]{43}$/);
+      const one = await c.get(`/api/v1/tokens/${a.id}`);
+      expect(one.status).toBe(200);
+      const { secret: _shownOnce, ...withoutSecret } = a.body;
+      expect(one.body).toEqual(withoutSecret);
       clock.advance(1000);
       const b = await createToken(c, { name: "script", scopes: ["write", "read"], expires_at: "2027-01-01T01:00:00+01:00" });
       expect(b.body.scopes).toEqual(["read", "write"]);
@@ -71,11 +79,12 @@ describe("managing tokens (session only)", () => {
       expect(list.body.items.map((t: { id: string }) => t.id)).toEqual([b.id, a.id]);
       expect(list.text).not.toContain(a.secret);
       expect(list.text).not.toContain("secret");
-      expect(list.text).not.toContain(sha256Hex(a.secret));
+      const stored = tokenSecretHash(ServerSecret.loadOrCreate(app.dir), a.secret);
+      expect(list.text).not.toContain(stored);
       // Stored: the hash, never the secret.
       const rows = JSON.stringify(dump(app.db));
       expect(rows).not.toContain(a.secret.slice(4));
-      expect(rows).toContain(sha256Hex(a.secret));
+      expect(rows).toContain(stored);
     }));
 
   test("validation: 422 validation_failed on the field, nothing stored", () =>
@@ -133,6 +142,7 @@ describe("managing tokens (session only)", () => {
       const bobs = await createToken(bob, { name: "bob's", scopes: ["read"] });
 
       await rejected(app, () => admin.delete(`/api/v1/tokens/${bobs.id}`), 404, "not_found");
+      await rejected(app, () => admin.get(`/api/v1/tokens/${bobs.id}`), 404, "not_found");
       await rejected(app, () => admin.delete("/api/v1/tokens/00000000-0000-0000-0000-000000000000"), 404, "not_found");
       expect((await bearer(app, bobs.secret, "GET", "/api/v1/lists")).status).toBe(200);
       // bob's list shows bob's token only, and the admin's the admin's.
@@ -142,6 +152,7 @@ describe("managing tokens (session only)", () => {
       expect((await admin.delete(`/api/v1/tokens/${mine.id}`)).status).toBe(204);
       expect((await admin.get("/api/v1/tokens")).body.items).toEqual([]);
       await rejected(app, () => admin.delete(`/api/v1/tokens/${mine.id}`), 404, "not_found");
+      await rejected(app, () => admin.get(`/api/v1/tokens/${mine.id}`), 404, "not_found");
       await rejected(app, () => admin.delete(`/api/v1/tokens/${"x".repeat(65)}`), 422, "validation_failed");
     }));
 
@@ -237,6 +248,7 @@ describe("Authorization: Bearer on the JSON API", () => {
         ["POST", "/api/v1/tokens", { name: "x", scopes: ["write"] }],
         ["DELETE", `/api/v1/tokens/${other.id}`],
         ["GET", "/api/v1/tokens/"],
+        ["GET", `/api/v1/tokens/${other.id}`],
         ["GET", "/api/v1/%74okens"],
         ["GET", "/api/v1/sessions"],
         ["DELETE", "/api/v1/sessions/others"],

@@ -1,12 +1,12 @@
 import { AppError, csrfFailed, forbidden, malformed, rateLimited, unauthenticated } from "../errors";
-import { constantTimeEqual, sha256Hex, type ServerSecret } from "../secret";
+import { constantTimeEqual, type ServerSecret } from "../secret";
 import type { Clock } from "../time";
 import type { RequestContext } from "../request-context";
 import { CSRF_HEADER, PLAIN_NAMES, SECURE_NAMES, SESSION_COOKIE, csrfTokenFor, type CookieNames } from "./cookies";
 import type { Principal, TokenPrincipal } from "./principal";
 import { SessionStore } from "./session-store";
 import { addressKey, type LoginThrottle } from "./throttle";
-import type { TokenCredentials, TokenRecord } from "./token-credentials";
+import { tokenSecretHash, type TokenCredentials, type TokenRecord } from "./token-credentials";
 
 /** Paths answered without a session (contract §2). Everything else under /api needs one. */
 const PUBLIC_API_PATHS = new Set([
@@ -161,7 +161,7 @@ export class AuthGuard {
    */
   private resolveToken(secret: string, ctx: RequestContext): TokenRecord {
     const ipKey = addressKey(ctx.ip);
-    const found = secret === "" ? null : this.tokens.find(sha256Hex(secret));
+    const found = secret === "" ? null : this.tokens.find(tokenSecretHash(this.secret, secret));
     const now = this.clock.now();
     const usable = found !== null && isUsable(found, now.toISOString());
     const attempt = this.throttle.reserve(ipKey, found ? found.usernameKey : `\u0000token@${ipKey}`);
@@ -190,7 +190,7 @@ export class AuthGuard {
     const ipKey = addressKey(ctx.ip);
     const key = this.tokens.usernameKey(creds.username);
     const namedUserId = this.tokens.userIdOf(key);
-    const found = creds.secret === "" ? null : this.tokens.find(sha256Hex(creds.secret));
+    const found = creds.secret === "" ? null : this.tokens.find(tokenSecretHash(this.secret, creds.secret));
     const now = this.clock.now();
     const ok = found !== null && isUsable(found, now.toISOString()) && found.usernameKey === key && found.scopes.includes("caldav");
     const attempt = this.throttle.reserve(ipKey, key);

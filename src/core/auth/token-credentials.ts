@@ -1,6 +1,7 @@
+import type { ServerSecret } from "../secret";
 import type { AuthUser, TokenScope } from "./principal";
 
-/** A token found by the SHA-256 of its secret, whatever its state: the guard decides whether it is usable. */
+/** A token found by the keyed hash of its secret (tokenSecretHash), whatever its state: the guard decides whether it is usable. */
 export interface TokenRecord {
   tokenId: string;
   scopes: TokenScope[];
@@ -39,4 +40,15 @@ export interface TokenCredentials {
   markUsed(tokenId: string, at: string, ip: string | null): void;
   /** Audits a refused token (`token_failed`). */
   recordFailure(f: TokenFailure): void;
+}
+
+/**
+ * What is stored of a token's secret and looked up by: its HMAC-SHA256 under the server secret
+ * (secret.key). The secret is 256 random bits, so no slow hash is needed; the key binds the tokens
+ * to this server's secret as sessions' CSRF tokens are: a whole-instance snapshot (which carries
+ * secret.key) keeps them working, while the database alone on a server with another secret.key
+ * (a copy, a lost key) accepts none of them: they stay listed, and are refused until revoked.
+ */
+export function tokenSecretHash(server: ServerSecret, secret: string): string {
+  return server.sign("api-token", secret);
 }

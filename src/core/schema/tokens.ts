@@ -2,8 +2,8 @@ import { sqliteTable, text, index, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { ownerColumn } from "./accounts";
 
 // Personal API tokens and app passwords (one thing: devices.md "Tokens"). The secret is 256 random
-// bits shown once; only its SHA-256 is stored (a high-entropy secret needs no slow hash: nobody can
-// guess it from its digest). A revoked token keeps its row (revoked_at) so a later use of it is
+// bits shown once; only its HMAC-SHA256 under the server secret is stored (core/auth/
+// token-credentials.ts tokenSecretHash: a high-entropy secret needs no slow hash). A revoked token keeps its row (revoked_at) so a later use of it is
 // audited against its owner; it is never listed again.
 export const apiTokens = sqliteTable(
   "api_tokens",

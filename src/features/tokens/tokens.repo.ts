@@ -18,6 +18,15 @@ export function listTokens(c: Conn, userId: string): TokenRow[] {
     .all();
 }
 
+/** One of the user's tokens that is not revoked. */
+export function findToken(c: Conn, userId: string, id: string): TokenRow | undefined {
+  return c
+    .select()
+    .from(apiTokens)
+    .where(and(eq(apiTokens.id, id), eq(apiTokens.userId, userId), isNull(apiTokens.revokedAt)))
+    .get();
+}
+
 export function countTokens(c: Conn, userId: string): number {
   return (
     c

@@ -2,7 +2,7 @@ import { Elysia } from "elysia";
 import { doc } from "../../core/openapi";
 import { requestMeta, sessionPrincipalOf } from "../../core/http";
 import { TokensService } from "./tokens.service";
-import { TokenCreate, TokenCreated, TokenList, TokenParams } from "./tokens.schemas";
+import { Token, TokenCreate, TokenCreated, TokenList, TokenParams } from "./tokens.schemas";
 import { presentToken } from "./tokens.present";
 
 const SESSION_ONLY = "Needs a signed-in session: a request with `Authorization: Bearer` is `403 forbidden` (a token cannot manage tokens).";
@@ -23,6 +23,7 @@ export function tokensRoutes(service: TokensService) {
       ({ body, request, set }) => {
         const { row, secret } = service.create(sessionPrincipalOf(request), body, requestMeta(request));
         set.status = 201;
+        set.headers["location"] = `/api/v1/tokens/${row.id}`;
         return { ...presentToken(row), secret };
       },
       {
@@ -30,14 +31,24 @@ export function tokensRoutes(service: TokensService) {
         detail: doc({
           summary: "Create an API token / app password",
           description:
-            "Answers the token with its `secret` (`app_` and 256 random bits), shown this once: only its SHA-256 is stored. Use it as `Authorization: Bearer <secret>` on the JSON API (`read`: GET and HEAD; `write`: every request a session may make except sign-in, account, session, token and admin ones; no CSRF header, and no session cookie with it) or as the password of HTTP Basic on CalDAV (`/dav/`, scope `caldav`, with the username). `expires_at` must lie in the future. At most 100 tokens per user (`409 state_conflict`). Audited (`token_created`). " +
+            "Answers the token with its `secret` (`app_` and 256 random bits), shown this once: only its HMAC-SHA256 under the server secret is stored (a whole-instance snapshot, which carries that secret, keeps tokens working; the database on a server with another `secret.key` accepts none of them). Use it as `Authorization: Bearer <secret>` on the JSON API (`read`: GET and HEAD; `write`: every request a session may make except sign-in, account, session, token and admin ones; no CSRF header, and no session cookie with it) or as the password of HTTP Basic on CalDAV (`/dav/`, scope `caldav`, with the username). `expires_at` must lie in the future. At most 100 tokens per user (`409 state_conflict`). Audited (`token_created`). " +
             SESSION_ONLY,
           tags: ["tokens"],
-          ok: { status: 201, schema: TokenCreated },
+          ok: { status: 201, schema: TokenCreated, headers: { Location: { description: "URL of the new token (GET without the secret, DELETE to revoke)" } } },
           errors: ["validation_failed", "state_conflict", "forbidden", "csrf_failed", "malformed_request", "payload_too_large"],
         }),
       },
     )
+    .get("/tokens/:token_id", ({ params, request }) => presentToken(service.get(sessionPrincipalOf(request), params.token_id)), {
+      params: TokenParams,
+      detail: doc({
+        summary: "One token (never its secret)",
+        description: `An id that is not one of the user's tokens (another user's, or revoked) is \`404\`. ${SESSION_ONLY}`,
+        tags: ["tokens"],
+        ok: { status: 200, schema: Token },
+        errors: ["not_found", "forbidden", "validation_failed"],
+      }),
+    })
     .delete(
       "/tokens/:token_id",
       ({ params, request, set }) => {

@@ -48,7 +48,7 @@ export const Token = z
 export type Token = z.infer<typeof Token>;
 
 export const TokenCreated = Token.extend({
-  secret: z.string().describe("the token's secret: shown in this answer only, never again (only its SHA-256 is stored)"),
+  secret: z.string().describe("the token's secret: shown in this answer only, never again (only a keyed hash of it is stored)"),
 }).meta({ id: "TokenCreated" });
 
 export const TokenList = z.object({ items: z.array(Token) });

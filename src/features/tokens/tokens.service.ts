@@ -3,12 +3,11 @@ import { readTx, writeTx } from "../../core/db";
 import { notFound, stateConflict, validationFailed } from "../../core/errors";
 import type { RequestMeta } from "../../core/http";
 import { newId, newToken } from "../../core/ids";
-import { sha256Hex } from "../../core/secret";
 import type { SessionPrincipal } from "../../core/auth/principal";
-import type { TokenCredentials } from "../../core/auth/token-credentials";
+import { tokenSecretHash, type TokenCredentials } from "../../core/auth/token-credentials";
 import { recordAudit } from "../audit/audit.repo";
 import { findUserByKey, usernameKey } from "../account/account.repo";
-import { countTokens, findTokenBySecretHash, insertToken, listTokens, markTokenUsed, revokeToken, type TokenRow } from "./tokens.repo";
+import { countTokens, findToken, findTokenBySecretHash, insertToken, listTokens, markTokenUsed, revokeToken, type TokenRow } from "./tokens.repo";
 import { parseScopes } from "./tokens.present";
 import { TOKENS_PER_USER_MAX, type TokenCreate } from "./tokens.schemas";
 
@@ -24,6 +23,12 @@ export class TokensService {
 
   list(p: SessionPrincipal): TokenRow[] {
     return readTx(this.core.db, (tx) => listTokens(tx, p.user.id));
+  }
+
+  get(p: SessionPrincipal, id: string): TokenRow {
+    const row = readTx(this.core.db, (tx) => findToken(tx, p.user.id, id));
+    if (!row) throw notFound("token");
+    return row;
   }
 
   create(p: SessionPrincipal, input: TokenCreate, meta: RequestMeta): { row: TokenRow; secret: string } {
@@ -42,7 +47,7 @@ export class TokensService {
         name: input.name,
         // Sorted, so a token's scopes read the same whatever order they were asked in.
         scopes: JSON.stringify([...input.scopes].sort()),
-        secretHash: sha256Hex(secret),
+        secretHash: tokenSecretHash(this.core.secret, secret),
         createdAt: now.toISOString(),
         expiresAt: input.expires_at ?? null,
         lastUsedAt: null,
