@@ -192,6 +192,9 @@ describe("Authorization: Bearer on the JSON API", () => {
       const w = await createToken(c, { name: "w", scopes: ["write"] });
       const created = await bearer(app, w.secret, "POST", "/api/v1/lists", { name: "From a script" });
       expect(created.status).toBe(201);
+      // The README's curl example: a task into the inbox.
+      const task = await bearer(app, w.secret, "POST", "/api/v1/tasks", { title: "Renew the passport" });
+      expect(task.status).toBe(201);
       const r = await createToken(c, { name: "r", scopes: ["read"] });
       const lists = await bearer(app, r.secret, "GET", "/api/v1/lists");
       expect(lists.status).toBe(200);
