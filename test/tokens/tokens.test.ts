@@ -310,6 +310,21 @@ describe("Authorization: Bearer on the JSON API", () => {
       expect((await c.get("/api/v1/tokens")).body.items.map((x: { id: string }) => x.id)).toEqual([e.id]);
     }));
 
+  test("revoking a token ends an event stream opened with it", () =>
+    withApp(async (app) => {
+      const c = await setupAdmin(app);
+      const t = await createToken(c, { name: "r", scopes: ["read"] });
+      const res = await app.handle.fetch(new Request("http://localhost/api/v1/events", { headers: { authorization: `Bearer ${t.secret}` } }), { requestIP: () => ({ address: "127.0.0.1" }) });
+      expect(res.status).toBe(200);
+      const reader = res.body!.getReader();
+      expect((await c.delete(`/api/v1/tokens/${t.id}`)).status).toBe(204);
+      const ended = (async () => {
+        for (;;) if ((await reader.read()).done) return "ended";
+      })();
+      expect(await Promise.race([ended, Bun.sleep(3000).then(() => "still open")])).toBe("ended");
+      expectProblem(await bearer(app, t.secret, "GET", "/api/v1/events"), 401, "unauthenticated");
+    }));
+
   test("a disabled account's tokens stop working", () =>
     withApp(async (app) => {
       const admin = await setupAdmin(app);
@@ -392,6 +407,19 @@ describe("Authorization: Bearer on the JSON API", () => {
       // ...and for a good token of the same user.
       const good = await createToken(c, { name: "good", scopes: ["read"] });
       expectProblem(await bearer(app, good.secret, "GET", "/api/v1/lists", undefined, "10.9.1.2"), 429, "rate_limited");
+    }));
+
+  test("a good token does not clear its owner's failed logins (a syncing phone must not reset a password guesser's count)", () =>
+    withApp(async (app) => {
+      const c = await setupAdmin(app);
+      const t = await createToken(c, { name: "r", scopes: ["read"] });
+      for (let i = 0; i < 4; i++) {
+        expectProblem(await app.client({ ip: `10.4.0.${i}` }).post("/api/v1/auth/login", { username: ADMIN.username, password: "wrong password" }), 401, "invalid_credentials");
+      }
+      for (let i = 0; i < 3; i++) expect((await bearer(app, t.secret, "GET", "/api/v1/lists", undefined, "10.4.1.1")).status).toBe(200);
+      expectProblem(await app.client({ ip: "10.4.0.9" }).post("/api/v1/auth/login", { username: ADMIN.username, password: "wrong password" }), 401, "invalid_credentials");
+      // The fifth failure holds the name: the right password waits too.
+      expectProblem(await app.client({ ip: "10.4.2.1" }).post("/api/v1/auth/login", ADMIN), 429, "rate_limited");
     }));
 
   test("throttled like a login: after failed logins, even a good token waits", () =>

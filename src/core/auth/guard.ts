@@ -154,8 +154,9 @@ export class AuthGuard {
   /**
    * `Authorization: Bearer <secret>` on the JSON API. Every use goes through the login throttle
    * (core/auth/throttle.ts) under the client's address and the owner's username, as a sign-in
-   * does: a wrong, revoked or expired token counts as a failed login, a good one as a successful
-   * one, and either is refused (429) while the address or the name must wait. An unknown secret
+   * does: a wrong, revoked or expired token counts as a failed login, a good one is taken back
+   * (without clearing the name's earlier failures: LoginThrottle.accepted), and either is refused
+   * (429) while the address or the name must wait. An unknown secret
    * names no user: its failures count under the address twice (the address table and, in the
    * username table, a key only this address has), so no one can lock another user out this way.
    */
@@ -171,7 +172,7 @@ export class AuthGuard {
       this.tokens.recordFailure({ userId: found?.user.id ?? null, at: now, ip: ctx.ip, userAgent: ctx.userAgent, detail: { via: "bearer", ...(found ? { token_id: found.tokenId } : {}) } });
       throw unauthenticated(BAD_TOKEN);
     }
-    this.throttle.succeeded(attempt.reservation);
+    this.throttle.accepted(attempt.reservation);
     return found;
   }
 
@@ -206,7 +207,7 @@ export class AuthGuard {
       });
       throw davUnauthenticated();
     }
-    this.throttle.succeeded(attempt.reservation);
+    this.throttle.accepted(attempt.reservation);
     ctx.principal = tokenPrincipal(found);
     this.markUsed(found, ctx);
   }

@@ -60,13 +60,18 @@ export class TokensService {
     });
   }
 
-  /** Revoked at once: the guard reads the row on every request, so the next one with it is 401. */
+  /**
+   * Revoked at once: the guard reads the row on every request, so the next one with it is 401. An
+   * event stream (GET /events) opened with it is a request still running: the user's streams are
+   * closed, and each reconnects with its own credential (a browser's session does; the token is refused).
+   */
   revoke(p: SessionPrincipal, id: string, meta: RequestMeta): void {
     writeTx(this.core.db, (tx) => {
       const now = this.core.clock.now();
       if (!revokeToken(tx, p.user.id, id, now.toISOString())) throw notFound("token");
       recordAudit(tx, { userId: p.user.id, action: "token_revoked", at: now, ip: meta.ip, userAgent: meta.userAgent, targetType: "token", targetId: id });
     });
+    this.core.events.closeStreamsOf(p.user.id);
   }
 
   /** The statements the guard resolves `Bearer` and CalDAV `Basic` credentials with (core/auth/guard.ts). */
