@@ -325,13 +325,16 @@ describe("Authorization: Bearer on the JSON API", () => {
       expectProblem(await bearer(app, t.secret, "GET", "/api/v1/events"), 401, "unauthenticated");
     }));
 
-  test("a disabled account's tokens stop working", () =>
+  test("disabling an account revokes its tokens", () =>
     withApp(async (app) => {
       const admin = await setupAdmin(app);
       const bob = await signedInUser(app, admin, "bob");
       const t = await createToken(bob, { name: "r", scopes: ["read"] });
       expect((await bearer(app, t.secret, "GET", "/api/v1/lists")).status).toBe(200);
       app.handle.account.operatorSetDisabled("bob", true);
+      expectProblem(await bearer(app, t.secret, "GET", "/api/v1/lists"), 401, "unauthenticated");
+      // Revoked, not suspended: enabling the account again does not bring the token back.
+      app.handle.account.operatorSetDisabled("bob", false);
       expectProblem(await bearer(app, t.secret, "GET", "/api/v1/lists"), 401, "unauthenticated");
     }));
 

@@ -21,6 +21,7 @@ import { passwordWeakness } from "../../core/auth/password-strength";
 import { addressKey, type Reservation } from "../../core/auth/throttle";
 import { recordAudit } from "../audit/audit.repo";
 import { createInbox } from "../lists/lists.repo";
+import { revokeAllTokensOf } from "../tokens/tokens.repo";
 import { countUsers, findUserById, findUserByKey, insertUser, listUsers, updateUser, usernameKey, type UserRow } from "./account.repo";
 import type { ChangePasswordBody, LoginBody, MePatch, NewUser } from "./account.schemas";
 import { Password } from "./account.schemas";
@@ -231,7 +232,7 @@ export class AccountService {
 
   /**
    * Disables (or enables again) an account, for the operator CLI (`app users disable|enable`): a
-   * disabled account cannot sign in and every session of it ends at once; its data stays. The last
+   * disabled account cannot sign in and every session and API token of it ends at once; its data stays. The last
    * active administrator cannot be disabled (nobody could manage the server any more).
    */
   operatorSetDisabled(username: string, disabled: boolean): UserRow {
@@ -244,7 +245,11 @@ export class AccountService {
       }
       const now = this.core.clock.now();
       updateUser(tx, user.id, { disabledAt: disabled ? now.toISOString() : null, updatedAt: now.toISOString() });
-      if (disabled) this.core.sessions.revokeAllExcept(tx, user.id, null);
+      if (disabled) {
+        this.core.sessions.revokeAllExcept(tx, user.id, null);
+        // Its API tokens and app passwords too: enabling the account again does not bring them back.
+        revokeAllTokensOf(tx, user.id, now.toISOString());
+      }
       recordAudit(tx, { userId: user.id, action: disabled ? "user_disabled" : "user_enabled", at: now, ip: null, userAgent: `app users ${disabled ? "disable" : "enable"}`, targetType: "user", targetId: user.id });
       return { ...user, disabledAt: disabled ? now.toISOString() : null };
     });

@@ -42,6 +42,11 @@ export function revokeToken(c: Conn, userId: string, id: string, at: string): bo
   return changes(c.update(apiTokens).set({ revokedAt: at }).where(and(eq(apiTokens.id, id), eq(apiTokens.userId, userId), isNull(apiTokens.revokedAt))).run()) > 0;
 }
 
+/** Revokes every token of the user not yet revoked (an account disabled by the operator); how many. */
+export function revokeAllTokensOf(c: Conn, userId: string, at: string): number {
+  return changes(c.update(apiTokens).set({ revokedAt: at }).where(and(eq(apiTokens.userId, userId), isNull(apiTokens.revokedAt))).run());
+}
+
 /** A token's row as the guard reads it, joined with its user (one statement through the unique index). */
 export interface TokenLookupRow {
   token_id: string;
