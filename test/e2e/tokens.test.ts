@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { en as t } from "../../web/src/i18n";
-import { axeViolations, DESKTOP, hasChromium, launchBrowser, PHONE, screenshot, startSession, type Server } from "./harness";
+import { apiFromPage, axeViolations, DESKTOP, hasChromium, launchBrowser, PHONE, screenshot, startSession, type Server } from "./harness";
 
 const STEP = 180_000;
 let server: Server;
@@ -110,6 +110,21 @@ describe.skipIf(!hasChromium)("Settings: devices & apps", () => {
     const after = await withBearer(secret, "GET", "/lists");
     expect(after.status).toBe(401);
     expect(((await after.json()) as { code: string }).code).toBe("unauthenticated");
+    expect(errors).toEqual([]);
+  }, STEP);
+
+  test("an app password with an expiry date is valid through the end of that local day", async () => {
+    const section = page.getByRole("region", { name: t.tokens.title });
+    await section.getByLabel(t.tokens.name).fill("Phone");
+    await section.getByLabel(t.tokens.expiry).fill("2099-12-31");
+    await section.getByRole("button", { name: t.tokens.create }).click();
+    await section.getByRole("textbox", { name: t.tokens.secret, exact: true }).waitFor();
+    const row = section.locator('li[data-token="Phone"]');
+    await row.getByText(/expires /).waitFor();
+    await row.getByText(t.tokens.scopes.caldav).waitFor();
+    const expected = await page.evaluate(() => new Date(2099, 11, 31, 23, 59, 59, 999).toISOString());
+    const list = await apiFromPage<{ items: { name: string; expires_at: string | null; scopes: string[] }[] }>(page, "GET", "/tokens");
+    expect(list.items.find((x) => x.name === "Phone")).toMatchObject({ expires_at: expected, scopes: ["caldav"] });
     expect(errors).toEqual([]);
   }, STEP);
 });

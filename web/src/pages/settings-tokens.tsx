@@ -7,7 +7,7 @@ import { useEffect, useState } from "preact/hooks";
 import { api } from "../api/client";
 import type { User } from "../api/types";
 import { t } from "../i18n";
-import { ConfirmDialog, ErrorBox, errorText, formatInstant, toast, toastError, useLoad } from "../ui";
+import { ConfirmDialog, ErrorBox, errorText, formatInstant, toast, toastError, todayLocal, useLoad } from "../ui";
 
 type Scope = "read" | "write" | "caldav";
 const SCOPES: Scope[] = ["read", "write", "caldav"];
@@ -146,7 +146,7 @@ export function TokensCard({ user }: { user: User }) {
         <h3>{t.tokens.newTitle}</h3>
         <div class="row">
           <label>{t.tokens.name}<input name="name" required maxLength={100} autocomplete="off" placeholder={t.tokens.namePlaceholder} /></label>
-          <label>{t.tokens.expiry}<input name="expires" type="date" min={new Date(Date.now() + 86_400_000).toISOString().slice(0, 10)} /></label>
+          <label>{t.tokens.expiry}<input name="expires" type="date" min={todayLocal()} /></label>
         </div>
         <fieldset class="row">
           <legend>{t.tokens.scopesLegend}</legend>
