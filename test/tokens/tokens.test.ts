@@ -156,6 +156,22 @@ describe("managing tokens (session only)", () => {
       await rejected(app, () => admin.delete(`/api/v1/tokens/${"x".repeat(65)}`), 422, "validation_failed");
     }));
 
+  test("a revoked token's row is kept 30 days (its uses are audited against its owner), then deleted by the next new token", () =>
+    withApp(async (app, clock) => {
+      const c = await setupAdmin(app);
+      const old = await createToken(c, { name: "old", scopes: ["read"] });
+      await c.delete(`/api/v1/tokens/${old.id}`);
+      const rows = () => (app.db.sqlite.query("SELECT id FROM api_tokens ORDER BY id").all() as { id: string }[]).map((r) => r.id);
+      clock.advance(30 * 24 * 3600_000 - 1000);
+      // (The session has been idle too long by now: sign in again.)
+      expect((await c.post("/api/v1/auth/login", ADMIN)).status).toBe(200);
+      const a = await createToken(c, { name: "a", scopes: ["read"] });
+      expect(rows()).toEqual([old.id, a.id]);
+      clock.advance(2000);
+      const b = await createToken(c, { name: "b", scopes: ["read"] });
+      expect(rows()).toEqual([a.id, b.id]);
+    }));
+
   test("a session's token writes still need the CSRF header", () =>
     withApp(async (app) => {
       const c = await setupAdmin(app);

@@ -1,4 +1,4 @@
-import { and, desc, eq, isNull, sql } from "drizzle-orm";
+import { and, desc, eq, isNull, lt, sql } from "drizzle-orm";
 import { changes, perConnection, type Conn } from "../../core/db";
 import { apiTokens } from "../../core/schema";
 
@@ -40,6 +40,11 @@ export function countTokens(c: Conn, userId: string): number {
 /** Revokes one of the user's tokens; false when it is not one of theirs or already revoked. */
 export function revokeToken(c: Conn, userId: string, id: string, at: string): boolean {
   return changes(c.update(apiTokens).set({ revokedAt: at }).where(and(eq(apiTokens.id, id), eq(apiTokens.userId, userId), isNull(apiTokens.revokedAt))).run()) > 0;
+}
+
+/** Deletes the user's tokens revoked before `cutoff` (ISO instant); how many. */
+export function deleteRevokedTokens(c: Conn, userId: string, cutoff: string): number {
+  return changes(c.delete(apiTokens).where(and(eq(apiTokens.userId, userId), lt(apiTokens.revokedAt, cutoff))).run());
 }
 
 /** Revokes every token of the user not yet revoked (an account disabled by the operator); how many. */

@@ -7,7 +7,7 @@ import type { SessionPrincipal } from "../../core/auth/principal";
 import { tokenSecretHash, type TokenCredentials } from "../../core/auth/token-credentials";
 import { recordAudit } from "../audit/audit.repo";
 import { findUserByKey, usernameKey } from "../account/account.repo";
-import { countTokens, findToken, findTokenBySecretHash, insertToken, listTokens, markTokenUsed, revokeToken, type TokenRow } from "./tokens.repo";
+import { countTokens, deleteRevokedTokens, findToken, findTokenBySecretHash, insertToken, listTokens, markTokenUsed, revokeToken, type TokenRow } from "./tokens.repo";
 import { parseScopes } from "./tokens.present";
 import { TOKENS_PER_USER_MAX, type TokenCreate } from "./tokens.schemas";
 
@@ -16,6 +16,13 @@ import { TOKENS_PER_USER_MAX, type TokenCreate } from "./tokens.schemas";
  * by 256 random bits in base64url.
  */
 export const TOKEN_SECRET_PREFIX = "app_";
+
+/**
+ * A revoked token's row is kept this long, so a device still using it is audited against its owner
+ * (token_failed with the token's id); the user's next new token deletes older ones, so the rows of
+ * years of devices do not pile up.
+ */
+export const REVOKED_KEPT_MS = 30 * 24 * 3600_000;
 
 /** Personal API tokens / app passwords: the rules, no HTTP. Only a session manages them. */
 export class TokensService {
@@ -38,6 +45,7 @@ export class TokensService {
     }
     const secret = TOKEN_SECRET_PREFIX + newToken();
     return writeTx(this.core.db, (tx) => {
+      deleteRevokedTokens(tx, p.user.id, new Date(now.getTime() - REVOKED_KEPT_MS).toISOString());
       if (countTokens(tx, p.user.id) >= TOKENS_PER_USER_MAX) {
         throw stateConflict(`a user may hold at most ${TOKENS_PER_USER_MAX} tokens; revoke one first`);
       }
