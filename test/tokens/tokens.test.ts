@@ -293,6 +293,37 @@ describe("Authorization: Bearer on the JSON API", () => {
       expect((await bearer(app, t.secret, "GET", "/api/v1/users/lookup?username=owner")).status).toBe(200);
     }));
 
+  test("the OpenAPI document offers bearerToken exactly on the operations the guard lets a token perform", () =>
+    withApp(async (app) => {
+      const c = await setupAdmin(app);
+      const t = await createToken(c, { name: "all", scopes: ["read", "write"] });
+      const doc = (await c.get("/api/openapi.json")).body as { paths: Record<string, Record<string, { security: Record<string, unknown>[] }>> };
+      let offered = 0;
+      let refused = 0;
+      for (const [path, ops] of Object.entries(doc.paths)) {
+        for (const [method, op] of Object.entries(ops)) {
+          if (op.security.length === 0) continue; // public
+          const concrete = path.replace(/\{[^}]+\}/g, "00000000-0000-0000-0000-000000000000");
+          // The event stream never ends: its status is read and the stream dropped.
+          const r =
+            path === "/api/v1/events"
+              ? await app.handle.fetch(new Request(`http://localhost${path}`, { headers: { authorization: `Bearer ${t.secret}` } })).then(async (res) => {
+                  await res.body?.cancel();
+                  return { status: res.status, body: null };
+                })
+              : await bearer(app, t.secret, method.toUpperCase(), concrete, method === "get" ? undefined : {});
+          const bearerOffered = op.security.some((s) => "bearerToken" in s);
+          const tokenRefused = r.status === 403 && String(r.body?.detail).includes("API tokens cannot");
+          expect({ op: `${method} ${path}`, tokenRefused }).toEqual({ op: `${method} ${path}`, tokenRefused: !bearerOffered });
+          expect({ op: `${method} ${path}`, serverError: r.status >= 500 }).toEqual({ op: `${method} ${path}`, serverError: false });
+          if (bearerOffered) offered++;
+          else refused++;
+        }
+      }
+      expect(offered).toBeGreaterThan(100);
+      expect(refused).toBeGreaterThan(15);
+    }));
+
   test("a session cookie and a Bearer token together: 400 malformed_request, even when both are valid", () =>
     withApp(async (app) => {
       const c = await setupAdmin(app);
