@@ -49,7 +49,7 @@ ${EXIT_HELP}`,
         if (sub === "disable" || sub === "enable") {
           try {
             const u = app.account.operatorSetDisabled(rest[0]!, sub === "disable");
-            out(sub === "disable" ? `disabled ${u.username}; its sessions have ended` : `enabled ${u.username}`);
+            out(sub === "disable" ? `disabled ${u.username}; its sessions and API tokens have ended` : `enabled ${u.username}`);
             return EXIT.ok;
           } catch (e) {
             if (e instanceof AppError) throw new CommandFailed(`${e.detail ?? e.code}; nothing changed`, EXIT.failed);

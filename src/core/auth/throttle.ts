@@ -215,6 +215,19 @@ export class LoginThrottle {
     this.byUser.delete(r.usernameKey);
   }
 
+  /**
+   * The attempt presented a valid API token: it is taken back from both counts, but the username's
+   * earlier failures stay. A token in use (a phone syncing every few minutes) proves no knowledge of
+   * the password, so it must not hand someone guessing that password fresh attempts, as clearing the
+   * count (succeeded()) would.
+   */
+  accepted(r: Reservation): void {
+    if (r.settled) return;
+    r.settled = true;
+    this.byIp.takeBack(r.ip, r.at, r.ipLastAtBefore);
+    this.byUser.takeBack(r.user, r.at, r.userLastAtBefore);
+  }
+
   /** The attempt's password was checked and wrong (it stays counted; the address loses good standing). */
   failed(r: Reservation): void {
     if (r.settled) return;

@@ -14,13 +14,14 @@ import {
 import { newId } from "../../core/ids";
 import type { CounterHandle } from "../../core/metrics";
 import type { RequestMeta } from "../../core/http";
-import type { Principal } from "../../core/auth/principal";
+import type { Principal, SessionPrincipal } from "../../core/auth/principal";
 import type { IssuedSession } from "../../core/auth/session-store";
 import { HashQueueFull } from "../../core/auth/password";
 import { passwordWeakness } from "../../core/auth/password-strength";
 import { addressKey, type Reservation } from "../../core/auth/throttle";
 import { recordAudit } from "../audit/audit.repo";
 import { createInbox } from "../lists/lists.repo";
+import { revokeAllTokensOf } from "../tokens/tokens.repo";
 import { countUsers, findUserById, findUserByKey, insertUser, listUsers, updateUser, usernameKey, type UserRow } from "./account.repo";
 import type { ChangePasswordBody, LoginBody, MePatch, NewUser } from "./account.schemas";
 import { Password } from "./account.schemas";
@@ -118,14 +119,14 @@ export class AccountService {
     this.core.throttle.succeeded(attempt);
     return writeTx(this.core.db, (tx) => {
       // A new token on every login; the session the browser came with (if any) ends.
-      if (presented) this.core.sessions.revoke(tx, presented.user.id, presented.sessionId);
+      if (presented?.via === "session") this.core.sessions.revoke(tx, presented.user.id, presented.sessionId);
       const session = this.core.sessions.issue(tx, user.id, meta.ip, meta.userAgent);
       recordAudit(tx, { userId: user.id, action: "login", at: this.core.clock.now(), ip: meta.ip, userAgent: meta.userAgent, targetType: "session", targetId: session.id });
       return { user, session };
     });
   }
 
-  logout(p: Principal, meta: RequestMeta): void {
+  logout(p: SessionPrincipal, meta: RequestMeta): void {
     writeTx(this.core.db, (tx) => {
       this.core.sessions.revoke(tx, p.user.id, p.sessionId);
       recordAudit(tx, { userId: p.user.id, action: "logout", at: this.core.clock.now(), ip: meta.ip, userAgent: meta.userAgent, targetType: "session", targetId: p.sessionId });
@@ -137,7 +138,7 @@ export class AccountService {
    * is checked like a login (the same throttle, counted before the check); the new one must pass
    * the strength rule.
    */
-  async changePassword(p: Principal, input: ChangePasswordBody, meta: RequestMeta): Promise<IssuedSession> {
+  async changePassword(p: SessionPrincipal, input: ChangePasswordBody, meta: RequestMeta): Promise<IssuedSession> {
     const user = findUserById(this.core.db, p.user.id);
     if (!user) throw notFound("user");
     const ipKey = addressKey(meta.ip);
@@ -231,7 +232,7 @@ export class AccountService {
 
   /**
    * Disables (or enables again) an account, for the operator CLI (`app users disable|enable`): a
-   * disabled account cannot sign in and every session of it ends at once; its data stays. The last
+   * disabled account cannot sign in and every session and API token of it ends at once; its data stays. The last
    * active administrator cannot be disabled (nobody could manage the server any more).
    */
   operatorSetDisabled(username: string, disabled: boolean): UserRow {
@@ -244,7 +245,11 @@ export class AccountService {
       }
       const now = this.core.clock.now();
       updateUser(tx, user.id, { disabledAt: disabled ? now.toISOString() : null, updatedAt: now.toISOString() });
-      if (disabled) this.core.sessions.revokeAllExcept(tx, user.id, null);
+      if (disabled) {
+        this.core.sessions.revokeAllExcept(tx, user.id, null);
+        // Its API tokens and app passwords too: enabling the account again does not bring them back.
+        revokeAllTokensOf(tx, user.id, now.toISOString());
+      }
       recordAudit(tx, { userId: user.id, action: disabled ? "user_disabled" : "user_enabled", at: now, ip: null, userAgent: `app users ${disabled ? "disable" : "enable"}`, targetType: "user", targetId: user.id });
       return { ...user, disabledAt: disabled ? now.toISOString() : null };
     });

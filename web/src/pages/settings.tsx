@@ -5,6 +5,7 @@ import type { SessionInfo, User } from "../api/types";
 import { t } from "../i18n";
 import { navigate } from "../router";
 import { ServerBackupsCard } from "./server-backups";
+import { TokensCard } from "./settings-tokens";
 import { ReminderSettings } from "./notifications";
 import { ErrorBox, errorText, formatInstant, toast, toastError, useLoad, useTitle } from "../ui";
 
@@ -101,6 +102,7 @@ export function SettingsPage({ user, onUser, onSignedOut }: { user: User; onUser
         </ul>
         <button onClick={() => end("/sessions/others")}>{t.settings.endOthers}</button>
       </div>
+      <TokensCard user={user} />
       <ReminderSettings isAdmin={user.is_admin} />
       {user.is_admin && <UsersCard />}
       {user.is_admin && <ServerBackupsCard />}
