@@ -75,7 +75,7 @@ export function buildOpenApiDocument(app: AnyElysia, version: string): Record<st
           type: "http",
           scheme: "bearer",
           description:
-            "A personal API token (POST /tokens): `read` allows GET and HEAD, `write` every request a session may make except sign-in, set-up, account changes (PATCH /me, password), sessions, tokens, the audit log and administration (`403 forbidden`). No CSRF header; a request carrying a session cookie too is `400 malformed_request`. A wrong, revoked or expired token is `401 unauthenticated` and counts as a failed sign-in (same throttle: `429 rate_limited`).",
+            "A personal API token (POST /tokens): `read` allows GET and HEAD, `write` every request a session may make except sign-in, set-up, account changes (PATCH /me, password), sessions, tokens, the audit log and administration (`403 forbidden`). No CSRF header; a request carrying a session cookie too is `400 malformed_request`. A wrong, revoked or expired token is `401 unauthenticated` and counts as a failed sign-in of the client's address (same throttle, never the owner's username: `429 rate_limited`).",
         },
       },
     },

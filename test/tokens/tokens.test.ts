@@ -444,19 +444,46 @@ describe("Authorization: Bearer on the JSON API", () => {
       expect(JSON.parse(failed[0]!.detail!)).toEqual({ via: "bearer", token_id: t.id });
     }));
 
-  test("throttled like a login: failed uses of a user's token count toward that user's login throttle", () =>
+  test("throttled like a login, per address: a revoked token used again and again (a stale phone) waits, and never holds its owner's sign-in or other tokens", () =>
+    withApp(async (app) => {
+      const c = await setupAdmin(app);
+      const t = await createToken(c, { name: "old phone", scopes: ["read"] });
+      await c.delete(`/api/v1/tokens/${t.id}`);
+      for (let i = 0; i < 5; i++) expectProblem(await bearer(app, t.secret, "GET", "/api/v1/lists", undefined, "10.9.0.1"), 401, "unauthenticated");
+      // The address must now wait, for this token and for any other...
+      const held = await bearer(app, t.secret, "GET", "/api/v1/lists", undefined, "10.9.0.1");
+      expectProblem(held, 429, "rate_limited");
+      expect(Number(held.headers.get("retry-after"))).toBeGreaterThan(0);
+      const good = await createToken(c, { name: "good", scopes: ["read"] });
+      expectProblem(await bearer(app, good.secret, "GET", "/api/v1/lists", undefined, "10.9.0.1"), 429, "rate_limited");
+      // ...but the owner's name is not held: sign-in and the good token from elsewhere work.
+      expect((await app.client({ ip: "10.9.1.1" }).post("/api/v1/auth/login", ADMIN)).status).toBe(200);
+      expect((await bearer(app, good.secret, "GET", "/api/v1/lists", undefined, "10.9.1.2")).status).toBe(200);
+    }));
+
+  test("failed logins for a name do not hold that user's good token (no one can stop a user's apps by failing sign-ins for their name)", () =>
     withApp(async (app) => {
       const c = await setupAdmin(app);
       const t = await createToken(c, { name: "r", scopes: ["read"] });
-      await c.delete(`/api/v1/tokens/${t.id}`);
-      for (let i = 0; i < 5; i++) expectProblem(await bearer(app, t.secret, "GET", "/api/v1/lists", undefined, `10.9.0.${i}`), 401, "unauthenticated");
-      // The owner's name must now wait, for a sign-in with the right password from anywhere...
-      const login = await app.client({ ip: "10.9.1.1" }).post("/api/v1/auth/login", ADMIN);
-      expectProblem(login, 429, "rate_limited");
-      expect(Number(login.headers.get("retry-after"))).toBeGreaterThan(0);
-      // ...and for a good token of the same user.
-      const good = await createToken(c, { name: "good", scopes: ["read"] });
-      expectProblem(await bearer(app, good.secret, "GET", "/api/v1/lists", undefined, "10.9.1.2"), 429, "rate_limited");
+      for (let i = 0; i < 6; i++) {
+        const r = await app.client({ ip: `10.8.0.${i}` }).post("/api/v1/auth/login", { username: ADMIN.username, password: "wrong password" });
+        expect([401, 429]).toContain(r.status);
+      }
+      // The name is held for sign-in (the right password waits)...
+      expectProblem(await app.client({ ip: "10.8.2.1" }).post("/api/v1/auth/login", ADMIN), 429, "rate_limited");
+      // ...not for the user's token.
+      expect((await bearer(app, t.secret, "GET", "/api/v1/lists", undefined, "10.8.1.1")).status).toBe(200);
+    }));
+
+  test("a sign-in under a name that is the token throttle's key for an address (it holds a NUL) cannot hold that address's tokens", () =>
+    withApp(async (app) => {
+      const c = await setupAdmin(app);
+      const t = await createToken(c, { name: "r", scopes: ["read"] });
+      for (let i = 0; i < 6; i++) {
+        const r = await app.client({ ip: `10.7.0.${i}` }).post("/api/v1/auth/login", { username: "\u0000token@10.7.9.9", password: "wrong password" });
+        expect([401, 429]).toContain(r.status);
+      }
+      expect((await bearer(app, t.secret, "GET", "/api/v1/lists", undefined, "10.7.9.9")).status).toBe(200);
     }));
 
   test("a good token does not clear its owner's failed logins (a syncing phone must not reset a password guesser's count)", () =>
@@ -470,16 +497,6 @@ describe("Authorization: Bearer on the JSON API", () => {
       expectProblem(await app.client({ ip: "10.4.0.9" }).post("/api/v1/auth/login", { username: ADMIN.username, password: "wrong password" }), 401, "invalid_credentials");
       // The fifth failure holds the name: the right password waits too.
       expectProblem(await app.client({ ip: "10.4.2.1" }).post("/api/v1/auth/login", ADMIN), 429, "rate_limited");
-    }));
-
-  test("throttled like a login: after failed logins, even a good token waits", () =>
-    withApp(async (app) => {
-      const c = await setupAdmin(app);
-      const t = await createToken(c, { name: "r", scopes: ["read"] });
-      for (let i = 0; i < 5; i++) {
-        expectProblem(await app.client({ ip: `10.8.0.${i}` }).post("/api/v1/auth/login", { username: ADMIN.username, password: "wrong password" }), 401, "invalid_credentials");
-      }
-      expectProblem(await bearer(app, t.secret, "GET", "/api/v1/lists", undefined, "10.8.1.1"), 429, "rate_limited");
     }));
 
   test("unknown secrets are throttled per address; another address and other users are not held up", () =>
@@ -598,16 +615,19 @@ describe("HTTP Basic with an app password on the CalDAV paths", () => {
       expect(r.headers.get("www-authenticate")).toBe(CHALLENGE);
     }));
 
-  test("failed Basic attempts are audited against the named user and count toward the login throttle", () =>
+  test("failed Basic attempts are audited against the named user and throttled per address, never holding the user's sign-in", () =>
     withApp(async (app) => {
       const c = await setupAdmin(app);
       const t = await createToken(c, { name: "phone", scopes: ["caldav"] });
+      // A phone given the account password instead of an app password, retrying.
       for (let i = 0; i < 5; i++) {
-        expectProblem(await dav(app, "PROPFIND", "/dav/", { authorization: basicHeader("owner", ADMIN.password) }, `10.6.0.${i}`), 401, "unauthenticated");
+        expectProblem(await dav(app, "PROPFIND", "/dav/", { authorization: basicHeader("owner", ADMIN.password) }, "10.6.0.1"), 401, "unauthenticated");
       }
-      // Throttled like a sign-in: the right app password and the right account password both wait.
-      expectProblem(await dav(app, "PROPFIND", "/dav/", { authorization: basicHeader("owner", t.secret) }, "10.6.1.1"), 429, "rate_limited");
-      expectProblem(await app.client({ ip: "10.6.1.2" }).post("/api/v1/auth/login", ADMIN), 429, "rate_limited");
+      // Throttled like a sign-in, per address: even the right app password waits there...
+      expectProblem(await dav(app, "PROPFIND", "/dav/", { authorization: basicHeader("owner", t.secret) }, "10.6.0.1"), 429, "rate_limited");
+      // ...while the owner's sign-in and the app password from elsewhere are not held.
+      expect((await app.client({ ip: "10.6.1.2" }).post("/api/v1/auth/login", ADMIN)).status).toBe(200);
+      expect((await dav(app, "PROPFIND", "/dav/", { authorization: basicHeader("owner", t.secret) }, "10.6.1.1")).status).not.toBe(429);
       const me = (await c.get("/api/v1/me")).body.id;
       const failed = auditActions(app).filter((r) => r.action === "token_failed");
       expect(failed).toHaveLength(5);

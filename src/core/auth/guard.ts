@@ -153,19 +153,19 @@ export class AuthGuard {
 
   /**
    * `Authorization: Bearer <secret>` on the JSON API. Every use goes through the login throttle
-   * (core/auth/throttle.ts) under the client's address and the owner's username, as a sign-in
-   * does: a wrong, revoked or expired token counts as a failed login, a good one is taken back
-   * (without clearing the name's earlier failures: LoginThrottle.accepted), and either is refused
-   * (429) while the address or the name must wait. An unknown secret
-   * names no user: its failures count under the address twice (the address table and, in the
-   * username table, a key only this address has), so no one can lock another user out this way.
+   * (core/auth/throttle.ts) as a sign-in does, under the client's address (tokenThrottleKey): a
+   * wrong, revoked or expired token counts as a failed attempt of that address, a good one is taken
+   * back, and either is refused (429) while the address must wait. Never under the owner's
+   * username: a token is 256 random bits, so the name's lock protects nothing here, while counting
+   * there would let a stale phone with a revoked token lock its owner out of signing in, and let
+   * anyone who knows a username stop that user's apps by failing logins for it.
    */
   private resolveToken(secret: string, ctx: RequestContext): TokenRecord {
     const ipKey = addressKey(ctx.ip);
     const found = secret === "" ? null : this.tokens.find(tokenSecretHash(this.secret, secret));
     const now = this.clock.now();
     const usable = found !== null && isUsable(found, now.toISOString());
-    const attempt = this.throttle.reserve(ipKey, found ? found.usernameKey : `\u0000token@${ipKey}`);
+    const attempt = this.throttle.reserve(ipKey, tokenThrottleKey(ipKey));
     if (!attempt.ok) throw rateLimited(attempt.retryAfter);
     if (!usable) {
       this.throttle.failed(attempt.reservation);
@@ -180,7 +180,10 @@ export class AuthGuard {
    * A DAV path: OPTIONS is answered without credentials (clients probe with it; the CalDAV feature
    * answers); everything else needs HTTP Basic with a username and the secret of a token of that
    * user with the `caldav` scope. The same work is done whether or not the username exists (the
-   * token and the user are both looked up, each by one index), throttled and audited as a sign-in.
+   * token and the user are both looked up, each by one index), throttled (under the address, as
+   * resolveToken explains: a phone given the account password by mistake must not lock its owner's
+   * sign-in; the account password is never accepted here, so guessing it here gains nothing) and
+   * audited as a sign-in.
    */
   private checkDav(request: Request, ctx: RequestContext): void {
     ctx.principal = null;
@@ -194,7 +197,7 @@ export class AuthGuard {
     const found = creds.secret === "" ? null : this.tokens.find(tokenSecretHash(this.secret, creds.secret));
     const now = this.clock.now();
     const ok = found !== null && isUsable(found, now.toISOString()) && found.usernameKey === key && found.scopes.includes("caldav");
-    const attempt = this.throttle.reserve(ipKey, key);
+    const attempt = this.throttle.reserve(ipKey, tokenThrottleKey(ipKey));
     if (!attempt.ok) throw rateLimited(attempt.retryAfter);
     if (!ok) {
       this.throttle.failed(attempt.reservation);
@@ -280,6 +283,15 @@ function sessionCookieNames(cookies: Bun.CookieMap, secure: boolean): CookieName
   if (cookies.has(SECURE_NAMES.session)) return SECURE_NAMES;
   if (!secure && cookies.has(PLAIN_NAMES.session)) return PLAIN_NAMES;
   return null;
+}
+
+/**
+ * The login throttle's second key for a token use: one per client address, in the username table
+ * but never a username (they cannot contain NUL), so token attempts from an address are counted
+ * together and no real username is touched.
+ */
+function tokenThrottleKey(ipKey: string): string {
+  return `\u0000token@${ipKey}`;
 }
 
 function tokenPrincipal(t: TokenRecord): TokenPrincipal {

@@ -10,7 +10,9 @@ export type UserRow = typeof users.$inferSelect;
  * folding: "Straße" and "STRASSE", or a final and a medial sigma, give the same key.
  */
 export function usernameKey(username: string): string {
-  return username.normalize("NFKC").toUpperCase().toLowerCase();
+  // No username holds a NUL (account.schemas.ts): a name typed at sign-in that does is kept distinct
+  // but without it, so it can never be a key the throttle reserves for token uses (core/auth/guard.ts).
+  return username.normalize("NFKC").toUpperCase().toLowerCase().replaceAll("\u0000", "\uFFFD");
 }
 
 export function countUsers(c: Conn): number {
