@@ -7,6 +7,15 @@ CREATE TABLE `dav_changes` (
 --> statement-breakpoint
 CREATE UNIQUE INDEX `dav_changes_pair_uq` ON `dav_changes` (`list_id`,`task_id`);--> statement-breakpoint
 CREATE INDEX `dav_changes_list_seq_idx` ON `dav_changes` (`list_id`,`seq`);--> statement-breakpoint
+CREATE TABLE `dav_collections` (
+	`list_id` text PRIMARY KEY NOT NULL,
+	`user_id` text NOT NULL,
+	`name` text NOT NULL,
+	FOREIGN KEY (`user_id`) REFERENCES `users`(`id`) ON UPDATE no action ON DELETE cascade
+);
+--> statement-breakpoint
+CREATE UNIQUE INDEX `dav_collections_name_uq` ON `dav_collections` (`name`);--> statement-breakpoint
+CREATE INDEX `dav_collections_user_idx` ON `dav_collections` (`user_id`);--> statement-breakpoint
 CREATE TABLE `dav_floors` (
 	`list_id` text PRIMARY KEY NOT NULL,
 	`seq` integer NOT NULL

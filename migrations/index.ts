@@ -37,5 +37,5 @@ export const embeddedMigrations: EmbeddedMigration[] = [
   { tag: "0013_flaky_clea", when: 1795704844754, breakpoints: true, sql: m13 },
   { tag: "0014_curved_venom", when: 1795705139763, breakpoints: true, sql: m14 },
   { tag: "0015_slim_the_captain", when: 1795710102083, breakpoints: true, sql: m15 },
-  { tag: "0016_dav", when: 1795720810314, breakpoints: true, sql: m16 },
+  { tag: "0016_dav", when: 1795721140000, breakpoints: true, sql: m16 },
 ];

@@ -53,6 +53,7 @@ const OWNERS: Record<string, string[]> = {
   dav_seq: ["features/dav/dav.repo.ts"],
   dav_floors: ["features/dav/dav.repo.ts"],
   dav_objects: ["features/dav/dav.repo.ts"],
+  dav_collections: ["features/dav/dav.repo.ts"],
 };
 
 /**

@@ -54,3 +54,16 @@ export const davObjects = sqliteTable(
   },
   (t) => [index("dav_objects_uid_idx").on(t.uid), index("dav_objects_name_idx").on(t.name), index("dav_objects_user_idx").on(t.userId)],
 );
+
+// A collection created by a client (MKCALENDAR, Extended MKCOL) lives at the path it chose
+// (RFC 4791 §5.3.1: the Request-URI): the list keeps that name as its href; other lists are named
+// by their id. The name is opaque (macOS sends upper-case UUIDs) and never parsed.
+export const davCollections = sqliteTable(
+  "dav_collections",
+  {
+    listId: text("list_id").primaryKey(),
+    userId: ownerColumn(),
+    name: text("name").notNull(),
+  },
+  (t) => [uniqueIndex("dav_collections_name_uq").on(t.name), index("dav_collections_user_idx").on(t.userId)],
+);

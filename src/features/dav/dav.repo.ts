@@ -79,16 +79,6 @@ export function taskIdByName(c: Conn, listId: string, name: string): string | nu
   return row?.id ?? null;
 }
 
-/** Tasks (live or in the trash) whose UID is `uid`: a client-given one, or the task id a server-made task is sent with. */
-export function taskIdsByUid(c: Conn, uid: string): string[] {
-  return c.sqlite
-    .query<{ id: string }, [string, string]>(
-      "SELECT task_id AS id FROM dav_objects WHERE uid = ?1 UNION SELECT t.id FROM tasks t LEFT JOIN dav_objects o ON o.task_id = t.id WHERE t.id = ?2 AND o.task_id IS NULL",
-    )
-    .all(uid, uid)
-    .map((r) => r.id);
-}
-
 export function upsertObject(c: Conn, userId: string, o: DavObject, now: string): void {
   c.sqlite
     .query(
@@ -118,4 +108,61 @@ export function pruneTombstones(c: Conn, cutoff: number): number {
   c.sqlite.query("DELETE FROM dav_floors WHERE list_id NOT IN (SELECT id FROM lists)").run();
   c.sqlite.query("DELETE FROM dav_objects WHERE task_id NOT IN (SELECT id FROM tasks) AND task_id NOT IN (SELECT task_id FROM dav_changes)").run();
   return n;
+}
+
+/** A member task as a VTODO is built from it (tasks' own columns). */
+export interface MemberTask {
+  id: string;
+  parent_id: string | null;
+  title: string;
+  description: string;
+  completed: number;
+  completed_at: string | null;
+  due_at: string | null;
+  priority: number;
+  created_at: string;
+  updated_at: string;
+}
+
+const MEMBER_COLS = "t.id, t.parent_id, t.title, t.description, t.completed, t.completed_at, t.due_at, t.priority, t.created_at, t.updated_at";
+
+/** The collection's members: every live task of the list, completed ones and subtasks included (clients see deletions only by absence). */
+export function liveTasksOfList(c: Conn, listId: string): MemberTask[] {
+  return c.sqlite.query<MemberTask, [string]>(`SELECT ${MEMBER_COLS} FROM tasks t WHERE t.list_id = ? AND t.deleted_at IS NULL ORDER BY t.id`).all(listId);
+}
+
+/** These tasks, where they are live members of the list. */
+export function liveTasksIn(c: Conn, listId: string, ids: string[]): MemberTask[] {
+  if (ids.length === 0) return [];
+  return c.sqlite
+    .query<MemberTask, [string, string]>(`SELECT ${MEMBER_COLS} FROM json_each(?) j JOIN tasks t ON t.id = j.value WHERE t.list_id = ? AND t.deleted_at IS NULL`)
+    .all(JSON.stringify(ids), listId);
+}
+
+/** Live tasks of the list with this UID (a client's own, or a server-made task's id). */
+export function liveTaskIdsByUid(c: Conn, listId: string | null, uid: string): { id: string; list_id: string }[] {
+  return c.sqlite
+    .query<{ id: string; list_id: string }, [string, string]>(
+      `SELECT t.id, t.list_id FROM tasks t JOIN dav_objects o ON o.task_id = t.id WHERE o.uid = ?1 AND t.deleted_at IS NULL
+       UNION SELECT t.id, t.list_id FROM tasks t LEFT JOIN dav_objects o ON o.task_id = t.id WHERE t.id = ?2 AND o.task_id IS NULL AND t.deleted_at IS NULL`,
+    )
+    .all(uid, uid)
+    .filter((r) => listId === null || r.list_id === listId);
+}
+
+/** The path segments clients chose for lists they created (dav_collections); other lists go by their id. */
+export function collectionNames(c: Conn, listIds: string[]): Map<string, string> {
+  if (listIds.length === 0) return new Map();
+  const rows = c.sqlite
+    .query<{ list_id: string; name: string }, [string]>("SELECT d.list_id, d.name FROM json_each(?) j JOIN dav_collections d ON d.list_id = j.value")
+    .all(JSON.stringify(listIds));
+  return new Map(rows.map((r) => [r.list_id, r.name]));
+}
+
+export function listIdByCollectionName(c: Conn, name: string): string | null {
+  return c.sqlite.query<{ list_id: string }, [string]>("SELECT list_id FROM dav_collections WHERE name = ?").get(name)?.list_id ?? null;
+}
+
+export function insertCollectionName(c: Conn, listId: string, userId: string, name: string): void {
+  c.sqlite.query("INSERT INTO dav_collections(list_id, user_id, name) VALUES (?, ?, ?)").run(listId, userId, name);
 }

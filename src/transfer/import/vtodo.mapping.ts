@@ -218,6 +218,10 @@ export interface TaskForVtodo {
   rrule: string | null;
   /** The recurrence's zone: a timed due with a repeat is written with its TZID, so the series keeps its wall-clock time. */
   timezone: string | null;
+  /** The UID to write (a CalDAV client's own; default the task's id). */
+  uid?: string;
+  /** The parent's UID (default parentId). */
+  parentUid?: string | null;
 }
 
 const utcTime = (iso: string) => ICAL.Time.fromJSDate(new Date(iso), true);
@@ -225,7 +229,7 @@ const utcTime = (iso: string) => ICAL.Time.fromJSDate(new Date(iso), true);
 /** The other direction: a VTODO for a task (UID = the task's id). */
 export function taskToVtodo(t: TaskForVtodo): ICAL.Component {
   const c = new ICAL.Component("vtodo");
-  c.addPropertyWithValue("uid", t.id);
+  c.addPropertyWithValue("uid", t.uid ?? t.id);
   c.addPropertyWithValue("dtstamp", utcTime(t.updatedAt));
   c.addPropertyWithValue("created", utcTime(t.createdAt));
   c.addPropertyWithValue("last-modified", utcTime(t.updatedAt));
@@ -250,7 +254,8 @@ export function taskToVtodo(t: TaskForVtodo): ICAL.Component {
     p.setValues(t.tags);
     c.addProperty(p);
   }
-  if (t.parentId) c.addPropertyWithValue("related-to", t.parentId);
+  const parentUid = t.parentUid !== undefined ? t.parentUid : t.parentId;
+  if (parentUid) c.addPropertyWithValue("related-to", parentUid);
   if (t.rrule) c.addPropertyWithValue("rrule", ICAL.Recur.fromString(t.rrule));
   return c;
 }
@@ -274,4 +279,113 @@ export function triggerOfAlarm(alarm: ICAL.Component, dueProp: ICAL.Property | n
   }
   // Relative to DTSTART (the default): counted from it, then expressed against the due.
   return { trigger: { kind: "offset", seconds, anchor: timeOf(startProp, userTz, [], "DTSTART").value } };
+}
+
+// ---- CalDAV: one resource both ways, nothing a client wrote lost ------------------------------
+
+/**
+ * Properties of a VTODO that CalDAV sync keeps verbatim, beside those the task maps: what
+ * vtodoToTask reports as having no place in a task, DTSTART (a task has a due only), EXDATE and
+ * RDATE (single dates of a client's series), every VALARM, and the client's own PRIORITY and
+ * X-APPLE-SORT-ORDER values (written back while the task's priority band is unchanged, so
+ * PRIORITY 2 stays 2 instead of becoming the band's 1).
+ */
+const KEPT_MAPPED = new Set(["dtstart", "exdate", "rdate", "x-apple-sort-order", "priority"]);
+
+/** A client's iCalendar object split into the master VTODO and everything else it carries. */
+export interface CalendarObject {
+  master: ICAL.Component;
+  uid: string;
+  /** The object with the master's mapped properties removed: stored, and merged back on output. */
+  kept: string;
+}
+
+/** Parses a CalDAV PUT body: one VCALENDAR whose VTODOs share one UID (a master, and overrides with RECURRENCE-ID). */
+export function readCalendarObject(text: string): CalendarObject | { refuse: "not-icalendar" | "not-vtodo" | "uid" ; detail: string } {
+  let root: ICAL.Component;
+  try {
+    root = new ICAL.Component(ICAL.parse(text));
+  } catch (e) {
+    return { refuse: "not-icalendar", detail: `not iCalendar: ${String((e as Error).message).slice(0, 120)}` };
+  }
+  if (root.name !== "vcalendar") return { refuse: "not-icalendar", detail: "the body is not a VCALENDAR" };
+  const todos = root.getAllSubcomponents("vtodo");
+  const others = root.getAllSubcomponents().filter((c) => c.name !== "vtodo" && c.name !== "vtimezone");
+  if (todos.length === 0 || others.length > 0) return { refuse: "not-vtodo", detail: "a task list holds VTODO components only" };
+  const uids = new Set(todos.map((t) => String(t.getFirstPropertyValue("uid") ?? "").trim()));
+  const uid = [...uids][0] ?? "";
+  if (uids.size !== 1 || !uid) return { refuse: "uid", detail: "every VTODO of one resource needs the same non-empty UID" };
+  const master = todos.find((t) => !t.hasProperty("recurrence-id")) ?? todos[0]!;
+  const kept = new ICAL.Component(ICAL.parse(text));
+  const keptMaster = kept.getAllSubcomponents("vtodo").find((t) => !t.hasProperty("recurrence-id")) ?? kept.getAllSubcomponents("vtodo")[0]!;
+  for (const p of [...keptMaster.getAllProperties()]) {
+    if (MAPPED.has(p.name) && !KEPT_MAPPED.has(p.name)) keptMaster.removeProperty(p);
+  }
+  return { master, uid, kept: kept.toString() };
+}
+
+/** Kept RRULE: a client's rule the recurrence feature refused stays in the object verbatim (never lost, never half-applied). */
+export function keepRrule(kept: string, master: ICAL.Component): string {
+  const k = new ICAL.Component(ICAL.parse(kept));
+  const m = k.getAllSubcomponents("vtodo").find((t) => !t.hasProperty("recurrence-id"));
+  for (const p of master.getAllProperties("rrule")) m?.addProperty(ICAL.Property.fromString(p.toICALString()));
+  return k.toString();
+}
+
+/**
+ * The resource for a task: the mapped VTODO, with what the client kept merged back (its own
+ * PRIORITY while the band is the same, DTSTART unless it now falls after DUE, its RRULE when the
+ * task has no rule of ours, VALARMs, unknown and X- properties), the overrides and time zones it
+ * sent, in a VCALENDAR.
+ */
+export function taskToCalendarObject(t: TaskForVtodo, kept: string): string {
+  const cal = new ICAL.Component("vcalendar");
+  cal.addPropertyWithValue("version", "2.0");
+  cal.addPropertyWithValue("prodid", "-//app//CalDAV//EN");
+  const todo = taskToVtodo(t);
+  if (kept) {
+    const k = new ICAL.Component(ICAL.parse(kept));
+    const subs = k.getAllSubcomponents();
+    const km = subs.find((s) => s.name === "vtodo" && !s.hasProperty("recurrence-id"));
+    for (const s of subs) if (s !== km) cal.addSubcomponent(s);
+    if (km) {
+      for (const p of [...km.getAllProperties()]) {
+        if (p.name === "priority") {
+          const v = Number(p.getFirstValue());
+          if (Number.isInteger(v) && v >= 0 && v <= 9 && priorityFromIcal(v) === t.priority) {
+            todo.removeAllProperties("priority");
+            if (v !== 0) todo.addProperty(p);
+          }
+          continue;
+        }
+        if (p.name === "rrule" && todo.hasProperty("rrule")) continue;
+        if (p.name === "dtstart" && startsAfterDue(p, todo)) continue;
+        todo.addProperty(p);
+      }
+      for (const a of [...km.getAllSubcomponents()]) todo.addSubcomponent(a);
+    }
+  }
+  // A repeating VTODO is expanded from DTSTART by most clients (ical4j, DAVx⁵): give it one.
+  if (todo.hasProperty("rrule") && !todo.hasProperty("dtstart")) {
+    const due = todo.getFirstProperty("due");
+    if (due) {
+      const p = new ICAL.Property("dtstart", todo);
+      p.setValue(due.getFirstValue() as ICAL.Time);
+      const tz = due.getParameter("tzid");
+      if (typeof tz === "string") p.setParameter("tzid", tz);
+      todo.addProperty(p);
+    }
+  }
+  cal.addSubcomponent(todo);
+  return cal.toString().replace(/\r?\n/g, "\r\n") + "\r\n";
+}
+
+function startsAfterDue(start: ICAL.Property, todo: ICAL.Component): boolean {
+  const due = todo.getFirstProperty("due");
+  if (!due) return false;
+  const a = start.getFirstValue() as ICAL.Time;
+  const b = due.getFirstValue() as ICAL.Time;
+  if (!(a instanceof ICAL.Time) || !(b instanceof ICAL.Time)) return true;
+  if (a.isDate !== b.isDate) return true;
+  return a.toUnixTime() > b.toUnixTime();
 }
