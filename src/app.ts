@@ -21,6 +21,8 @@ import { accountRoutes } from "./features/account/account.routes";
 import { SessionsService } from "./features/sessions/sessions.service";
 import { sessionsRoutes } from "./features/sessions/sessions.routes";
 import { AuditService } from "./features/audit/audit.service";
+import { TokensService } from "./features/tokens/tokens.service";
+import { tokensRoutes } from "./features/tokens/tokens.routes";
 import { auditRoutes } from "./features/audit/audit.routes";
 import { HealthService } from "./features/health/health.service";
 import { healthRoutes } from "./features/health/health.routes";
@@ -135,7 +137,9 @@ export function createApp(opts: AppOptions): AppHandle {
     metrics: new Metrics(opts.config.metricsToken !== undefined),
   });
   const instance = instanceMetrics(core.metrics, { databaseFile: opts.db.sqlite.filename, version: APP_VERSION });
-  const guard = new AuthGuard(core.secret, core.sessions, core.config.trustProxy);
+  // API tokens and app passwords: the guard resolves them (with the tokens feature's statements).
+  const tokens = new TokensService(core);
+  const guard = new AuthGuard(core.secret, core.sessions, core.config.trustProxy, tokens.credentials(), core.throttle, core.clock);
 
   const account = new AccountService(core);
   const health = new HealthService(core);
@@ -213,6 +217,7 @@ export function createApp(opts: AppOptions): AppHandle {
     .use(healthRoutes(health))
     .use(accountRoutes(core, account))
     .use(sessionsRoutes(new SessionsService(core)))
+    .use(tokensRoutes(tokens))
     .use(auditRoutes(new AuditService(core.db, core.cursors)))
     .use(memosRoutes(new MemosService(core)))
     .use(habitsRoutes(habits))

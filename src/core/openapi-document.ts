@@ -5,6 +5,7 @@ import { Problem, RETRY_AFTER_HEADER, WRITE, jsonSchema, namedSchemas, resolveDe
 import { JSON_BODY_LIMIT, JSON_DEPTH_LIMIT } from "./body";
 import { CROSS_SITE_REFUSED_GETS } from "./cross-site";
 import { PROBLEM_LIST_MAX, PROBLEM_MESSAGE_MAX } from "./problem-caps";
+import { tokenRefusedPath } from "./auth/guard";
 
 /** The whole document, generated from the routes' own schemas and tidied for linters and client generators. */
 export function buildOpenApiDocument(app: AnyElysia, version: string): Record<string, unknown> {
@@ -42,7 +43,9 @@ export function buildOpenApiDocument(app: AnyElysia, version: string): Record<st
         op.requestBody = { required: true, content: { [bodyType]: { schema: { type: "string", format: "binary" } } } };
       }
       addImpliedProblems(op, isPublic, WRITE.has(method), bodyType === undefined && op.requestBody !== undefined, CROSS_SITE_REFUSED_GETS.has(path) && method === "get");
-      op.security = isPublic ? [] : WRITE.has(method) ? [{ sessionCookie: [], csrfHeader: [] }] : [{ sessionCookie: [] }];
+      // An API token (Bearer) is the alternative to the session wherever the guard accepts one.
+      const bearer = tokenRefusedPath(path, method.toUpperCase()) ? [] : [{ bearerToken: [] }];
+      op.security = isPublic ? [] : [WRITE.has(method) ? { sessionCookie: [], csrfHeader: [] } : { sessionCookie: [] }, ...bearer];
       op.operationId = operationId(method, path);
       (paths[path] ??= {})[method] = op;
     }
@@ -68,6 +71,12 @@ export function buildOpenApiDocument(app: AnyElysia, version: string): Record<st
       securitySchemes: {
         sessionCookie: { type: "apiKey", in: "cookie", name: "app_session", description: "set by login and setup; named `__Host-app_session` when the request came over HTTPS (directly or through a trusted proxy)" },
         csrfHeader: { type: "apiKey", in: "header", name: "X-CSRF-Token", description: "value of the app_csrf cookie (`__Host-app_csrf` over HTTPS)" },
+        bearerToken: {
+          type: "http",
+          scheme: "bearer",
+          description:
+            "A personal API token (POST /tokens): `read` allows GET and HEAD, `write` every request a session may make except sign-in, set-up, account changes (PATCH /me, password), sessions, tokens, the audit log and administration (`403 forbidden`). No CSRF header; a request carrying a session cookie too is `400 malformed_request`. A wrong, revoked or expired token is `401 unauthenticated` and counts as a failed sign-in (same throttle: `429 rate_limited`).",
+        },
       },
     },
   };
@@ -82,6 +91,8 @@ export const TAG_DESCRIPTIONS: Record<string, string> = {
   account:
     "First-run set-up, sign-in and sign-out (a cookie session plus a double-submit CSRF token), password change, and the signed-in user's own profile and storage use.",
   users: "Accounts beyond the first, managed by an administrator. Every user's data is isolated from every other's.",
+  tokens:
+    "Personal API tokens and app passwords (one thing): named, with scopes (`read`, `write`, `caldav`), an optional expiry and the time and address of their last use. The secret is shown once; `Authorization: Bearer <secret>` on the JSON API, HTTP Basic (username and secret) on CalDAV. Managed with a session only.",
   sessions: "The signed-in user's live sessions (one per sign-in, with the device's address and user agent), and ending them.",
   audit: "The signed-in user's own security and data-transfer events (sign-ins, password changes, session ends, backups, restores), newest first.",
   memos: "Markdown notes of up to 100,000 characters, with pinning, soft delete (restore or purge) and optimistic locking (`version`).",

@@ -18,6 +18,7 @@ const OWNERS: Record<string, string[]> = {
   // The session store is core (every request reads it); the sessions feature lists and revokes.
   sessions: ["core/auth/session-store.ts", "features/sessions/sessions.service.ts"],
   audit_logs: ["features/audit/audit.repo.ts"],
+  api_tokens: ["features/tokens/tokens.repo.ts"],
   attachments: ["features/attachments/attachments.repo.ts"],
   attachment_usage: ["features/attachments/attachments.repo.ts"],
   backup_preflights: ["transfer/backup/backup.repo.ts"],
@@ -63,12 +64,13 @@ const OWNERS: Record<string, string[]> = {
  */
 const READERS: Record<string, string[]> = {
   // Names of owners, members, creators (sharing): read beside the rows that name them.
-  users: ["features/tasks/tasks.repo.ts", "features/lists/lists.repo.ts", "features/lists/lists.members.repo.ts"],
+  // The token lookup of every request with a token (as the session lookup): the token with its user.
+  users: ["features/tasks/tasks.repo.ts", "features/lists/lists.repo.ts", "features/lists/lists.members.repo.ts", "features/tokens/tokens.repo.ts"],
   list_members: ["features/lists/lists.repo.ts"],
   // The session lookup of every request (one statement, measured hot): the account feature's query
   // (it names users), handed to core's session store at start-up, reads the session and the usage.
   sessions: ["features/account/account.repo.ts"],
-  attachment_usage: ["features/account/account.repo.ts"],
+  attachment_usage: ["features/account/account.repo.ts", "features/tokens/tokens.repo.ts"],
   folders: ["features/lists/lists.repo.ts"],
   lists: ["features/dav/dav.repo.ts", "features/tasks/tasks.repo.ts", "features/tasks/tasks.views.repo.ts", "features/recurrence/recurrence.repo.ts", "features/attachments/attachments.repo.ts", "features/lists/lists.members.repo.ts"],
   tags: ["features/tasks/tasks.repo.ts"],

@@ -6,4 +6,5 @@ export * from "./backup";
 export * from "./import";
 export * from "./snapshots";
 export * from "./reminders";
+export * from "./tokens";
 export * from "./dav";

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { maxChars } from "../../core/text";
 import type { Core } from "../../core/core";
 import { doc } from "../../core/openapi";
-import { principalOf, requestMeta } from "../../core/http";
+import { principalOf, requestMeta, sessionPrincipalOf } from "../../core/http";
 import { getContext } from "../../core/request-context";
 import { clearedCookies, csrfTokenFor, sessionCookies, staleCookieNames } from "../../core/auth/cookies";
 import type { IssuedSession } from "../../core/auth/session-store";
@@ -76,7 +76,7 @@ export function accountRoutes(core: Core, account: AccountService) {
       "/auth/logout",
       ({ request, set }) => {
         const meta = requestMeta(request);
-        account.logout(principalOf(request), meta);
+        account.logout(sessionPrincipalOf(request), meta);
         set.status = 204;
         set.headers["set-cookie"] = clearedCookies(meta.secure, staleCookieNames(request.headers.get("cookie"), meta.secure));
       },
@@ -86,7 +86,7 @@ export function accountRoutes(core: Core, account: AccountService) {
       "/auth/change-password",
       async ({ body, request, set }) => {
         const meta = requestMeta(request);
-        const session = await account.changePassword(principalOf(request), body, meta);
+        const session = await account.changePassword(sessionPrincipalOf(request), body, meta);
         set.status = 204;
         set.headers["set-cookie"] = cookiesFor(session, request, meta.secure);
       },

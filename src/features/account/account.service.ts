@@ -14,7 +14,7 @@ import {
 import { newId } from "../../core/ids";
 import type { CounterHandle } from "../../core/metrics";
 import type { RequestMeta } from "../../core/http";
-import type { Principal } from "../../core/auth/principal";
+import type { Principal, SessionPrincipal } from "../../core/auth/principal";
 import type { IssuedSession } from "../../core/auth/session-store";
 import { HashQueueFull } from "../../core/auth/password";
 import { passwordWeakness } from "../../core/auth/password-strength";
@@ -118,14 +118,14 @@ export class AccountService {
     this.core.throttle.succeeded(attempt);
     return writeTx(this.core.db, (tx) => {
       // A new token on every login; the session the browser came with (if any) ends.
-      if (presented) this.core.sessions.revoke(tx, presented.user.id, presented.sessionId);
+      if (presented?.via === "session") this.core.sessions.revoke(tx, presented.user.id, presented.sessionId);
       const session = this.core.sessions.issue(tx, user.id, meta.ip, meta.userAgent);
       recordAudit(tx, { userId: user.id, action: "login", at: this.core.clock.now(), ip: meta.ip, userAgent: meta.userAgent, targetType: "session", targetId: session.id });
       return { user, session };
     });
   }
 
-  logout(p: Principal, meta: RequestMeta): void {
+  logout(p: SessionPrincipal, meta: RequestMeta): void {
     writeTx(this.core.db, (tx) => {
       this.core.sessions.revoke(tx, p.user.id, p.sessionId);
       recordAudit(tx, { userId: p.user.id, action: "logout", at: this.core.clock.now(), ip: meta.ip, userAgent: meta.userAgent, targetType: "session", targetId: p.sessionId });
@@ -137,7 +137,7 @@ export class AccountService {
    * is checked like a login (the same throttle, counted before the check); the new one must pass
    * the strength rule.
    */
-  async changePassword(p: Principal, input: ChangePasswordBody, meta: RequestMeta): Promise<IssuedSession> {
+  async changePassword(p: SessionPrincipal, input: ChangePasswordBody, meta: RequestMeta): Promise<IssuedSession> {
     const user = findUserById(this.core.db, p.user.id);
     if (!user) throw notFound("user");
     const ipKey = addressKey(meta.ip);

@@ -31,7 +31,11 @@ export type AuditAction =
   | "list_role_changed"
   | "list_member_removed"
   | "list_left"
-  | "list_ownership_transferred";
+  | "list_ownership_transferred"
+  // API tokens / app passwords (devices.md): created, revoked, and every refused use of one.
+  | "token_created"
+  | "token_revoked"
+  | "token_failed";
 
 /** Who did it and from where; written in the same transaction as the change it records. */
 export interface AuditEntry {

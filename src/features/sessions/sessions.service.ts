@@ -2,7 +2,7 @@ import type { Core } from "../../core/core";
 import { writeTx } from "../../core/db";
 import { notFound } from "../../core/errors";
 import type { RequestMeta } from "../../core/http";
-import type { Principal } from "../../core/auth/principal";
+import type { SessionPrincipal as Principal } from "../../core/auth/principal";
 import { recordAudit } from "../audit/audit.repo";
 
 export class SessionsService {
