@@ -4,7 +4,7 @@ import { buildCore, type Core } from "./core/core";
 import { SERVING_BUSY_TIMEOUT_MS, setBusyTimeout, type Db } from "./core/db";
 import { JobRunner } from "./core/jobs/jobs.runner";
 import { parseBody } from "./core/body";
-import { AuthGuard } from "./core/auth/guard";
+import { AuthGuard, isDavPath } from "./core/auth/guard";
 import { Logger } from "./core/log";
 import { errorResponse } from "./core/problem";
 import { getContext, setContext, RequestContext } from "./core/request-context";
@@ -75,7 +75,7 @@ import { importRoutes } from "./transfer/import/import.routes";
 import { SnapshotService } from "./transfer/snapshot/snapshot.service";
 import { snapshotRoutes } from "./transfer/snapshot/snapshot.routes";
 import { DavService } from "./features/dav/dav.service";
-import { davHandler, isDavPath } from "./features/dav/dav.routes";
+import { davHandler } from "./features/dav/dav.routes";
 
 export interface AppOptions {
   db: Db;

@@ -33,8 +33,6 @@ type Target =
   | { kind: "collection"; user: string; segment: string }
   | { kind: "resource"; user: string; segment: string; name: string };
 
-export const isDavPath = (path: string): boolean => path === "/dav" || path.startsWith("/dav/") || path === "/.well-known/caldav" || path === "/.well-known/caldav/";
-
 const enc = (s: string) => encodeURIComponent(s).replace(/%40/g, "@");
 const principalHref = (u: string) => `/dav/principals/${enc(u)}/`;
 const homeHref = (u: string) => `/dav/calendars/${enc(u)}/`;

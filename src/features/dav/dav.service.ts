@@ -7,6 +7,11 @@ import type { TasksService } from "../tasks/tasks.service";
 import type { ListsService } from "../lists/lists.service";
 import type { TagsService } from "../tags/tags.service";
 import type { RecurrenceService } from "../recurrence/recurrence.service";
+import type { z } from "zod";
+import { TaskCreate, TaskPatch } from "../tasks/tasks.schemas";
+import { TagCreate } from "../tags/tags.schemas";
+import { ListCreate, ListPatch } from "../lists/lists.schemas";
+import { RecurrenceCreate, RecurrencePatch } from "../recurrence/recurrence.schemas";
 import { listLists, type ListView } from "../lists/lists.repo";
 import { canEdit, type ListRole } from "../lists/lists.access";
 import { tagsAt } from "../tasks/tasks.repo";
@@ -147,7 +152,7 @@ export class DavService {
     if (taken) throw new DavRefusal("precondition-failed", "a collection exists at this path");
     const name = (p.displayName ?? "").trim() || "Tasks";
     const color = normaliseColor(p.color);
-    const l = this.wrap(() => this.lists.create(user.id, { name: name.slice(0, 100), ...(color ? { color } : {}) }));
+    const l = this.wrap(() => this.lists.create(user.id, valid(ListCreate, { name: name.slice(0, 100), ...(color ? { color } : {}) })));
     if (segment !== l.id) writeTx(this.core.db, (tx) => insertCollectionName(tx, l.id, user.id, segment));
     return this.collection(user, segment);
   }
@@ -159,7 +164,7 @@ export class DavService {
     const patch: { name?: string; color?: string | null } = {};
     if (p.displayName !== undefined && !col.isInbox) patch.name = p.displayName.trim().slice(0, 100) || col.name;
     if (p.color !== undefined) patch.color = normaliseColor(p.color);
-    if (Object.keys(patch).length) this.wrap(() => this.lists.update(user.id, col.id, patch));
+    if (Object.keys(patch).length) this.wrap(() => this.lists.update(user.id, col.id, valid(ListPatch, patch)));
   }
 
   /** DELETE of a collection: the list goes to the trash (archived), as DELETE /lists/{id} does. */
@@ -327,6 +332,9 @@ export class DavService {
 
     const vt = vtodoToTask(obj.master, user.timezone, user.reminderTime ?? "09:00");
     if (!vt.title.trim()) vt.title = "Untitled";
+    // The task's own fields are checked before anything is written (tags are created next).
+    valid(TaskCreate, { title: vt.title, description: vt.description, due_at: vt.dueAt, priority: vt.priority });
+    for (const n of vt.tags) if (n.trim()) valid(TagCreate, { name: n.trim(), color: "#808080" });
     let kept = obj.kept;
     const tagIds = this.wrap(() => this.tagIdsFor(user, vt.tags));
     const parentId = vt.parentUid === null ? null : this.parentFor(user, listId, vt.parentUid, existing);
@@ -335,16 +343,19 @@ export class DavService {
     let taskId: string;
     if (existing === null) {
       const t = this.wrap(() =>
-        this.tasks.create(user, {
-          title: vt.title,
-          description: vt.description,
-          list_id: listId,
-          ...(parentId ? { parent_id: parentId } : {}),
-          completed: vt.completed,
-          due_at: vt.dueAt,
-          priority: vt.priority,
-          tag_ids: tagIds,
-        }),
+        this.tasks.create(
+          user,
+          valid(TaskCreate, {
+            title: vt.title,
+            description: vt.description,
+            list_id: listId,
+            ...(parentId ? { parent_id: parentId } : {}),
+            completed: vt.completed,
+            due_at: vt.dueAt,
+            priority: vt.priority,
+            tag_ids: tagIds,
+          }),
+        ),
       );
       taskId = t.id;
       kept = this.applyRrule(user, taskId, vt.rrule, obj.master, kept);
@@ -361,7 +372,7 @@ export class DavService {
       if (cur.parent_id !== parentId && (parentId !== null || vt.parentUid === null)) patch.parent_id = parentId;
       const ownTags = cur.tags.map((t) => t.id).sort();
       if (ownTags.join() !== [...tagIds].sort().join()) patch.tag_ids = tagIds;
-      if (Object.keys(patch).length > 1) this.wrap(() => this.tasks.update(user, taskId, patch));
+      if (Object.keys(patch).length > 1) this.wrap(() => this.tasks.update(user, taskId, valid(TaskPatch, patch)));
     }
     writeTx(this.core.db, (tx) => upsertObject(tx, user.id, { task_id: taskId, name, uid: obj.uid, extra: kept }, this.core.clock.now().toISOString()));
     return { created: existing === null };
@@ -382,7 +393,7 @@ export class DavService {
     const wanted = [...new Set(names.map((n) => n.trim()).filter(Boolean))];
     if (wanted.length === 0) return [];
     const mine = new Map(this.tags.list(user.id).map((t) => [t.name.toLowerCase(), t.id]));
-    return wanted.map((n) => mine.get(n.toLowerCase()) ?? this.tags.create(user.id, { name: n, color: "#808080" }).id);
+    return wanted.map((n) => mine.get(n.toLowerCase()) ?? this.tags.create(user.id, valid(TagCreate, { name: n, color: "#808080" })).id);
   }
 
   /** The live, top-level task of the same list with this UID, that can be the parent; else null (RELATED-TO is then kept verbatim). */
@@ -404,11 +415,11 @@ export class DavService {
         return kept;
       }
       if (current?.kind === "rrule" && normRule(current.rrule) === normRule(rrule)) return kept;
-      if (current) this.recurrence.update(user, current.id, { kind: "rrule", rrule, interval: null, unit: null });
-      else this.recurrence.create(user, { task_id: taskId, kind: "rrule", rrule });
+      if (current) this.recurrence.update(user, current.id, valid(RecurrencePatch, { kind: "rrule", rrule, interval: null, unit: null }));
+      else this.recurrence.create(user, valid(RecurrenceCreate, { task_id: taskId, kind: "rrule", rrule }));
       return kept;
     } catch (e) {
-      if (!(e instanceof AppError) || e.code === "internal_error") throw e;
+      if (!(e instanceof AppError || e instanceof DavRefusal) || (e instanceof AppError && e.code === "internal_error")) throw e;
       if (current?.kind === "rrule") this.recurrence.remove(user, current.id);
       return keepRrule(kept, master);
     }
@@ -429,6 +440,13 @@ export class DavService {
       throw e;
     }
   }
+}
+
+/** The API's own input schema, so a CalDAV write obeys the same limits as a JSON one (the routes validate there). */
+function valid<S extends z.ZodType>(schema: S, input: z.input<S>): z.output<S> {
+  const r = schema.safeParse(input);
+  if (r.success) return r.data;
+  throw new DavRefusal("valid-calendar-object-resource", r.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ").slice(0, 300));
 }
 
 const normRule = (r: string | null) => (r ?? "").toUpperCase().split(";").filter(Boolean).sort().join(";");
