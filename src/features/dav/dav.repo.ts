@@ -48,7 +48,8 @@ export function memberSeqs(c: Conn, listId: string, taskIds: string[]): Map<stri
   if (taskIds.length === 0) return new Map();
   const rows = c.sqlite
     .query<{ task_id: string; seq: number }, [string, string]>(
-      "SELECT d.task_id, d.seq FROM json_each(?) j JOIN dav_changes d ON d.list_id = ? AND d.task_id = j.value",
+      // CROSS JOIN: ids first, one probe of the (list, task) index each (the planner walked the list instead: O(n²)).
+      "SELECT d.task_id, d.seq FROM json_each(?) j CROSS JOIN dav_changes d ON d.list_id = ? AND d.task_id = j.value",
     )
     .all(JSON.stringify(taskIds), listId);
   return new Map(rows.map((r) => [r.task_id, r.seq]));
@@ -57,7 +58,7 @@ export function memberSeqs(c: Conn, listId: string, taskIds: string[]): Map<stri
 export function objectsOf(c: Conn, taskIds: string[]): Map<string, DavObject> {
   if (taskIds.length === 0) return new Map();
   const rows = c.sqlite
-    .query<DavObject, [string]>("SELECT o.task_id, o.name, o.uid, o.extra FROM json_each(?) j JOIN dav_objects o ON o.task_id = j.value")
+    .query<DavObject, [string]>("SELECT o.task_id, o.name, o.uid, o.extra FROM json_each(?) j CROSS JOIN dav_objects o ON o.task_id = j.value")
     .all(JSON.stringify(taskIds));
   return new Map(rows.map((r) => [r.task_id, r]));
 }
@@ -66,7 +67,7 @@ export function objectsOf(c: Conn, taskIds: string[]): Map<string, DavObject> {
 export function taskIdByName(c: Conn, listId: string, name: string): string | null {
   const own = c.sqlite
     .query<{ task_id: string }, [string, string]>(
-      "SELECT o.task_id FROM dav_objects o JOIN tasks t ON t.id = o.task_id WHERE o.name = ? AND t.list_id = ? AND t.deleted_at IS NULL LIMIT 1",
+      "SELECT o.task_id FROM dav_objects o CROSS JOIN tasks t ON t.id = o.task_id WHERE o.name = ? AND t.list_id = ? AND t.deleted_at IS NULL LIMIT 1",
     )
     .get(name, listId);
   if (own) return own.task_id;
@@ -135,7 +136,7 @@ export function liveTasksOfList(c: Conn, listId: string): MemberTask[] {
 export function liveTasksIn(c: Conn, listId: string, ids: string[]): MemberTask[] {
   if (ids.length === 0) return [];
   return c.sqlite
-    .query<MemberTask, [string, string]>(`SELECT ${MEMBER_COLS} FROM json_each(?) j JOIN tasks t ON t.id = j.value WHERE t.list_id = ? AND t.deleted_at IS NULL`)
+    .query<MemberTask, [string, string]>(`SELECT ${MEMBER_COLS} FROM json_each(?) j CROSS JOIN tasks t ON t.id = j.value WHERE t.list_id = ? AND t.deleted_at IS NULL`)
     .all(JSON.stringify(ids), listId);
 }
 
@@ -143,7 +144,7 @@ export function liveTasksIn(c: Conn, listId: string, ids: string[]): MemberTask[
 export function liveTaskIdsByUid(c: Conn, listId: string | null, uid: string): { id: string; list_id: string }[] {
   return c.sqlite
     .query<{ id: string; list_id: string }, [string, string]>(
-      `SELECT t.id, t.list_id FROM tasks t JOIN dav_objects o ON o.task_id = t.id WHERE o.uid = ?1 AND t.deleted_at IS NULL
+      `SELECT t.id, t.list_id FROM dav_objects o CROSS JOIN tasks t ON t.id = o.task_id WHERE o.uid = ?1 AND t.deleted_at IS NULL
        UNION SELECT t.id, t.list_id FROM tasks t LEFT JOIN dav_objects o ON o.task_id = t.id WHERE t.id = ?2 AND o.task_id IS NULL AND t.deleted_at IS NULL`,
     )
     .all(uid, uid)
@@ -154,7 +155,7 @@ export function liveTaskIdsByUid(c: Conn, listId: string | null, uid: string): {
 export function collectionNames(c: Conn, listIds: string[]): Map<string, string> {
   if (listIds.length === 0) return new Map();
   const rows = c.sqlite
-    .query<{ list_id: string; name: string }, [string]>("SELECT d.list_id, d.name FROM json_each(?) j JOIN dav_collections d ON d.list_id = j.value")
+    .query<{ list_id: string; name: string }, [string]>("SELECT d.list_id, d.name FROM json_each(?) j CROSS JOIN dav_collections d ON d.list_id = j.value")
     .all(JSON.stringify(listIds));
   return new Map(rows.map((r) => [r.list_id, r.name]));
 }
