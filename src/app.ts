@@ -189,7 +189,7 @@ export function createApp(opts: AppOptions): AppHandle {
   // Who hears of a list's changes: lists.access decides, as for every read.
   const recurrence = new RecurrenceService(core, tasks.repeatHooks, taskPurgeHooks, tasks.changeHooks);
   const tags = new TagsService(core, tagDeleteHooks);
-  const dav = davHandler(new DavService(core, tasks, lists, tags, recurrence));
+  const dav = davHandler(new DavService(core, tasks, lists, tags, recurrence, reminders));
   core.events.configure({ audience: (listId) => listAudience(core.db, listId), canSee: (userId, listId) => listVisibleTo(core.db, userId, listId) });
 
   const ensureContext = (request: Request): RequestContext => {

@@ -261,6 +261,30 @@ describe("resources: GET, PUT, DELETE with ETags and preconditions", () => {
     expect(g2.text).not.toContain("PRIORITY:2");
   });
 
+  test("VALARM ↔ the user's reminders: a client's alarm becomes a reminder, comes back marked, is removed with the alarm; web-app reminders are sent as VALARMs", async () => {
+    const href = `${coll}al.ics`;
+    const due = "DUE:20261201T090000Z";
+    expect((await dav.put(href, vtodo("al", ["SUMMARY:call", due, "BEGIN:VALARM", "ACTION:DISPLAY", "DESCRIPTION:x", "TRIGGER;RELATED=END:-PT15M", "END:VALARM"]))).status).toBe(201);
+    const task = ((await web.get(`${V}/tasks?list_id=${list.id}`)).body.items as { id: string; version: number }[])[0]!;
+    let rems = (await web.get(`${V}/tasks/${task.id}/reminders`)).body.items as { id: string; kind: string; minutes_before: number }[];
+    expect(rems.map((r) => [r.kind, r.minutes_before])).toEqual([["before_due", 15]]);
+    const g = await dav.request("GET", href);
+    expect(g.text.match(/BEGIN:VALARM/g)!.length).toBe(1);
+    expect(g.text).toContain("TRIGGER;RELATED=END:-PT15M");
+    expect(g.text).toContain(`X-APP-REMINDER:${rems[0]!.id}`);
+    // Sent back as it came: the same reminder, nothing duplicated.
+    expect((await dav.put(href, g.text)).status).toBe(204);
+    const again = (await web.get(`${V}/tasks/${task.id}/reminders`)).body.items as { id: string }[];
+    expect(again.map((r) => r.id)).toEqual([rems[0]!.id]);
+    expect((await dav.request("GET", href)).text.match(/BEGIN:VALARM/g)!.length).toBe(1);
+    // A reminder added in the web app is sent as a VALARM; an alarm the client dropped removes its reminder.
+    expect((await web.post(`${V}/tasks/${task.id}/reminders`, { kind: "at", at: "2026-12-01T08:00:00Z" })).status).toBe(201);
+    const g2 = await dav.request("GET", href);
+    expect(g2.text).toContain("TRIGGER;VALUE=DATE-TIME:20261201T080000Z");
+    expect((await dav.put(href, vtodo("al", ["SUMMARY:call", due]))).status).toBe(204);
+    expect((await web.get(`${V}/tasks/${task.id}/reminders`)).body.items).toEqual([]);
+  });
+
   test("mapping: DUE date ↔ date-only, TZID and UTC ↔ instant; CATEGORIES ↔ the user's tags; STATUS/COMPLETED ↔ completion; RELATED-TO ↔ subtask", async () => {
     expect((await dav.put(`${coll}p.ics`, vtodo("parent-uid", ["SUMMARY:parent", "DUE;VALUE=DATE:20261215", "CATEGORIES:home,errands"]))).status).toBe(201);
     expect((await dav.put(`${coll}c.ics`, vtodo("child-uid", ["SUMMARY:child", "DUE;TZID=America/New_York:20261201T090000", "RELATED-TO;RELTYPE=PARENT:parent-uid"]))).status).toBe(201);

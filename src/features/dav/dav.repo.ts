@@ -167,3 +167,8 @@ export function listIdByCollectionName(c: Conn, name: string): string | null {
 export function insertCollectionName(c: Conn, listId: string, userId: string, name: string): void {
   c.sqlite.query("INSERT INTO dav_collections(list_id, user_id, name) VALUES (?, ?, ?)").run(listId, userId, name);
 }
+
+/** The task's due (VALARMs relative to it), live or not. */
+export function dueOfTask(c: Conn, taskId: string): string | null {
+  return c.sqlite.query<{ due_at: string | null }, [string]>("SELECT due_at FROM tasks WHERE id = ?").get(taskId)?.due_at ?? null;
+}

@@ -507,7 +507,7 @@ async function put(dav: DavService, c: Ctx, t: Target): Promise<Response> {
   if (t.kind !== "resource") return new Response(null, { status: 405, headers: { allow: ALLOW } });
   const body = await bodyText(c.req);
   const none = c.req.headers.get("if-none-match");
-  const res = dav.put(c.user, t.segment, t.name, body, { ifMatch: ifMatch(c.req.headers.get("if-match")), ifNoneMatchAny: none !== null && none.trim() === "*" });
+  const res = await dav.put(c.user, t.segment, t.name, body, { ifMatch: ifMatch(c.req.headers.get("if-match")), ifNoneMatchAny: none !== null && none.trim() === "*" });
   // The stored object is rebuilt from the task, not the bytes sent: no ETag (RFC 4791 §5.3.4), so the client fetches it.
   return new Response(null, { status: res.created ? 201 : 204 });
 }

@@ -7,6 +7,8 @@ import type { TasksService } from "../tasks/tasks.service";
 import type { ListsService } from "../lists/lists.service";
 import type { TagsService } from "../tags/tags.service";
 import type { RecurrenceService } from "../recurrence/recurrence.service";
+import type { RemindersService } from "../reminders/reminders.service";
+import { remindersOfTargets } from "../reminders/reminders.repo";
 import type { z } from "zod";
 import { TaskCreate, TaskPatch } from "../tasks/tasks.schemas";
 import { TagCreate } from "../tags/tags.schemas";
@@ -17,11 +19,12 @@ import { canEdit, type ListRole } from "../lists/lists.access";
 import { tagsAt } from "../tasks/tasks.repo";
 import { rruleRecurrencesInLists, findRecurrenceOfTask } from "../recurrence/recurrence.repo";
 // The one VTODO mapping, shared with the .ics importer (an allowed exception in .dependency-cruiser.cjs).
-import { keepRrule, readCalendarObject, taskToCalendarObject, vtodoToTask } from "../../transfer/import/vtodo.mapping";
+import { REMINDER_MARK, dropKeptAlarms, keepRrule, readCalendarObject, reminderTrigger, taskToCalendarObject, vtodoToTask, type ReminderForVtodo, type VtodoTask } from "../../transfer/import/vtodo.mapping";
 import {
   DAV_TOMBSTONE_DAYS,
   changedSince,
   collectionNames,
+  dueOfTask,
   collectionSeq,
   insertCollectionName,
   listIdByCollectionName,
@@ -117,6 +120,7 @@ export class DavService {
     private readonly lists: ListsService,
     private readonly tags: TagsService,
     private readonly recurrence: RecurrenceService,
+    private readonly reminders: RemindersService,
   ) {}
 
   // ---- collections -------------------------------------------------------------------------
@@ -215,7 +219,16 @@ export class DavService {
     let tags: Map<string, string[]> | null = null;
     let rules: Map<string, { rrule: string; timezone: string }> | null = null;
     let parents: Map<string, DavObject> | null = null;
+    let alarms: Map<string, ReminderForVtodo[]> | null = null;
     if (withData) {
+      alarms = new Map();
+      // Reminders are personal: each user's own, as VALARMs in what that user is sent.
+      for (const r of remindersOfTargets(c, "task", ids)) {
+        if (r.user_id !== user.id || (r.kind !== "before_due" && r.kind !== "at")) continue;
+        const l = alarms.get(r.target_id) ?? [];
+        l.push({ id: r.id, kind: r.kind, minutesBefore: r.minutes_before, at: r.at });
+        alarms.set(r.target_id, l);
+      }
       tags = new Map();
       for (const t of tagsAt(c, ids, user.id)) {
         const id = ids[t.at]!;
@@ -250,6 +263,7 @@ export class DavService {
             uid: o?.uid ?? t.id,
           },
           o?.extra ?? "",
+          { reminders: alarms!.get(t.id) ?? [], reminderTime: user.reminderTime ?? "09:00" },
         );
       }
       out.push(res);
@@ -303,7 +317,7 @@ export class DavService {
    * `If-None-Match: *` on an existing resource and a stale `If-Match` are 412 and change nothing;
    * a UID the user already has under another name or list is no-uid-conflict (never a second task).
    */
-  put(user: AuthUser, segment: string, name: string, body: string, cond: { ifMatch: string[] | null; ifNoneMatchAny: boolean }): { created: boolean } {
+  async put(user: AuthUser, segment: string, name: string, body: string, cond: { ifMatch: string[] | null; ifNoneMatchAny: boolean }): Promise<{ created: boolean }> {
     const col = this.collection(user, segment);
     const listId = col.id;
     if (!canEdit(col.role)) throw new DavRefusal("forbidden", "a viewer of a shared list cannot change it");
@@ -374,8 +388,54 @@ export class DavService {
       if (ownTags.join() !== [...tagIds].sort().join()) patch.tag_ids = tagIds;
       if (Object.keys(patch).length > 1) this.wrap(() => this.tasks.update(user, taskId, valid(TaskPatch, patch)));
     }
+    kept = await this.applyAlarms(user, taskId, obj.master, vt, kept);
     writeTx(this.core.db, (tx) => upsertObject(tx, user.id, { task_id: taskId, name, uid: obj.uid, extra: kept }, this.core.clock.now().toISOString()));
     return { created: existing === null };
+  }
+
+  /**
+   * VALARMs ↔ the user's reminders on the task. A VALARM this server wrote (marked with its reminder's
+   * id) keeps that reminder, or replaces it when the client changed its TRIGGER; an unmarked one that
+   * maps to a reminder (vtodoToTask's mapping, as the .ics import) becomes one; the user's reminders
+   * whose VALARM the client dropped are removed (a PUT is the whole object). A VALARM that maps to no
+   * reminder (Apple's 1976 placeholder, one after the due time, an EMAIL action's extras) stays verbatim.
+   */
+  private async applyAlarms(user: AuthUser, taskId: string, master: ICAL.Component, vt: VtodoTask, kept: string): Promise<string> {
+    const mine = (await this.reminders.list(user, "task", taskId)).filter((r) => r.kind === "before_due" || r.kind === "at");
+    const byId = new Map(mine.map((r) => [r.id, r]));
+    const dueAt = readTx(this.core.db, (c) => dueOfTask(c, taskId));
+    const reminderTime = user.reminderTime ?? "09:00";
+    const seen = new Set<string>();
+    const mapped = new Set<number>();
+    const valarms = master.getAllSubcomponents("valarm");
+    for (let i = 0; i < valarms.length; i++) {
+      const a = valarms[i]!;
+      const mark = String(a.getFirstPropertyValue(REMINDER_MARK) ?? "");
+      const existing = byId.get(mark);
+      const trigger = a.getFirstProperty("trigger")?.toICALString() ?? "";
+      if (existing) {
+        seen.add(existing.id);
+        mapped.add(i);
+        const ours = reminderTrigger({ id: existing.id, kind: existing.kind as "before_due" | "at", minutesBefore: existing.minutes_before, at: existing.at }, dueAt, reminderTime);
+        if (ours !== null && normTrigger(ours) === normTrigger(trigger)) continue;
+        this.reminders.remove(user, existing.id);
+      }
+      const m = vt.reminders[i];
+      if (!m || "skip" in m) {
+        if (existing) mapped.delete(i);
+        continue;
+      }
+      const input = m.reminder.kind === "at" ? { kind: "at" as const, at: m.reminder.at } : { kind: "before_due" as const, minutes_before: m.reminder.minutesBefore };
+      try {
+        await this.reminders.create(user, "task", taskId, input);
+        mapped.add(i);
+      } catch (e) {
+        if (!(e instanceof AppError) || e.code === "internal_error") throw e;
+        mapped.delete(i);
+      }
+    }
+    for (const r of mine) if (!seen.has(r.id)) this.reminders.remove(user, r.id);
+    return dropKeptAlarms(kept, mapped);
   }
 
   /** DELETE of a resource: the task goes to the trash (with its subtasks), as DELETE /tasks/{id} does. */
@@ -448,6 +508,8 @@ function valid<S extends z.ZodType>(schema: S, input: z.input<S>): z.output<S> {
   if (r.success) return r.data;
   throw new DavRefusal("valid-calendar-object-resource", r.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ").slice(0, 300));
 }
+
+const normTrigger = (t: string) => t.replace(/\s+/g, "").toUpperCase();
 
 const normRule = (r: string | null) => (r ?? "").toUpperCase().split(";").filter(Boolean).sort().join(";");
 

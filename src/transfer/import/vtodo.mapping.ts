@@ -269,6 +269,8 @@ export function triggerOfAlarm(alarm: ICAL.Component, dueProp: ICAL.Property | n
   const v = prop.getFirstValue() as unknown;
   if (v instanceof ICAL.Time) {
     if (v.isDate) return { skip: "a VALARM whose TRIGGER is a date without a time" };
+    // Apple's "no alarm" placeholder (tasks.org skips it too, IGNORE_ALARM): never a reminder.
+    if (v.year === 1976 && v.month === 4 && v.day === 1 && v.hour === 0 && v.minute === 55 && v.second === 45) return { skip: "Apple's placeholder alarm (19760401T005545Z)" };
     return { trigger: { kind: "absolute", at: timeOf(prop, userTz, [], "TRIGGER").value } };
   }
   if (!(v instanceof ICAL.Duration)) return { skip: "a VALARM whose TRIGGER is not a duration or a date-time" };
@@ -338,11 +340,12 @@ export function keepRrule(kept: string, master: ICAL.Component): string {
  * task has no rule of ours, VALARMs, unknown and X- properties), the overrides and time zones it
  * sent, in a VCALENDAR.
  */
-export function taskToCalendarObject(t: TaskForVtodo, kept: string): string {
+export function taskToCalendarObject(t: TaskForVtodo, kept: string, alarms: { reminders: ReminderForVtodo[]; reminderTime: string } | null = null): string {
   const cal = new ICAL.Component("vcalendar");
   cal.addPropertyWithValue("version", "2.0");
   cal.addPropertyWithValue("prodid", "-//app//CalDAV//EN");
   const todo = taskToVtodo(t);
+  if (alarms) addReminderAlarms(todo, alarms.reminders, t.dueAt, t.title, alarms.reminderTime);
   if (kept) {
     const k = new ICAL.Component(ICAL.parse(kept));
     const subs = k.getAllSubcomponents();
@@ -388,4 +391,59 @@ function startsAfterDue(start: ICAL.Property, todo: ICAL.Component): boolean {
   if (!(a instanceof ICAL.Time) || !(b instanceof ICAL.Time)) return true;
   if (a.isDate !== b.isDate) return true;
   return a.toUnixTime() > b.toUnixTime();
+}
+
+// ---- CalDAV: reminders as VALARMs --------------------------------------------------------------
+
+/** The property that ties a VALARM to the reminder it was written from (a client that keeps it sends it back). */
+export const REMINDER_MARK = "x-app-reminder";
+
+/** A task reminder as this app stores it (before_due minutes, or a fixed instant). */
+export interface ReminderForVtodo {
+  id: string;
+  kind: "before_due" | "at";
+  minutesBefore: number | null;
+  at: string | null;
+}
+
+/**
+ * The TRIGGER of a reminder (RFC 5545 §3.8.6.3), as text: `at` is an absolute UTC time; before_due is
+ * relative to DUE (RELATED=END, VTODO's end), on a date-only due counted from the user's reminder time
+ * that day (a DATE DUE starts the day at 00:00).
+ */
+export function reminderTrigger(r: ReminderForVtodo, dueAt: string | null, reminderTime: string): string | null {
+  if (r.kind === "at" && r.at) return `TRIGGER;VALUE=DATE-TIME:${utcTime(r.at).toString().replace(/[-:]/g, "")}`;
+  if (r.kind !== "before_due" || r.minutesBefore === null || dueAt === null) return null;
+  let seconds = -r.minutesBefore * 60;
+  if (dueAt.length === 10) {
+    const [h, m] = reminderTime.split(":").map(Number);
+    seconds += (h! * 60 + m!) * 60;
+  }
+  return `TRIGGER;RELATED=END:${ICAL.Duration.fromSeconds(seconds).toString()}`;
+}
+
+/** VALARMs for the task's reminders (ACTION:DISPLAY with the title, as RFC 5545 requires for DISPLAY), each marked with its reminder id. */
+export function addReminderAlarms(todo: ICAL.Component, reminders: ReminderForVtodo[], dueAt: string | null, title: string, reminderTime: string): void {
+  for (const r of reminders) {
+    const trigger = reminderTrigger(r, dueAt, reminderTime);
+    if (trigger === null) continue;
+    const a = new ICAL.Component("valarm");
+    a.addPropertyWithValue("action", "DISPLAY");
+    a.addPropertyWithValue("description", title);
+    a.addProperty(ICAL.Property.fromString(trigger));
+    a.addPropertyWithValue(REMINDER_MARK, r.id);
+    todo.addSubcomponent(a);
+  }
+}
+
+/** Removes the VALARMs at these positions (of the master VTODO) from a kept object: they live on as reminders. */
+export function dropKeptAlarms(kept: string, positions: Set<number>): string {
+  if (positions.size === 0) return kept;
+  const k = new ICAL.Component(ICAL.parse(kept));
+  const m = k.getAllSubcomponents("vtodo").find((t) => !t.hasProperty("recurrence-id"));
+  if (!m) return kept;
+  m.getAllSubcomponents("valarm").forEach((a, i) => {
+    if (positions.has(i)) m.removeSubcomponent(a);
+  });
+  return k.toString();
 }
