@@ -309,6 +309,19 @@ describe("resources: GET, PUT, DELETE with ETags and preconditions", () => {
     expect((await dav.request("GET", `${coll}d.ics`)).text).toContain("STATUS:NEEDS-ACTION");
   });
 
+  test("a child sent before its parent (tasks.org) becomes its subtask when the parent arrives; a re-PUT of the parent keeps the link", async () => {
+    expect((await dav.put(`${coll}child.ics`, vtodo("c-1", ["SUMMARY:child", "RELATED-TO;RELTYPE=PARENT:p-1"]))).status).toBe(201);
+    expect((await dav.request("GET", `${coll}child.ics`)).text).toContain("RELATED-TO;RELTYPE=PARENT:p-1");
+    expect((await dav.put(`${coll}parent.ics`, vtodo("p-1", ["SUMMARY:parent"]))).status).toBe(201);
+    const top = () => web.get(`${V}/tasks?list_id=${list.id}`).then((r) => r.body.items as { title: string; subtasks: { title: string }[] }[]);
+    expect((await top()).map((t) => [t.title, t.subtasks.map((s) => s.title)])).toEqual([["parent", ["child"]]]);
+    const child = await dav.request("GET", `${coll}child.ics`);
+    expect(child.text.match(/RELATED-TO/g)!.length).toBe(1);
+    expect(child.text).toContain("RELATED-TO:p-1");
+    expect((await dav.put(`${coll}parent.ics`, vtodo("p-1", ["SUMMARY:parent renamed"]))).status).toBe(204);
+    expect((await top()).map((t) => [t.title, t.subtasks.map((s) => s.title)])).toEqual([["parent renamed", ["child"]]]);
+  });
+
   test("DELETE moves the task to the trash; a stale If-Match is 412; a deleted href is 404; the UID can be used again", async () => {
     const t = (await web.post(`${V}/tasks`, { title: "x", list_id: list.id })).body;
     const href = `${coll}${t.id}.ics`;

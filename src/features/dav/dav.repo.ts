@@ -172,3 +172,10 @@ export function insertCollectionName(c: Conn, listId: string, userId: string, na
 export function dueOfTask(c: Conn, taskId: string): string | null {
   return c.sqlite.query<{ due_at: string | null }, [string]>("SELECT due_at FROM tasks WHERE id = ?").get(taskId)?.due_at ?? null;
 }
+
+/** Client state that may name `uid` (a child that arrived before its parent keeps RELATED-TO verbatim); the caller checks each. */
+export function objectsMentioning(c: Conn, uid: string): DavObject[] {
+  return c.sqlite
+    .query<DavObject, [string]>("SELECT task_id, name, uid, extra FROM dav_objects WHERE instr(extra, 'RELATED-TO') > 0 AND instr(extra, ?) > 0 LIMIT 500")
+    .all(uid);
+}

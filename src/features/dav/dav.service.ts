@@ -19,12 +19,13 @@ import { canEdit, type ListRole } from "../lists/lists.access";
 import { tagsAt } from "../tasks/tasks.repo";
 import { rruleRecurrencesInLists, findRecurrenceOfTask } from "../recurrence/recurrence.repo";
 // The one VTODO mapping, shared with the .ics importer (an allowed exception in .dependency-cruiser.cjs).
-import { REMINDER_MARK, dropKeptAlarms, keepRrule, readCalendarObject, reminderTrigger, taskToCalendarObject, vtodoToTask, type ReminderForVtodo, type VtodoTask } from "../../transfer/import/vtodo.mapping";
+import { REMINDER_MARK, dropKeptAlarms, dropKeptParent, keptParentIs, keepRrule, readCalendarObject, reminderTrigger, taskToCalendarObject, vtodoToTask, type ReminderForVtodo, type VtodoTask } from "../../transfer/import/vtodo.mapping";
 import {
   DAV_TOMBSTONE_DAYS,
   changedSince,
   collectionNames,
   dueOfTask,
+  objectsMentioning,
   collectionSeq,
   insertCollectionName,
   listIdByCollectionName,
@@ -390,7 +391,32 @@ export class DavService {
     }
     kept = await this.applyAlarms(user, taskId, obj.master, vt, kept);
     writeTx(this.core.db, (tx) => upsertObject(tx, user.id, { task_id: taskId, name, uid: obj.uid, extra: kept }, this.core.clock.now().toISOString()));
+    if (existing === null && parentId === null) this.adoptWaitingChildren(user, listId, taskId, obj.uid);
     return { created: existing === null };
+  }
+
+  /**
+   * tasks.org may send a child before its parent: the child's RELATED-TO was kept verbatim then. When
+   * the parent arrives, the children of the same list that name it become its subtasks (and their
+   * kept link is dropped: the subtask relation writes it from now on). A child the tasks service
+   * refuses as a subtask (it has subtasks of its own) keeps its RELATED-TO verbatim.
+   */
+  private adoptWaitingChildren(user: AuthUser, listId: string, parentId: string, uid: string): void {
+    const waiting = readTx(this.core.db, (c) => {
+      const candidates = objectsMentioning(c, uid).filter((o) => o.task_id !== parentId && keptParentIs(o.extra, uid));
+      const live = new Set(liveTasksIn(c, listId, candidates.map((o) => o.task_id)).filter((t) => t.parent_id === null).map((t) => t.id));
+      return candidates.filter((o) => live.has(o.task_id));
+    });
+    for (const o of waiting) {
+      const cur = this.tasks.getTaskForUser(user.id, o.task_id);
+      try {
+        this.tasks.update(user, o.task_id, valid(TaskPatch, { version: cur.version, parent_id: parentId }));
+      } catch (e) {
+        if (e instanceof AppError && e.code !== "internal_error") continue;
+        throw e;
+      }
+      writeTx(this.core.db, (tx) => upsertObject(tx, user.id, { ...o, extra: dropKeptParent(o.extra, uid) }, this.core.clock.now().toISOString()));
+    }
   }
 
   /**

@@ -447,3 +447,19 @@ export function dropKeptAlarms(kept: string, positions: Set<number>): string {
   });
   return k.toString();
 }
+
+/** Whether a kept object's master names `uid` as its parent (RELATED-TO with RELTYPE absent or PARENT). */
+export function keptParentIs(kept: string, uid: string): boolean {
+  const m = new ICAL.Component(ICAL.parse(kept)).getAllSubcomponents("vtodo").find((t) => !t.hasProperty("recurrence-id"));
+  return !!m?.getAllProperties("related-to").some((p) => String(p.getParameter("reltype") ?? "PARENT").toUpperCase() === "PARENT" && String(p.getFirstValue()).trim() === uid);
+}
+
+/** The kept object without its parent link (now held by the task itself). */
+export function dropKeptParent(kept: string, uid: string): string {
+  const k = new ICAL.Component(ICAL.parse(kept));
+  const m = k.getAllSubcomponents("vtodo").find((t) => !t.hasProperty("recurrence-id"));
+  for (const p of [...(m?.getAllProperties("related-to") ?? [])]) {
+    if (String(p.getParameter("reltype") ?? "PARENT").toUpperCase() === "PARENT" && String(p.getFirstValue()).trim() === uid) m!.removeProperty(p);
+  }
+  return k.toString();
+}
