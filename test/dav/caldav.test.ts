@@ -406,6 +406,25 @@ describe("REPORTs", () => {
     expect(r.text).toContain("SUMMARY:sp");
   });
 
+  test("sync-collection with DAV:limit: at most n answers, a 507 on the collection, and the rest from the token given back", async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) ids.push((await web.post(`${V}/tasks`, { title: `t${i}`, list_id: list.id })).body.id);
+    const limited = (tok: string) => SYNC(tok).replace("<d:prop>", "<d:limit><d:nresults>2</d:nresults></d:limit><d:prop>");
+    const seen: string[] = [];
+    let tok = "";
+    for (let round = 0; round < 5; round++) {
+      const r = await dav.report(coll, limited(tok));
+      expect(r.status).toBe(207);
+      const got = responseHrefs(r.text).filter((h) => h !== coll);
+      expect(got.length).toBeLessThanOrEqual(2);
+      seen.push(...got);
+      tok = textOf(r.text, "d:sync-token")!;
+      if (!r.text.includes("507 Insufficient Storage")) break;
+    }
+    expect(seen.sort()).toEqual(ids.map((id) => `${coll}${id}.ics`).sort());
+    expect((await dav.report(coll, SYNC(tok).replace("<d:prop>", "<d:limit><d:nresults>0</d:nresults></d:limit><d:prop>"))).status).toBe(400);
+  });
+
   test("sync-collection: initial, then only what changed (API create, edit, delete as a tombstone, move out), then nothing; bad tokens are valid-sync-token", async () => {
     const a = (await web.post(`${V}/tasks`, { title: "a", list_id: list.id })).body;
     const s0 = await dav.report(coll, SYNC(""));

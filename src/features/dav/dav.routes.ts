@@ -79,6 +79,8 @@ function refusalResponse(r: DavRefusal): Response {
       return xmlResponse(403, errorBody(d("need-privileges")));
     case "valid-sync-token":
       return xmlResponse(403, errorBody(d("valid-sync-token")));
+    case "number-of-matches-within-limits":
+      return xmlResponse(507, errorBody(d("number-of-matches-within-limits")));
     case "no-uid-conflict":
       return xmlResponse(403, errorBody(el(NS.caldav, "no-uid-conflict", r.href ? [d("href", r.href.name)] : [])));
     default:
@@ -369,9 +371,14 @@ async function report(dav: DavService, c: Ctx, t: Target): Promise<Response> {
 
   if (is(body, NS.dav, "sync-collection")) {
     const token = child(body, NS.dav, "sync-token")?.text.trim() ?? "";
-    const s = dav.sync(u, segment, token, withData);
+    const nresults = child(body, NS.dav, "limit") ? child(child(body, NS.dav, "limit")!, NS.dav, "nresults")?.text.trim() : undefined;
+    const limit = nresults === undefined ? null : /^\d{1,9}$/.test(nresults) && Number(nresults) > 0 ? Number(nresults) : NaN;
+    if (Number.isNaN(limit)) throw new XmlError("DAV:limit needs a positive DAV:nresults");
+    const s = dav.sync(u, segment, token, withData, limit);
     const out = s.changed.map((r) => propstats(href(r.name), req, "resource", resourceProps(r), c.minimal));
     for (const name of s.removed) out.push(d("response", [d("href", href(name)), d("status", "HTTP/1.1 404 Not Found")]));
+    // Truncated (RFC 6578 §3.6): the collection itself answers 507, the client asks again from the token.
+    if (s.truncated) out.push(d("response", [d("href", collectionHref(u.username, col.segment)), d("status", "HTTP/1.1 507 Insufficient Storage"), d("error", [d("number-of-matches-within-limits")])]));
     return multistatus(out, [d("sync-token", s.token)]);
   }
 

@@ -57,6 +57,7 @@ export type DavRefusalKind =
   | "forbidden"
   | "precondition-failed"
   | "valid-sync-token"
+  | "number-of-matches-within-limits"
   | "no-uid-conflict"
   | "valid-calendar-data"
   | "supported-calendar-component"
@@ -102,6 +103,8 @@ export interface SyncResult {
   changed: Resource[];
   removed: string[];
   token: string;
+  /** More changes wait (a `limit` was reached): the client syncs again from `token`. */
+  truncated: boolean;
 }
 
 /** Sync tokens are URIs (RFC 6578 §3.2), host-independent so a LAN and a public name share them. */
@@ -279,19 +282,34 @@ export class DavService {
    * collection, from the future (a restored database), malformed, or older than the list's
    * tombstone floor is refused with valid-sync-token, and the client starts over.
    */
-  sync(user: AuthUser, segment: string, token: string | null, withData: boolean): SyncResult {
+  sync(user: AuthUser, segment: string, token: string | null, withData: boolean, limit: number | null = null): SyncResult {
     this.pruneNowAndThen();
     return readTx(this.core.db, (c) => {
       const col = this.collectionIn(c, user, segment);
       const listId = col.id;
-      if (token === null || token === "") return { changed: this.render(c, user, listId, liveTasksOfList(c, listId), withData), removed: [], token: col.token };
-      const seq = this.parseToken(c, listId, token);
-      const log = changedSince(c, listId, seq);
+      let log: { task_id: string; seq: number }[];
+      if (token === null || token === "") {
+        const all = liveTasksOfList(c, listId).map((t) => t.id);
+        const seqs = memberSeqs(c, listId, all);
+        log = all.map((id) => ({ task_id: id, seq: seqs.get(id) ?? 0 })).sort((a, b) => a.seq - b.seq);
+      } else log = changedSince(c, listId, this.parseToken(c, listId, token));
+      let next = col.token;
+      let truncated = false;
+      // RFC 6578 §3.7: at most `limit` answers; cut at a change boundary so the token given back
+      // covers exactly what was sent (the client asks again from there).
+      if (limit !== null && log.length > limit) {
+        let n = limit;
+        while (n > 0 && log[n - 1]!.seq === log[n]!.seq) n--;
+        if (n === 0) throw new DavRefusal("number-of-matches-within-limits", "more changes share one step than the limit allows");
+        log = log.slice(0, n);
+        next = tokenOf(listId, log[n - 1]!.seq);
+        truncated = true;
+      }
       const live = liveTasksIn(c, listId, log.map((r) => r.task_id));
       const liveIds = new Set(live.map((t) => t.id));
       const gone = log.map((r) => r.task_id).filter((id) => !liveIds.has(id));
       const names = objectsOf(c, gone);
-      return { changed: this.render(c, user, listId, live, withData), removed: gone.map((id) => names.get(id)?.name ?? `${id}.ics`), token: col.token };
+      return { changed: this.render(c, user, listId, live, withData), removed: gone.map((id) => names.get(id)?.name ?? `${id}.ics`), token: next, truncated };
     });
   }
 
