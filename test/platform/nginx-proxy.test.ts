@@ -70,7 +70,7 @@ interface Answer {
  * One request through nginx: HTTPS to its TLS port unless `plain`. The Host header defaults to what a
  * browser on https://localhost (port 443) sends; pass `host` to send another.
  */
-function request(method: string, path: string, headers: Record<string, string>, json?: unknown, plain = false): Promise<Answer> {
+function request(method: string, path: string, headers: Record<string, string>, json?: unknown, plain = false, raw?: string): Promise<Answer> {
   return new Promise((done, fail) => {
     const sock = plain
       ? net.connect({ host: "127.0.0.1", port: httpPort })
@@ -90,9 +90,10 @@ function request(method: string, path: string, headers: Record<string, string>, 
       });
     });
     sock.on(plain ? "connect" : "secureConnect", () => {
-      const body = json === undefined ? "" : JSON.stringify(json);
+      const body = raw ?? (json === undefined ? "" : JSON.stringify(json));
       const h: Record<string, string> = { host: "localhost", connection: "close", ...headers };
       if (json !== undefined) Object.assign(h, { "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) });
+      if (raw !== undefined) h["content-length"] = String(Buffer.byteLength(body));
       sock.write([`${method} ${path} HTTP/1.1`, ...Object.entries(h).map(([k, v]) => `${k}: ${v}`), "", ""].join("\r\n") + body);
     });
   });
@@ -232,6 +233,29 @@ describe.skipIf(skip)("behind the README's nginx (TLS)", () => {
     // The stream is still open (no response end): the event arrived while it streams.
     expect(await until(new RegExp(`event: task\\.changed\\ndata: \\{[^\\n]*"id":"${id}"`))).toBe(true);
     sock.destroy();
+  });
+
+  test("CalDAV through the proxy: the well-known redirect, OPTIONS, PROPFIND and REPORT with an app password", async () => {
+    const login = await request("POST", "/api/v1/auth/login", { origin: "https://localhost" }, creds);
+    const { cookie, csrf } = sessionOf(login);
+    const token = await request("POST", "/api/v1/tokens", { cookie, "x-csrf-token": csrf, origin: "https://localhost" }, { name: "phone", scopes: ["caldav"] });
+    expect(token.status).toBe(201);
+    const basic = `Basic ${Buffer.from(`${creds.username}:${JSON.parse(token.body).secret}`).toString("base64")}`;
+    const wk = await request("PROPFIND", "/.well-known/caldav", { authorization: basic, depth: "0" });
+    expect(wk.status).toBe(301);
+    expect(wk.headers.find((h) => /^location:/i.test(h))?.replace(/^location:\s*/i, "")).toBe("/dav/");
+    const options = await request("OPTIONS", "/dav/", {});
+    expect(options.headers.find((h) => /^dav:/i.test(h))).toContain("calendar-access");
+    const xml = `<d:propfind xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:caldav"><d:prop><d:current-user-principal/><c:calendar-home-set/></d:prop></d:propfind>`;
+    const pf = await request("PROPFIND", "/dav/", { authorization: basic, depth: "0", "content-type": "application/xml" }, undefined, false, xml);
+    expect(pf.status).toBe(207);
+    expect(pf.body).toContain(`/dav/calendars/${creds.username}/`);
+    const home = await request("PROPFIND", `/dav/calendars/${creds.username}/`, { authorization: basic, depth: "1", "content-type": "application/xml" }, undefined, false, xml);
+    expect(home.status).toBe(207);
+    const coll = /<d:href>(\/dav\/calendars\/[^<]+\/[^<]+\/)<\/d:href>/.exec(home.body)![1]!;
+    const sync = await request("REPORT", coll, { authorization: basic, depth: "1", "content-type": "application/xml" }, undefined, false, `<d:sync-collection xmlns:d="DAV:"><d:sync-token/><d:sync-level>1</d:sync-level><d:prop><d:getetag/></d:prop></d:sync-collection>`);
+    expect(sync.status).toBe(207);
+    expect(sync.body).toContain("<d:sync-token>");
   });
 
   test("plain http is redirected to https, path and query kept", async () => {
