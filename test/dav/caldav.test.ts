@@ -362,7 +362,35 @@ describe("resources: GET, PUT, DELETE with ETags and preconditions", () => {
       expect((await dav.put(`${coll}nouid.ics`, "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nBEGIN:VTODO\r\nSUMMARY:x\r\nEND:VTODO\r\nEND:VCALENDAR\r\n")).status).toBe(403);
       expect((await dav.put(`${coll}long.ics`, vtodo("long", [`SUMMARY:${"x".repeat(600)}`]))).status).toBe(403);
       expect((await dav.request("PROPFIND", "/dav/calendars/owner/%E0%A4%A/", "", { depth: "0" })).status).toBe(404);
+      const deep = `<d:propfind xmlns:d="DAV:">${"<d:prop>".repeat(20_000)}${"</d:prop>".repeat(20_000)}</d:propfind>`;
+      expect((await dav.request("PROPFIND", coll, deep, { depth: "0" })).status).toBe(400);
+      const wide = `<d:propfind xmlns:d="DAV:"><d:prop>${"<d:x/>".repeat(60_000)}</d:prop></d:propfind>`;
+      expect((await dav.request("PROPFIND", coll, wide, { depth: "0" })).status).toBe(400);
+      expect((await dav.request("PUT", `${coll}big.ics`, "x".repeat(1024 * 1024 + 1))).status).toBe(413);
+
     });
+  });
+  test("values that are not of their type (DUE, PRIORITY, COMPLETED, RRULE, TRIGGER) or absurd nesting: refused or kept, never a 5xx, and the collection still lists", async () => {
+    const names: string[] = [];
+    for (const [i, bad] of [
+      vtodo("v1", ["SUMMARY:x", "DUE:not-a-date"]),
+      vtodo("v2", ["SUMMARY:x", "PRIORITY:high"]),
+      vtodo("v3", ["SUMMARY:x", "COMPLETED:yesterday", "STATUS:COMPLETED"]),
+      vtodo("v4", ["SUMMARY:x", "RRULE:FREQ=SOMETIMES"]),
+      vtodo("v5", ["SUMMARY:x", "BEGIN:VALARM", "TRIGGER:soon", "END:VALARM"]),
+      `BEGIN:VCALENDAR\r\n${"BEGIN:X\r\n".repeat(5000)}${"END:X\r\n".repeat(5000)}END:VCALENDAR\r\n`,
+    ].entries()) {
+      const r = await dav.put(`${coll}bad-${i}.ics`, bad);
+      expect(r.status).toBeLessThan(500);
+      if (r.status === 201) names.push(`bad-${i}.ics`);
+      else expect(r.status).toBeGreaterThanOrEqual(400);
+    }
+    const q = await dav.report(coll, QUERY_VTODO("<d:getetag/><c:calendar-data/>"));
+    expect(q.status).toBe(207);
+    for (const n of names) {
+      expect(q.text).toContain(`${coll}${n}`);
+      expect((await dav.request("GET", `${coll}${n}`)).status).toBe(200);
+    }
   });
 });
 

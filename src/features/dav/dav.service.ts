@@ -248,7 +248,7 @@ export class DavService {
       const res: Resource = { taskId: t.id, name: o?.name ?? `${t.id}.ics`, etag: etagOf(seqs.get(t.id) ?? 0), dueAt: t.due_at, completedAt: t.completed_at, createdAt: t.created_at };
       if (withData) {
         const rule = rules!.get(t.id);
-        res.ics = taskToCalendarObject(
+        const build = (kept: string) => taskToCalendarObject(
           {
             id: t.id,
             title: t.title,
@@ -266,9 +266,17 @@ export class DavService {
             timezone: rule?.timezone ?? null,
             uid: o?.uid ?? t.id,
           },
-          o?.extra ?? "",
+          kept,
           { reminders: alarms!.get(t.id) ?? [], reminderTime: user.reminderTime ?? "09:00" },
         );
+        // One object that cannot be rebuilt with what its client kept must not fail the whole REPORT
+        // (Vikunja #384: one odd task stopped iOS syncing): it is sent without the kept part, and logged.
+        try {
+          res.ics = build(o?.extra ?? "");
+        } catch (e) {
+          this.core.logger.error("dav: kept properties of a task could not be merged", { task_id: t.id, error: String(e) });
+          res.ics = build("");
+        }
       }
       out.push(res);
     }
@@ -363,7 +371,16 @@ export class DavService {
     if (sameUid.other) throw new DavRefusal("no-uid-conflict", "a task with this UID already exists", { segment: sameUid.otherSegment!, name: sameUid.otherName! });
     if (existing && sameUid.ownUid !== obj.uid) throw new DavRefusal("valid-calendar-object-resource", "the UID of an existing resource cannot change");
 
-    const vt = vtodoToTask(obj.master, user.timezone, user.reminderTime ?? "09:00");
+    let vt: VtodoTask;
+    try {
+      vt = vtodoToTask(obj.master, user.timezone, user.reminderTime ?? "09:00");
+      // Values ical.js reads lazily (RRULE parts, durations): read them now, while a refusal is still clean.
+      obj.master.getAllProperties().forEach((p) => p.getValues().map(String));
+      obj.master.getAllSubcomponents().forEach((sub) => sub.getAllProperties().forEach((p) => p.getValues().map(String)));
+    } catch (e) {
+      if (e instanceof DavRefusal) throw e;
+      throw new DavRefusal("valid-calendar-data", `a value is not of its type: ${String((e as Error).message).slice(0, 120)}`);
+    }
     if (!vt.title.trim()) vt.title = "Untitled";
     // The task's own fields are checked before anything is written (tags are created next).
     valid(TaskCreate, { title: vt.title, description: vt.description, due_at: vt.dueAt, priority: vt.priority });
