@@ -118,6 +118,7 @@ describe("DAVx⁵ (tasks through OpenTasks / tasks.org / jtx)", () => {
     const mine = responseOf(hl.text, coll());
     expect(mine).toContain("<d:write/>");
     expect(mine).toContain("<cal:calendar/>");
+    expect(mine).toContain("<cal:calendar-timezone-id>UTC</cal:calendar-timezone-id>");
     const caps = await dav.request("PROPFIND", coll(), DAVX5_CAPS, { depth: "0" });
     expect(caps.text).toContain("<cal:calendar-query/>");
     expect(caps.text).toContain("<cs:getctag>");

@@ -280,6 +280,8 @@ function collectionProps(u: AuthUser, col: Collection): PropSource {
     if (ns === NS.cs && name === "getctag") return col.token;
     if (ns === NS.apple && name === "calendar-color") return col.color ? `${col.color}FF` : undefined;
     if (ns === NS.caldav && name === "supported-calendar-component-set") return [el(NS.caldav, "comp", undefined, { name: "VTODO" })];
+    // RFC 7809: the zone floating times are read in (DAVx⁵ reads it); instants are sent in UTC.
+    if (ns === NS.caldav && name === "calendar-timezone-id") return u.timezone;
     if (ns === NS.caldav && name === "supported-calendar-data") return [el(NS.caldav, "calendar-data", undefined, { "content-type": "text/calendar", version: "2.0" })];
     return common(ns, name);
   };
