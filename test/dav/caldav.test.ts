@@ -502,6 +502,18 @@ describe("repeating tasks complete exactly once", () => {
     expect(g.text).toContain("STATUS:NEEDS-ACTION");
   });
 
+  test("a retried completion without If-Match (or from a client that had not seen the series move on) does not advance it again", async () => {
+    const href = `${coll}rep.ics`;
+    expect((await dav.put(href, series(["DUE;VALUE=DATE:20261201"]))).status).toBe(201);
+    const done = series(["DUE;VALUE=DATE:20261201", "STATUS:COMPLETED", "COMPLETED:20261201T080000Z"]);
+    expect((await dav.put(href, done)).status).toBe(204);
+    expect((await dav.put(href, done)).status).toBe(204);
+    const open = (await web.get(`${V}/tasks?list_id=${list.id}&completed=false`)).body.items as { due_at: string }[];
+    expect(open.map((t) => t.due_at)).toEqual(["2026-12-02"]);
+    const closed = (await web.get(`${V}/tasks?list_id=${list.id}&completed=true`)).body.items as { due_at: string }[];
+    expect(closed.map((t) => t.due_at)).toEqual(["2026-12-01"]);
+  });
+
   test("tasks.org way: DUE moved to the next occurrence, not completed → stored as sent, no extra advance", async () => {
     const href = `${coll}rep.ics`;
     expect((await dav.put(href, series(["DUE;VALUE=DATE:20261201"]))).status).toBe(201);

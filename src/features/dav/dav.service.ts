@@ -416,9 +416,14 @@ export class DavService {
       const patch: Parameters<TasksService["update"]>[2] = { version: cur.version };
       if (cur.title !== vt.title) patch.title = vt.title;
       if (cur.description !== vt.description) patch.description = vt.description;
-      if (cur.due_at !== vt.dueAt) patch.due_at = vt.dueAt;
+      // A repeating task's completion for an occurrence before the current one was already applied
+      // (a retried PUT without If-Match, or a client that had not seen the series move on): the
+      // series must move on exactly once, so neither the completion nor the old due is applied again.
+      const repeats = readTx(this.core.db, (c) => findRecurrenceOfTask(c, taskId)) !== null;
+      const stale = repeats && vt.completed && !cur.completed && vt.dueAt !== null && cur.due_at !== null && dueInstant(vt.dueAt) < dueInstant(cur.due_at);
+      if (cur.due_at !== vt.dueAt && !stale) patch.due_at = vt.dueAt;
       if (cur.priority !== vt.priority) patch.priority = vt.priority;
-      if (cur.completed !== vt.completed) patch.completed = vt.completed;
+      if (cur.completed !== vt.completed && !stale) patch.completed = vt.completed;
       if (cur.parent_id !== parentId && (parentId !== null || vt.parentUid === null)) patch.parent_id = parentId;
       const ownTags = cur.tags.map((t) => t.id).sort();
       if (ownTags.join() !== [...tagIds].sort().join()) patch.tag_ids = tagIds;
@@ -569,6 +574,9 @@ function valid<S extends z.ZodType>(schema: S, input: z.input<S>): z.output<S> {
   if (r.success) return r.data;
   throw new DavRefusal("valid-calendar-object-resource", r.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ").slice(0, 300));
 }
+
+/** A due's instant for ordering (a date-only due counts from its day's start, UTC). */
+const dueInstant = (v: string) => Date.parse(v.length === 10 ? `${v}T00:00:00Z` : v);
 
 const normTrigger = (t: string) => t.replace(/\s+/g, "").toUpperCase();
 
