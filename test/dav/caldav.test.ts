@@ -252,7 +252,9 @@ describe("resources: GET, PUT, DELETE with ETags and preconditions", () => {
     expect((await web.patch(`${V}/tasks/${task.id}`, { version: task.version, title: "edited in the web app" })).status).toBe(200);
     const g = await dav.request("GET", href);
     expect(g.text).toContain("SUMMARY:edited in the web app");
-    for (const l of lines.slice(1)) expect(g.text).toContain(l);
+    // X-APPLE-SORT-ORDER is the manual order (its own test below); everything else comes back as sent.
+    for (const l of lines.slice(1).filter((l) => !l.startsWith("X-APPLE-SORT-ORDER"))) expect(g.text).toContain(l);
+    expect(g.text).toMatch(/X-APPLE-SORT-ORDER:\d+/);
     // The band changed in the web app: the band's value replaces the client's.
     const t2 = (await web.get(`${V}/tasks/${task.id}`)).body;
     expect((await web.patch(`${V}/tasks/${task.id}`, { version: t2.version, priority: 1 })).status).toBe(200);
@@ -283,6 +285,30 @@ describe("resources: GET, PUT, DELETE with ETags and preconditions", () => {
     expect(g2.text).toContain("TRIGGER;VALUE=DATE-TIME:20261201T080000Z");
     expect((await dav.put(href, vtodo("al", ["SUMMARY:call", due]))).status).toBe(204);
     expect((await web.get(`${V}/tasks/${task.id}/reminders`)).body.items).toEqual([]);
+  });
+
+  test("X-APPLE-SORT-ORDER ↔ manual order: sent from the task's key, a client's move reorders the list, a web-app move changes only the moved task", async () => {
+    const ids: string[] = [];
+    for (const t of ["one", "two", "three"]) ids.push((await web.post(`${V}/tasks`, { title: t, list_id: list.id })).body.id);
+    const order = async () => ((await web.get(`${V}/tasks?list_id=${list.id}&sort=manual`)).body.items as { title: string }[]).map((t) => t.title);
+    expect(await order()).toEqual(["one", "two", "three"]);
+    const sortOf = async (id: string) => Number(/X-APPLE-SORT-ORDER:(\d+)/.exec((await dav.request("GET", `${coll}${id}.ics`)).text)![1]);
+    const [s1, s2, s3] = [await sortOf(ids[0]!), await sortOf(ids[1]!), await sortOf(ids[2]!)];
+    expect(s1 < s2 && s2 < s3).toBe(true);
+    // The client moves "three" between "one" and "two".
+    const g = await dav.request("GET", `${coll}${ids[2]}.ics`);
+    expect((await dav.put(`${coll}${ids[2]}.ics`, g.text.replace(`X-APPLE-SORT-ORDER:${s3}`, `X-APPLE-SORT-ORDER:${s1 + 1}`))).status).toBe(204);
+    expect(await order()).toEqual(["one", "three", "two"]);
+    // Sent back unchanged: no move.
+    const g2 = await dav.request("GET", `${coll}${ids[2]}.ics`);
+    expect((await dav.put(`${coll}${ids[2]}.ics`, g2.text)).status).toBe(204);
+    expect(await order()).toEqual(["one", "three", "two"]);
+    // A web-app move: only the moved task's resource changes.
+    const e1 = (await dav.request("GET", `${coll}${ids[0]}.ics`)).headers.get("etag");
+    expect((await web.post(`${V}/tasks/${ids[1]}/move`, { to: "first" })).status).toBe(200);
+    expect(await order()).toEqual(["two", "one", "three"]);
+    expect((await dav.request("GET", `${coll}${ids[0]}.ics`)).headers.get("etag")).toBe(e1);
+    expect(await sortOf(ids[1]!)).toBeLessThan(await sortOf(ids[0]!));
   });
 
   test("mapping: DUE date ↔ date-only, TZID and UTC ↔ instant; CATEGORIES ↔ the user's tags; STATUS/COMPLETED ↔ completion; RELATED-TO ↔ subtask", async () => {

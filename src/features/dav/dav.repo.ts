@@ -123,9 +123,10 @@ export interface MemberTask {
   priority: number;
   created_at: string;
   updated_at: string;
+  rank: string;
 }
 
-const MEMBER_COLS = "t.id, t.parent_id, t.title, t.description, t.completed, t.completed_at, t.due_at, t.priority, t.created_at, t.updated_at";
+const MEMBER_COLS = "t.id, t.parent_id, t.title, t.description, t.completed, t.completed_at, t.due_at, t.priority, t.created_at, t.updated_at, t.rank";
 
 /** The collection's members: every live task of the list, completed ones and subtasks included (clients see deletions only by absence). */
 export function liveTasksOfList(c: Conn, listId: string): MemberTask[] {
@@ -178,4 +179,18 @@ export function objectsMentioning(c: Conn, uid: string): DavObject[] {
   return c.sqlite
     .query<DavObject, [string]>("SELECT task_id, name, uid, extra FROM dav_objects WHERE instr(extra, 'RELATED-TO') > 0 AND instr(extra, ?) > 0 LIMIT 500")
     .all(uid);
+}
+
+/** The task's live siblings (same list and parent) in manual order, with their keys. */
+export function siblingsInOrder(c: Conn, taskId: string): { id: string; rank: string }[] {
+  return c.sqlite
+    .query<{ id: string; rank: string }, [string]>(
+      `SELECT s.id, s.rank FROM tasks t JOIN tasks s ON s.list_id = t.list_id AND s.parent_id IS t.parent_id AND s.deleted_at IS NULL AND s.id <> t.id
+       WHERE t.id = ? ORDER BY s.rank, s.id`,
+    )
+    .all(taskId);
+}
+
+export function rankOf(c: Conn, taskId: string): string | null {
+  return c.sqlite.query<{ rank: string }, [string]>("SELECT rank FROM tasks WHERE id = ?").get(taskId)?.rank ?? null;
 }

@@ -19,13 +19,15 @@ import { canEdit, type ListRole } from "../lists/lists.access";
 import { tagsAt } from "../tasks/tasks.repo";
 import { rruleRecurrencesInLists, findRecurrenceOfTask } from "../recurrence/recurrence.repo";
 // The one VTODO mapping, shared with the .ics importer (an allowed exception in .dependency-cruiser.cjs).
-import { REMINDER_MARK, dropKeptAlarms, dropKeptParent, keptParentIs, keepRrule, readCalendarObject, reminderTrigger, taskToCalendarObject, vtodoToTask, type ReminderForVtodo, type VtodoTask } from "../../transfer/import/vtodo.mapping";
+import { REMINDER_MARK, dropKeptAlarms, dropKeptParent, keptParentIs, keepRrule, readCalendarObject, reminderTrigger, sortOrderOfRank, taskToCalendarObject, vtodoToTask, type ReminderForVtodo, type VtodoTask } from "../../transfer/import/vtodo.mapping";
 import {
   DAV_TOMBSTONE_DAYS,
   changedSince,
   collectionNames,
   dueOfTask,
   objectsMentioning,
+  rankOf,
+  siblingsInOrder,
   collectionSeq,
   insertCollectionName,
   listIdByCollectionName,
@@ -111,7 +113,7 @@ export interface SyncResult {
 const TOKEN_BASE = "https://app.invalid/ns/sync/";
 const tokenOf = (listId: string, seq: number) => `${TOKEN_BASE}${listId}/${seq}`;
 /** Bumped when the serialisation changes, so every ETag changes with it. */
-const RENDER_VERSION = 1;
+const RENDER_VERSION = 2;
 const etagOf = (seq: number) => `"${seq}-${RENDER_VERSION}"`;
 const PRUNE_EVERY_MS = 60 * 60 * 1000;
 
@@ -265,6 +267,7 @@ export class DavService {
             rrule: rule?.rrule ?? null,
             timezone: rule?.timezone ?? null,
             uid: o?.uid ?? t.id,
+            sortOrder: sortOrderOfRank(t.rank),
           },
           kept,
           { reminders: alarms!.get(t.id) ?? [], reminderTime: user.reminderTime ?? "09:00" },
@@ -429,10 +432,26 @@ export class DavService {
       if (ownTags.join() !== [...tagIds].sort().join()) patch.tag_ids = tagIds;
       if (Object.keys(patch).length > 1) this.wrap(() => this.tasks.update(user, taskId, valid(TaskPatch, patch)));
     }
+    if (vt.order !== null) this.applySortOrder(user, taskId, vt.order);
     kept = await this.applyAlarms(user, taskId, obj.master, vt, kept);
     writeTx(this.core.db, (tx) => upsertObject(tx, user.id, { task_id: taskId, name, uid: obj.uid, extra: kept }, this.core.clock.now().toISOString()));
     if (existing === null && parentId === null) this.adoptWaitingChildren(user, listId, taskId, obj.uid);
     return { created: existing === null };
+  }
+
+  /**
+   * X-APPLE-SORT-ORDER → manual order: a number other than the one the task's key gives means the
+   * client moved it; it goes before the first sibling whose number is larger (or last), through the
+   * tasks service's move (one new key, no sibling renumbered).
+   */
+  private applySortOrder(user: AuthUser, taskId: string, order: number): void {
+    const { rank, siblings } = readTx(this.core.db, (c) => ({ rank: rankOf(c, taskId), siblings: siblingsInOrder(c, taskId) }));
+    if (rank === null || sortOrderOfRank(rank) === order) return;
+    const next = siblings.find((s) => sortOrderOfRank(s.rank) > order);
+    const prev = [...siblings].reverse().find((s) => sortOrderOfRank(s.rank) <= order);
+    // Already between those two: nothing to move.
+    if ((prev === undefined || prev.rank < rank) && (next === undefined || rank < next.rank)) return;
+    this.wrap(() => this.tasks.move(user, taskId, next ? { before_id: next.id } : { to: "last" }));
   }
 
   /**

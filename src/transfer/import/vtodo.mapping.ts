@@ -222,6 +222,8 @@ export interface TaskForVtodo {
   uid?: string;
   /** The parent's UID (default parentId). */
   parentUid?: string | null;
+  /** X-APPLE-SORT-ORDER: the manual order (sortOrderOfRank of the task's rank). */
+  sortOrder?: number;
 }
 
 const utcTime = (iso: string) => ICAL.Time.fromJSDate(new Date(iso), true);
@@ -257,7 +259,21 @@ export function taskToVtodo(t: TaskForVtodo): ICAL.Component {
   const parentUid = t.parentUid !== undefined ? t.parentUid : t.parentId;
   if (parentUid) c.addPropertyWithValue("related-to", parentUid);
   if (t.rrule) c.addPropertyWithValue("rrule", ICAL.Recur.fromString(t.rrule));
+  if (t.sortOrder !== undefined) c.addPropertyWithValue("x-apple-sort-order", String(t.sortOrder));
   return c;
+}
+
+/**
+ * X-APPLE-SORT-ORDER (an integer; iOS Reminders and tasks.org order manual lists by it) from a
+ * manual-order key (tasks.rank.ts: fractional-indexing, compared as bytes): the key's first six
+ * characters read as base-76 digits (a missing one is 0, so a prefix sorts first). Order-preserving
+ * and a function of the task's own key only, so another task's move changes no other resource;
+ * keys that share their first six characters get the same number (their clients then tie).
+ */
+export function sortOrderOfRank(rank: string): number {
+  let n = 0;
+  for (let i = 0; i < 6; i++) n = n * 76 + (i < rank.length ? Math.max(0, Math.min(75, rank.charCodeAt(i) - 47)) : 0);
+  return n;
 }
 
 // ---- reminders (VALARM TRIGGER, TickTick's Reminder cell) ----------------------------------------
@@ -288,11 +304,11 @@ export function triggerOfAlarm(alarm: ICAL.Component, dueProp: ICAL.Property | n
 /**
  * Properties of a VTODO that CalDAV sync keeps verbatim, beside those the task maps: what
  * vtodoToTask reports as having no place in a task, DTSTART (a task has a due only), EXDATE and
- * RDATE (single dates of a client's series), every VALARM, and the client's own PRIORITY and
- * X-APPLE-SORT-ORDER values (written back while the task's priority band is unchanged, so
- * PRIORITY 2 stays 2 instead of becoming the band's 1).
+ * RDATE (single dates of a client's series), every VALARM, and the client's own PRIORITY value
+ * (written back while the task's priority band is unchanged, so PRIORITY 2 stays 2 instead of
+ * becoming the band's 1). X-APPLE-SORT-ORDER is the task's manual order (sortOrderOfRank).
  */
-const KEPT_MAPPED = new Set(["dtstart", "exdate", "rdate", "x-apple-sort-order", "priority"]);
+const KEPT_MAPPED = new Set(["dtstart", "exdate", "rdate", "priority"]);
 
 /** A client's iCalendar object split into the master VTODO and everything else it carries. */
 export interface CalendarObject {
