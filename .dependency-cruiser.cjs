@@ -46,8 +46,15 @@ module.exports = {
       name: "features-do-not-import-transfer",
       severity: "error",
       comment: "src/transfer reads the features; no feature depends on a format adapter.",
-      from: { path: "^src/features/" },
+      from: { path: "^src/features/", pathNot: "^src/features/dav/" },
       to: { path: "^src/transfer/" },
+    },
+    {
+      name: "dav-uses-the-one-vtodo-mapping",
+      severity: "error",
+      comment: "CalDAV (a feature: its writes go through the services) and the .ics importer share one VTODO mapping (issue 16: import and sync agree); that pure module and its two pure helpers are all dav may use of src/transfer.",
+      from: { path: "^src/features/dav/" },
+      to: { path: "^src/transfer/", pathNot: "^src/transfer/import/(vtodo\\.mapping|reminder\\.mapping|import\\.dates)\\.ts$" },
     },
     {
       name: "chain-folders",

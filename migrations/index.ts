@@ -17,6 +17,7 @@ import m13 from "./0013_flaky_clea.sql" with { type: "text" };
 import m14 from "./0014_curved_venom.sql" with { type: "text" };
 import m15 from "./0015_slim_the_captain.sql" with { type: "text" };
 import m16 from "./0016_api_tokens.sql" with { type: "text" };
+import m17 from "./0017_dav.sql" with { type: "text" };
 
 export interface EmbeddedMigration { tag: string; when: number; breakpoints: boolean; sql: string }
 
@@ -38,4 +39,5 @@ export const embeddedMigrations: EmbeddedMigration[] = [
   { tag: "0014_curved_venom", when: 1795705139763, breakpoints: true, sql: m14 },
   { tag: "0015_slim_the_captain", when: 1795710102083, breakpoints: true, sql: m15 },
   { tag: "0016_api_tokens", when: 1795720788864, breakpoints: true, sql: m16 },
+  { tag: "0017_dav", when: 1795721439644, breakpoints: true, sql: m17 },
 ];

@@ -4,7 +4,7 @@ import { buildCore, type Core } from "./core/core";
 import { SERVING_BUSY_TIMEOUT_MS, setBusyTimeout, type Db } from "./core/db";
 import { JobRunner } from "./core/jobs/jobs.runner";
 import { parseBody } from "./core/body";
-import { AuthGuard } from "./core/auth/guard";
+import { AuthGuard, isDavPath } from "./core/auth/guard";
 import { Logger } from "./core/log";
 import { errorResponse } from "./core/problem";
 import { getContext, setContext, RequestContext } from "./core/request-context";
@@ -74,6 +74,8 @@ import { instanceMetrics } from "./features/metrics/metrics.instance";
 import { importRoutes } from "./transfer/import/import.routes";
 import { SnapshotService } from "./transfer/snapshot/snapshot.service";
 import { snapshotRoutes } from "./transfer/snapshot/snapshot.routes";
+import { DavService } from "./features/dav/dav.service";
+import { davHandler } from "./features/dav/dav.routes";
 
 export interface AppOptions {
   db: Db;
@@ -185,6 +187,9 @@ export function createApp(opts: AppOptions): AppHandle {
   // Reminders are personal (sharing.md): a member's on a shared list's tasks go when they leave or are removed.
   sharing.memberGone.register((c, userId, listId) => reminders.dropUserOnList(c, userId, listId));
   // Who hears of a list's changes: lists.access decides, as for every read.
+  const recurrence = new RecurrenceService(core, tasks.repeatHooks, taskPurgeHooks, tasks.changeHooks);
+  const tags = new TagsService(core, tagDeleteHooks);
+  const dav = davHandler(new DavService(core, tasks, lists, tags, recurrence, reminders));
   core.events.configure({ audience: (listId) => listAudience(core.db, listId), canSee: (userId, listId) => listVisibleTo(core.db, userId, listId) });
 
   const ensureContext = (request: Request): RequestContext => {
@@ -204,6 +209,8 @@ export function createApp(opts: AppOptions): AppHandle {
       const path = requestPath(request.url);
       refuseCrossSiteDownload(request, path);
       guard.check(request, path, ctx);
+      // CalDAV's methods and XML/iCalendar bodies are its own protocol: answered here, after the guard (dav.routes.ts).
+      if (isDavPath(path)) return dav(request, ctx, path);
     })
     .onParse(({ request, contentType, path }) => parseBody(request, path, contentType))
     .onError(({ error, request }) => errorResponse(error, getContext(request)?.id, logger))
@@ -219,12 +226,12 @@ export function createApp(opts: AppOptions): AppHandle {
     .use(listsRoutes(lists))
     .use(sharingRoutes(sharing))
     .use(eventsRoutes(core.events))
-    .use(tagsRoutes(new TagsService(core, tagDeleteHooks)))
+    .use(tagsRoutes(tags))
     .use(tasksRoutes(tasks))
     .use(taskViewsRoutes(new TaskViews(core)))
     .use(calendarRoutes(new CalendarService(core, tasks)))
     .use(trashRoutes(tasks))
-    .use(recurrenceRoutes(new RecurrenceService(core, tasks.repeatHooks, taskPurgeHooks, tasks.changeHooks)))
+    .use(recurrenceRoutes(recurrence))
     .use(remindersRoutes(reminders))
     .use(channelsRoutes(channels))
     .use(attachmentsRoutes(attachments))

@@ -49,6 +49,12 @@ const OWNERS: Record<string, string[]> = {
   deliveries: ["features/reminders/channels.repo.ts"],
   reminder_action_uses: ["features/reminders/channels.repo.ts"],
   notification_settings: ["features/reminders/channels.repo.ts"],
+  // CalDAV (issue 16): the sync log (written by the 0016_dav triggers), token floors, client state.
+  dav_changes: ["features/dav/dav.repo.ts"],
+  dav_seq: ["features/dav/dav.repo.ts"],
+  dav_floors: ["features/dav/dav.repo.ts"],
+  dav_objects: ["features/dav/dav.repo.ts"],
+  dav_collections: ["features/dav/dav.repo.ts"],
 };
 
 /**
@@ -66,9 +72,9 @@ const READERS: Record<string, string[]> = {
   sessions: ["features/account/account.repo.ts"],
   attachment_usage: ["features/account/account.repo.ts", "features/tokens/tokens.repo.ts"],
   folders: ["features/lists/lists.repo.ts"],
-  lists: ["features/tasks/tasks.repo.ts", "features/tasks/tasks.views.repo.ts", "features/recurrence/recurrence.repo.ts", "features/attachments/attachments.repo.ts", "features/lists/lists.members.repo.ts"],
+  lists: ["features/dav/dav.repo.ts", "features/tasks/tasks.repo.ts", "features/tasks/tasks.views.repo.ts", "features/recurrence/recurrence.repo.ts", "features/attachments/attachments.repo.ts", "features/lists/lists.members.repo.ts"],
   tags: ["features/tasks/tasks.repo.ts"],
-  tasks: ["features/recurrence/recurrence.repo.ts", "features/attachments/attachments.repo.ts", "features/tags/tags.repo.ts"],
+  tasks: ["features/dav/dav.repo.ts", "features/recurrence/recurrence.repo.ts", "features/attachments/attachments.repo.ts", "features/tags/tags.repo.ts"],
   task_tags: ["features/tags/tags.repo.ts"],
 };
 

@@ -7,3 +7,4 @@ export * from "./import";
 export * from "./snapshots";
 export * from "./reminders";
 export * from "./tokens";
+export * from "./dav";

@@ -218,6 +218,12 @@ export interface TaskForVtodo {
   rrule: string | null;
   /** The recurrence's zone: a timed due with a repeat is written with its TZID, so the series keeps its wall-clock time. */
   timezone: string | null;
+  /** The UID to write (a CalDAV client's own; default the task's id). */
+  uid?: string;
+  /** The parent's UID (default parentId). */
+  parentUid?: string | null;
+  /** X-APPLE-SORT-ORDER: the manual order (sortOrderOfRank of the task's rank). */
+  sortOrder?: number;
 }
 
 const utcTime = (iso: string) => ICAL.Time.fromJSDate(new Date(iso), true);
@@ -225,7 +231,7 @@ const utcTime = (iso: string) => ICAL.Time.fromJSDate(new Date(iso), true);
 /** The other direction: a VTODO for a task (UID = the task's id). */
 export function taskToVtodo(t: TaskForVtodo): ICAL.Component {
   const c = new ICAL.Component("vtodo");
-  c.addPropertyWithValue("uid", t.id);
+  c.addPropertyWithValue("uid", t.uid ?? t.id);
   c.addPropertyWithValue("dtstamp", utcTime(t.updatedAt));
   c.addPropertyWithValue("created", utcTime(t.createdAt));
   c.addPropertyWithValue("last-modified", utcTime(t.updatedAt));
@@ -250,9 +256,24 @@ export function taskToVtodo(t: TaskForVtodo): ICAL.Component {
     p.setValues(t.tags);
     c.addProperty(p);
   }
-  if (t.parentId) c.addPropertyWithValue("related-to", t.parentId);
+  const parentUid = t.parentUid !== undefined ? t.parentUid : t.parentId;
+  if (parentUid) c.addPropertyWithValue("related-to", parentUid);
   if (t.rrule) c.addPropertyWithValue("rrule", ICAL.Recur.fromString(t.rrule));
+  if (t.sortOrder !== undefined) c.addPropertyWithValue("x-apple-sort-order", String(t.sortOrder));
   return c;
+}
+
+/**
+ * X-APPLE-SORT-ORDER (an integer; iOS Reminders and tasks.org order manual lists by it) from a
+ * manual-order key (tasks.rank.ts: fractional-indexing, compared as bytes): the key's first six
+ * characters read as base-76 digits (a missing one is 0, so a prefix sorts first). Order-preserving
+ * and a function of the task's own key only, so another task's move changes no other resource;
+ * keys that share their first six characters get the same number (their clients then tie).
+ */
+export function sortOrderOfRank(rank: string): number {
+  let n = 0;
+  for (let i = 0; i < 6; i++) n = n * 76 + (i < rank.length ? Math.max(0, Math.min(75, rank.charCodeAt(i) - 47)) : 0);
+  return n;
 }
 
 // ---- reminders (VALARM TRIGGER, TickTick's Reminder cell) ----------------------------------------
@@ -264,6 +285,8 @@ export function triggerOfAlarm(alarm: ICAL.Component, dueProp: ICAL.Property | n
   const v = prop.getFirstValue() as unknown;
   if (v instanceof ICAL.Time) {
     if (v.isDate) return { skip: "a VALARM whose TRIGGER is a date without a time" };
+    // Apple's "no alarm" placeholder (tasks.org skips it too, IGNORE_ALARM): never a reminder.
+    if (v.year === 1976 && v.month === 4 && v.day === 1 && v.hour === 0 && v.minute === 55 && v.second === 45) return { skip: "Apple's placeholder alarm (19760401T005545Z)" };
     return { trigger: { kind: "absolute", at: timeOf(prop, userTz, [], "TRIGGER").value } };
   }
   if (!(v instanceof ICAL.Duration)) return { skip: "a VALARM whose TRIGGER is not a duration or a date-time" };
@@ -274,4 +297,185 @@ export function triggerOfAlarm(alarm: ICAL.Component, dueProp: ICAL.Property | n
   }
   // Relative to DTSTART (the default): counted from it, then expressed against the due.
   return { trigger: { kind: "offset", seconds, anchor: timeOf(startProp, userTz, [], "DTSTART").value } };
+}
+
+// ---- CalDAV: one resource both ways, nothing a client wrote lost ------------------------------
+
+/**
+ * Properties of a VTODO that CalDAV sync keeps verbatim, beside those the task maps: what
+ * vtodoToTask reports as having no place in a task, DTSTART (a task has a due only), EXDATE and
+ * RDATE (single dates of a client's series), every VALARM, and the client's own PRIORITY value
+ * (written back while the task's priority band is unchanged, so PRIORITY 2 stays 2 instead of
+ * becoming the band's 1). X-APPLE-SORT-ORDER is the task's manual order (sortOrderOfRank).
+ */
+const KEPT_MAPPED = new Set(["dtstart", "exdate", "rdate", "priority"]);
+
+/** A client's iCalendar object split into the master VTODO and everything else it carries. */
+export interface CalendarObject {
+  master: ICAL.Component;
+  uid: string;
+  /** The object with the master's mapped properties removed: stored, and merged back on output. */
+  kept: string;
+}
+
+/** Parses a CalDAV PUT body: one VCALENDAR whose VTODOs share one UID (a master, and overrides with RECURRENCE-ID). */
+export function readCalendarObject(text: string): CalendarObject | { refuse: "not-icalendar" | "not-vtodo" | "uid" ; detail: string } {
+  let root: ICAL.Component;
+  try {
+    root = new ICAL.Component(ICAL.parse(text));
+  } catch (e) {
+    return { refuse: "not-icalendar", detail: `not iCalendar: ${String((e as Error).message).slice(0, 120)}` };
+  }
+  if (root.name !== "vcalendar") return { refuse: "not-icalendar", detail: "the body is not a VCALENDAR" };
+  const todos = root.getAllSubcomponents("vtodo");
+  const others = root.getAllSubcomponents().filter((c) => c.name !== "vtodo" && c.name !== "vtimezone");
+  if (todos.length === 0 || others.length > 0) return { refuse: "not-vtodo", detail: "a task list holds VTODO components only" };
+  const uids = new Set(todos.map((t) => String(t.getFirstPropertyValue("uid") ?? "").trim()));
+  const uid = [...uids][0] ?? "";
+  if (uids.size !== 1 || !uid) return { refuse: "uid", detail: "every VTODO of one resource needs the same non-empty UID" };
+  const master = todos.find((t) => !t.hasProperty("recurrence-id")) ?? todos[0]!;
+  const kept = new ICAL.Component(ICAL.parse(text));
+  const keptMaster = kept.getAllSubcomponents("vtodo").find((t) => !t.hasProperty("recurrence-id")) ?? kept.getAllSubcomponents("vtodo")[0]!;
+  for (const p of [...keptMaster.getAllProperties()]) {
+    if (MAPPED.has(p.name) && !KEPT_MAPPED.has(p.name)) keptMaster.removeProperty(p);
+  }
+  return { master, uid, kept: kept.toString() };
+}
+
+/** Kept RRULE: a client's rule the recurrence feature refused stays in the object verbatim (never lost, never half-applied). */
+export function keepRrule(kept: string, master: ICAL.Component): string {
+  const k = new ICAL.Component(ICAL.parse(kept));
+  const m = k.getAllSubcomponents("vtodo").find((t) => !t.hasProperty("recurrence-id"));
+  for (const p of master.getAllProperties("rrule")) m?.addProperty(ICAL.Property.fromString(p.toICALString()));
+  return k.toString();
+}
+
+/**
+ * The resource for a task: the mapped VTODO, with what the client kept merged back (its own
+ * PRIORITY while the band is the same, DTSTART unless it now falls after DUE, its RRULE when the
+ * task has no rule of ours, VALARMs, unknown and X- properties), the overrides and time zones it
+ * sent, in a VCALENDAR.
+ */
+export function taskToCalendarObject(t: TaskForVtodo, kept: string, alarms: { reminders: ReminderForVtodo[]; reminderTime: string } | null = null): string {
+  const cal = new ICAL.Component("vcalendar");
+  cal.addPropertyWithValue("version", "2.0");
+  cal.addPropertyWithValue("prodid", "-//app//CalDAV//EN");
+  const todo = taskToVtodo(t);
+  if (alarms) addReminderAlarms(todo, alarms.reminders, t.dueAt, t.title, alarms.reminderTime);
+  if (kept) {
+    const k = new ICAL.Component(ICAL.parse(kept));
+    const subs = k.getAllSubcomponents();
+    const km = subs.find((s) => s.name === "vtodo" && !s.hasProperty("recurrence-id"));
+    for (const s of subs) if (s !== km) cal.addSubcomponent(s);
+    if (km) {
+      for (const p of [...km.getAllProperties()]) {
+        if (p.name === "priority") {
+          const v = Number(p.getFirstValue());
+          if (Number.isInteger(v) && v >= 0 && v <= 9 && priorityFromIcal(v) === t.priority) {
+            todo.removeAllProperties("priority");
+            if (v !== 0) todo.addProperty(p);
+          }
+          continue;
+        }
+        if (p.name === "rrule" && todo.hasProperty("rrule")) continue;
+        if (p.name === "dtstart" && startsAfterDue(p, todo)) continue;
+        todo.addProperty(p);
+      }
+      for (const a of [...km.getAllSubcomponents()]) todo.addSubcomponent(a);
+    }
+  }
+  // A repeating VTODO is expanded from DTSTART by most clients (ical4j, DAVx⁵): give it one.
+  if (todo.hasProperty("rrule") && !todo.hasProperty("dtstart")) {
+    const due = todo.getFirstProperty("due");
+    if (due) {
+      const p = new ICAL.Property("dtstart", todo);
+      p.setValue(due.getFirstValue() as ICAL.Time);
+      const tz = due.getParameter("tzid");
+      if (typeof tz === "string") p.setParameter("tzid", tz);
+      todo.addProperty(p);
+    }
+  }
+  cal.addSubcomponent(todo);
+  return cal.toString().replace(/\r?\n/g, "\r\n") + "\r\n";
+}
+
+function startsAfterDue(start: ICAL.Property, todo: ICAL.Component): boolean {
+  const due = todo.getFirstProperty("due");
+  if (!due) return false;
+  const a = start.getFirstValue() as ICAL.Time;
+  const b = due.getFirstValue() as ICAL.Time;
+  if (!(a instanceof ICAL.Time) || !(b instanceof ICAL.Time)) return true;
+  if (a.isDate !== b.isDate) return true;
+  return a.toUnixTime() > b.toUnixTime();
+}
+
+// ---- CalDAV: reminders as VALARMs --------------------------------------------------------------
+
+/** The property that ties a VALARM to the reminder it was written from (a client that keeps it sends it back). */
+export const REMINDER_MARK = "x-app-reminder";
+
+/** A task reminder as this app stores it (before_due minutes, or a fixed instant). */
+export interface ReminderForVtodo {
+  id: string;
+  kind: "before_due" | "at";
+  minutesBefore: number | null;
+  at: string | null;
+}
+
+/**
+ * The TRIGGER of a reminder (RFC 5545 §3.8.6.3), as text: `at` is an absolute UTC time; before_due is
+ * relative to DUE (RELATED=END, VTODO's end), on a date-only due counted from the user's reminder time
+ * that day (a DATE DUE starts the day at 00:00).
+ */
+export function reminderTrigger(r: ReminderForVtodo, dueAt: string | null, reminderTime: string): string | null {
+  if (r.kind === "at" && r.at) return `TRIGGER;VALUE=DATE-TIME:${utcTime(r.at).toString().replace(/[-:]/g, "")}`;
+  if (r.kind !== "before_due" || r.minutesBefore === null || dueAt === null) return null;
+  let seconds = -r.minutesBefore * 60;
+  if (dueAt.length === 10) {
+    const [h, m] = reminderTime.split(":").map(Number);
+    seconds += (h! * 60 + m!) * 60;
+  }
+  return `TRIGGER;RELATED=END:${ICAL.Duration.fromSeconds(seconds).toString()}`;
+}
+
+/** VALARMs for the task's reminders (ACTION:DISPLAY with the title, as RFC 5545 requires for DISPLAY), each marked with its reminder id. */
+export function addReminderAlarms(todo: ICAL.Component, reminders: ReminderForVtodo[], dueAt: string | null, title: string, reminderTime: string): void {
+  for (const r of reminders) {
+    const trigger = reminderTrigger(r, dueAt, reminderTime);
+    if (trigger === null) continue;
+    const a = new ICAL.Component("valarm");
+    a.addPropertyWithValue("action", "DISPLAY");
+    a.addPropertyWithValue("description", title);
+    a.addProperty(ICAL.Property.fromString(trigger));
+    a.addPropertyWithValue(REMINDER_MARK, r.id);
+    todo.addSubcomponent(a);
+  }
+}
+
+/** Removes the VALARMs at these positions (of the master VTODO) from a kept object: they live on as reminders. */
+export function dropKeptAlarms(kept: string, positions: Set<number>): string {
+  if (positions.size === 0) return kept;
+  const k = new ICAL.Component(ICAL.parse(kept));
+  const m = k.getAllSubcomponents("vtodo").find((t) => !t.hasProperty("recurrence-id"));
+  if (!m) return kept;
+  m.getAllSubcomponents("valarm").forEach((a, i) => {
+    if (positions.has(i)) m.removeSubcomponent(a);
+  });
+  return k.toString();
+}
+
+/** Whether a kept object's master names `uid` as its parent (RELATED-TO with RELTYPE absent or PARENT). */
+export function keptParentIs(kept: string, uid: string): boolean {
+  const m = new ICAL.Component(ICAL.parse(kept)).getAllSubcomponents("vtodo").find((t) => !t.hasProperty("recurrence-id"));
+  return !!m?.getAllProperties("related-to").some((p) => String(p.getParameter("reltype") ?? "PARENT").toUpperCase() === "PARENT" && String(p.getFirstValue()).trim() === uid);
+}
+
+/** The kept object without its parent link (now held by the task itself). */
+export function dropKeptParent(kept: string, uid: string): string {
+  const k = new ICAL.Component(ICAL.parse(kept));
+  const m = k.getAllSubcomponents("vtodo").find((t) => !t.hasProperty("recurrence-id"));
+  for (const p of [...(m?.getAllProperties("related-to") ?? [])]) {
+    if (String(p.getParameter("reltype") ?? "PARENT").toUpperCase() === "PARENT" && String(p.getFirstValue()).trim() === uid) m!.removeProperty(p);
+  }
+  return k.toString();
 }

@@ -1,0 +1,588 @@
+import ICAL from "ical.js";
+import { readLimited } from "../../core/body";
+import { AppError } from "../../core/errors";
+import type { AuthUser } from "../../core/auth/principal";
+import type { RequestContext } from "../../core/request-context";
+import { DavRefusal, type Collection, type DavService, type Resource } from "./dav.service";
+import { NS, XmlError, buildXml, child, children, d, el, is, parseXml, type Out, type XmlEl } from "./dav.xml";
+
+/**
+ * The CalDAV endpoint (RFC 4791, 6578, 6764; spec devices.md): `/.well-known/caldav` → 301
+ * `/dav/`; the principal `/dav/principals/<username>/`; the home `/dav/calendars/<username>/`;
+ * below it one VTODO collection per visible list, each task a `<name>.ics` resource.
+ *
+ * WebDAV's methods (PROPFIND, REPORT, MKCALENDAR, …) are not routes Elysia knows, and its bodies
+ * are XML and iCalendar, so app.ts hands every request under these paths here from onRequest,
+ * after the guard resolved who is calling. This file is the protocol: paths, headers, XML in and
+ * out, statuses. What the requests do is DavService's.
+ */
+
+const BODY_LIMIT = 1024 * 1024;
+const DAV_HEADER = "1, 3, calendar-access, extended-mkcol";
+const ALLOW = "OPTIONS, GET, HEAD, PUT, DELETE, PROPFIND, PROPPATCH, REPORT, MKCOL, MKCALENDAR";
+const CALENDAR_CT = "text/calendar; charset=utf-8";
+const XML_CT = "application/xml; charset=utf-8";
+const decoder = new TextDecoder("utf-8", { fatal: true });
+
+type Target =
+  | { kind: "root" }
+  | { kind: "principals" }
+  | { kind: "principal"; user: string }
+  | { kind: "calendars" }
+  | { kind: "home"; user: string }
+  | { kind: "collection"; user: string; segment: string }
+  | { kind: "resource"; user: string; segment: string; name: string };
+
+const enc = (s: string) => encodeURIComponent(s).replace(/%40/g, "@");
+const principalHref = (u: string) => `/dav/principals/${enc(u)}/`;
+const homeHref = (u: string) => `/dav/calendars/${enc(u)}/`;
+const collectionHref = (u: string, seg: string) => `${homeHref(u)}${enc(seg)}/`;
+const resourceHref = (u: string, seg: string, name: string) => `${collectionHref(u, seg)}${enc(name)}`;
+
+function parseTarget(path: string): Target | null {
+  const parts = path.slice(4).split("/").filter((p, i, a) => p !== "" || i < a.length - 1).filter((p) => p !== "");
+  let seg: string[];
+  try {
+    seg = parts.map((p) => decodeURIComponent(p));
+  } catch {
+    return null;
+  }
+  if (seg.length === 0) return { kind: "root" };
+  const [top, user, coll, name, ...rest] = seg;
+  if (rest.length) return null;
+  if (top === "principals") {
+    if (user === undefined) return { kind: "principals" };
+    return coll === undefined ? { kind: "principal", user } : null;
+  }
+  if (top === "calendars") {
+    if (user === undefined) return { kind: "calendars" };
+    if (coll === undefined) return { kind: "home", user };
+    if (name === undefined) return { kind: "collection", user, segment: coll };
+    return { kind: "resource", user, segment: coll, name };
+  }
+  return null;
+}
+
+function xmlResponse(status: number, body: Out, headers: Record<string, string> = {}): Response {
+  return new Response(buildXml(body), { status, headers: { "content-type": XML_CT, ...headers } });
+}
+
+const errorBody = (condition: Out) => d("error", [condition]);
+
+function refusalResponse(r: DavRefusal): Response {
+  switch (r.kind) {
+    case "not-found":
+      return new Response(null, { status: 404 });
+    case "precondition-failed":
+      return new Response(null, { status: 412 });
+    case "forbidden":
+      return xmlResponse(403, errorBody(d("need-privileges")));
+    case "valid-sync-token":
+      return xmlResponse(403, errorBody(d("valid-sync-token")));
+    case "number-of-matches-within-limits":
+      return xmlResponse(507, errorBody(d("number-of-matches-within-limits")));
+    case "no-uid-conflict":
+      return xmlResponse(403, errorBody(el(NS.caldav, "no-uid-conflict", r.href ? [d("href", r.href.name)] : [])));
+    default:
+      return xmlResponse(403, errorBody(el(NS.caldav, r.kind, [])), { "x-dav-error": r.message.slice(0, 200).replace(/[^\x20-\x7e]/g, "?") });
+  }
+}
+
+/** The ETags an If-Match header names (strong comparison: a weak one never matches); null without the header. */
+function ifMatch(h: string | null): string[] | null {
+  if (h === null) return null;
+  return h.split(",").map((s) => s.trim()).filter((s) => s && !s.startsWith("W/"));
+}
+
+interface Ctx {
+  user: AuthUser;
+  req: Request;
+  minimal: boolean;
+}
+
+export function davHandler(dav: DavService) {
+  return async function handle(request: Request, ctx: RequestContext, path: string): Promise<Response> {
+    const method = request.method.toUpperCase();
+    if (method === "OPTIONS") return new Response(null, { status: 200, headers: { dav: DAV_HEADER, allow: ALLOW, "content-length": "0" } });
+    if (path.startsWith("/.well-known/")) return new Response(null, { status: 301, headers: { location: "/dav/" } });
+    const principal = ctx.principal;
+    if (!principal) return new Response("authentication required\n", { status: 401, headers: { "www-authenticate": 'Basic realm="app", charset="UTF-8"', "content-type": "text/plain" } });
+    const target = parseTarget(path);
+    if (!target) return new Response(null, { status: 404 });
+    const user = principal.user;
+    if ("user" in target && target.user.toLowerCase() !== user.username.toLowerCase()) return new Response(null, { status: 404 });
+    const prefer = `${request.headers.get("prefer") ?? ""}`.toLowerCase();
+    const c: Ctx = { user, req: request, minimal: prefer.includes("return=minimal") || request.headers.get("brief")?.toLowerCase() === "t" };
+    try {
+      switch (method) {
+        case "PROPFIND":
+          return await propfind(dav, c, target);
+        case "REPORT":
+          return await report(dav, c, target);
+        case "GET":
+        case "HEAD":
+          return get(dav, c, target, method === "HEAD");
+        case "PUT":
+          return await put(dav, c, target);
+        case "DELETE":
+          return del(dav, c, target);
+        case "MKCALENDAR":
+        case "MKCOL":
+          return await mkcol(dav, c, target, method);
+        case "PROPPATCH":
+          return await proppatch(dav, c, target);
+        default:
+          return new Response(null, { status: 405, headers: { allow: ALLOW } });
+      }
+    } catch (e) {
+      if (e instanceof DavRefusal) return refusalResponse(e);
+      if (e instanceof XmlError) return new Response(`${e.message}\n`, { status: 400, headers: { "content-type": "text/plain" } });
+      if (e instanceof AppError && e.code === "payload_too_large") return new Response(null, { status: 413 });
+      throw e;
+    }
+  };
+}
+
+async function bodyText(req: Request): Promise<string> {
+  const bytes = await readLimited(req, BODY_LIMIT);
+  try {
+    return decoder.decode(bytes);
+  } catch {
+    throw new XmlError("the body is not valid UTF-8");
+  }
+}
+
+async function xmlBody(req: Request): Promise<XmlEl | null> {
+  const text = await bodyText(req);
+  return text.trim() ? parseXml(text) : null;
+}
+
+// ---- PROPFIND ------------------------------------------------------------------------------------
+
+type PropValue = Out[] | string | null;
+/** A property's value on a resource, or undefined when the resource does not have it (404 propstat). */
+type PropSource = (ns: string, name: string) => PropValue | undefined;
+
+interface PropRequest {
+  mode: "prop" | "allprop" | "propname";
+  props: { ns: string; name: string }[];
+}
+
+function readPropRequest(root: XmlEl | null): PropRequest {
+  if (root === null) return { mode: "allprop", props: [] };
+  if (child(root, NS.dav, "propname")) return { mode: "propname", props: [] };
+  const prop = child(root, NS.dav, "prop");
+  if (prop) return { mode: "prop", props: prop.children.map((p) => ({ ns: p.ns, name: p.name })) };
+  return { mode: "allprop", props: [] };
+}
+
+/** The properties allprop/propname list for a kind of resource. */
+const LIVE: Record<string, [string, string][]> = {
+  root: [[NS.dav, "resourcetype"], [NS.dav, "current-user-principal"], [NS.caldav, "calendar-home-set"], [NS.dav, "principal-collection-set"]],
+  principal: [[NS.dav, "resourcetype"], [NS.dav, "displayname"], [NS.dav, "current-user-principal"], [NS.dav, "principal-URL"], [NS.caldav, "calendar-home-set"], [NS.dav, "principal-collection-set"]],
+  home: [[NS.dav, "resourcetype"], [NS.dav, "displayname"], [NS.dav, "current-user-principal"], [NS.caldav, "calendar-home-set"], [NS.dav, "owner"], [NS.dav, "current-user-privilege-set"]],
+  collection: [
+    [NS.dav, "resourcetype"],
+    [NS.dav, "displayname"],
+    [NS.apple, "calendar-color"],
+    [NS.cs, "getctag"],
+    [NS.dav, "sync-token"],
+    [NS.caldav, "supported-calendar-component-set"],
+    [NS.dav, "supported-report-set"],
+    [NS.dav, "current-user-privilege-set"],
+    [NS.dav, "owner"],
+  ],
+  resource: [[NS.dav, "resourcetype"], [NS.dav, "getetag"], [NS.dav, "getcontenttype"]],
+};
+
+function propstats(href: string, req: PropRequest, kind: keyof typeof LIVE, source: PropSource, minimal: boolean): Out {
+  const wanted = req.mode === "prop" ? req.props : LIVE[kind]!.map(([ns, name]) => ({ ns, name }));
+  const found: Out[] = [];
+  const missing: Out[] = [];
+  for (const p of wanted) {
+    const v = req.mode === "propname" ? null : source(p.ns, p.name);
+    if (v === undefined) missing.push(el(p.ns, p.name));
+    else found.push(el(p.ns, p.name, v ?? undefined));
+  }
+  const parts: Out[] = [d("href", href)];
+  if (found.length || (missing.length === 0) || minimal) parts.push(d("propstat", [d("prop", found), d("status", "HTTP/1.1 200 OK")]));
+  if (missing.length && !minimal) parts.push(d("propstat", [d("prop", missing), d("status", "HTTP/1.1 404 Not Found")]));
+  return d("response", parts);
+}
+
+const hrefs = (...h: string[]): Out[] => h.map((x) => d("href", x));
+const privileges = (names: string[]): Out[] => names.map((n) => d("privilege", [d(n)]));
+const READ_ONLY = ["read", "read-current-user-privilege-set"];
+const READ_WRITE = ["read", "write", "write-properties", "write-content", "bind", "unbind", "read-current-user-privilege-set"];
+
+function commonProps(u: AuthUser): PropSource {
+  return (ns, name) => {
+    if (ns === NS.dav && name === "current-user-principal") return hrefs(principalHref(u.username));
+    if (ns === NS.caldav && name === "calendar-home-set") return hrefs(homeHref(u.username));
+    if (ns === NS.dav && name === "principal-collection-set") return hrefs("/dav/principals/");
+    return undefined;
+  };
+}
+
+function rootProps(u: AuthUser): PropSource {
+  const common = commonProps(u);
+  return (ns, name) => (ns === NS.dav && name === "resourcetype" ? [d("collection")] : common(ns, name));
+}
+
+function principalProps(u: AuthUser): PropSource {
+  const common = commonProps(u);
+  return (ns, name) => {
+    if (ns === NS.dav && name === "resourcetype") return [d("collection"), d("principal")];
+    if (ns === NS.dav && name === "displayname") return u.displayName || u.username;
+    if (ns === NS.dav && name === "principal-URL") return hrefs(principalHref(u.username));
+    if (ns === NS.dav && name === "supported-report-set") return [];
+    return common(ns, name);
+  };
+}
+
+function homeProps(u: AuthUser): PropSource {
+  const common = commonProps(u);
+  return (ns, name) => {
+    if (ns === NS.dav && name === "resourcetype") return [d("collection")];
+    if (ns === NS.dav && name === "displayname") return u.displayName || u.username;
+    if (ns === NS.dav && name === "owner") return hrefs(principalHref(u.username));
+    if (ns === NS.dav && name === "current-user-privilege-set") return privileges(READ_WRITE);
+    if (ns === NS.dav && name === "supported-report-set") return [];
+    return common(ns, name);
+  };
+}
+
+const REPORTS: [string, string][] = [
+  [NS.caldav, "calendar-query"],
+  [NS.caldav, "calendar-multiget"],
+  [NS.dav, "sync-collection"],
+];
+
+function collectionProps(u: AuthUser, col: Collection): PropSource {
+  const common = commonProps(u);
+  return (ns, name) => {
+    if (ns === NS.dav) {
+      switch (name) {
+        case "resourcetype":
+          return [d("collection"), el(NS.caldav, "calendar")];
+        case "displayname":
+          return col.name;
+        case "sync-token":
+          return col.token;
+        case "supported-report-set":
+          return REPORTS.map(([rns, r]) => d("supported-report", [d("report", [el(rns, r)])]));
+        case "current-user-privilege-set":
+          return privileges(col.role === "viewer" ? READ_ONLY : READ_WRITE);
+        case "owner":
+          return hrefs(principalHref(col.ownerUsername));
+      }
+    }
+    if (ns === NS.cs && name === "getctag") return col.token;
+    if (ns === NS.apple && name === "calendar-color") return col.color ? `${col.color}FF` : undefined;
+    if (ns === NS.caldav && name === "supported-calendar-component-set") return [el(NS.caldav, "comp", undefined, { name: "VTODO" })];
+    // RFC 7809: the zone floating times are read in (DAVx⁵ reads it); instants are sent in UTC.
+    if (ns === NS.caldav && name === "calendar-timezone-id") return u.timezone;
+    if (ns === NS.caldav && name === "supported-calendar-data") return [el(NS.caldav, "calendar-data", undefined, { "content-type": "text/calendar", version: "2.0" })];
+    return common(ns, name);
+  };
+}
+
+function resourceProps(r: Resource): PropSource {
+  return (ns, name) => {
+    if (ns === NS.dav && name === "resourcetype") return [];
+    if (ns === NS.dav && name === "getetag") return r.etag;
+    if (ns === NS.dav && name === "getcontenttype") return `${CALENDAR_CT}; component=vtodo`;
+    if (ns === NS.caldav && name === "calendar-data") return r.ics;
+    return undefined;
+  };
+}
+
+const wantsData = (req: PropRequest) => req.props.some((p) => p.ns === NS.caldav && p.name === "calendar-data");
+
+function multistatus(responses: Out[], extra: Out[] = []): Response {
+  return xmlResponse(207, d("multistatus", [...responses, ...extra]));
+}
+
+async function propfind(dav: DavService, c: Ctx, t: Target): Promise<Response> {
+  const body = await xmlBody(c.req);
+  if (body && !is(body, NS.dav, "propfind")) throw new XmlError("a PROPFIND body is a DAV:propfind element");
+  const req = readPropRequest(body);
+  const depth = (c.req.headers.get("depth") ?? "infinity").trim().toLowerCase();
+  const deep = depth !== "0";
+  const u = c.user;
+  const out: Out[] = [];
+  switch (t.kind) {
+    case "root":
+    case "principals":
+    case "calendars": {
+      const href = t.kind === "root" ? "/dav/" : t.kind === "principals" ? "/dav/principals/" : "/dav/calendars/";
+      out.push(propstats(href, req, "root", rootProps(u), c.minimal));
+      if (deep && t.kind === "principals") out.push(propstats(principalHref(u.username), req, "principal", principalProps(u), c.minimal));
+      if (deep && t.kind === "calendars") out.push(propstats(homeHref(u.username), req, "home", homeProps(u), c.minimal));
+      break;
+    }
+    case "principal":
+      out.push(propstats(principalHref(u.username), req, "principal", principalProps(u), c.minimal));
+      break;
+    case "home":
+      out.push(propstats(homeHref(u.username), req, "home", homeProps(u), c.minimal));
+      if (deep) for (const col of dav.collections(u)) out.push(propstats(collectionHref(u.username, col.segment), req, "collection", collectionProps(u, col), c.minimal));
+      break;
+    case "collection": {
+      const col = dav.collection(u, t.segment);
+      out.push(propstats(collectionHref(u.username, col.segment), req, "collection", collectionProps(u, col), c.minimal));
+      if (deep) for (const r of dav.members(u, t.segment, wantsData(req))) out.push(propstats(resourceHref(u.username, col.segment, r.name), req, "resource", resourceProps(r), c.minimal));
+      break;
+    }
+    case "resource": {
+      const r = dav.membersByName(u, t.segment, [t.name], wantsData(req)).get(t.name);
+      if (!r) throw new DavRefusal("not-found", "no such resource");
+      const col = dav.collection(u, t.segment);
+      out.push(propstats(resourceHref(u.username, col.segment, r.name), req, "resource", resourceProps(r), c.minimal));
+      break;
+    }
+  }
+  return multistatus(out);
+}
+
+// ---- REPORT ----------------------------------------------------------------------------------------
+
+async function report(dav: DavService, c: Ctx, t: Target): Promise<Response> {
+  const body = await xmlBody(c.req);
+  if (!body) throw new XmlError("a REPORT needs a body");
+  const supported = REPORTS.some(([ns, n]) => is(body, ns, n));
+  if (!supported || (t.kind !== "collection" && t.kind !== "resource")) return xmlResponse(403, errorBody(d("supported-report")));
+  const segment = t.segment;
+  const req = readPropRequest(body);
+  const withData = wantsData(req);
+  const u = c.user;
+  const col = dav.collection(u, segment);
+  const href = (name: string) => resourceHref(u.username, col.segment, name);
+
+  if (is(body, NS.caldav, "calendar-multiget")) {
+    const names = children(body, NS.dav, "href").map((h) => nameOfHref(h.text.trim(), u.username, col.segment));
+    const found = dav.membersByName(u, segment, names.filter((n): n is string => n !== null), withData);
+    const out = children(body, NS.dav, "href").map((h, i) => {
+      const n = names[i];
+      const r = n ? found.get(n) : undefined;
+      if (!r) return d("response", [d("href", h.text.trim()), d("status", "HTTP/1.1 404 Not Found")]);
+      return propstats(href(r.name), req, "resource", resourceProps(r), c.minimal);
+    });
+    return multistatus(out);
+  }
+
+  if (is(body, NS.dav, "sync-collection")) {
+    const token = child(body, NS.dav, "sync-token")?.text.trim() ?? "";
+    const nresults = child(body, NS.dav, "limit") ? child(child(body, NS.dav, "limit")!, NS.dav, "nresults")?.text.trim() : undefined;
+    const limit = nresults === undefined ? null : /^\d{1,9}$/.test(nresults) && Number(nresults) > 0 ? Number(nresults) : NaN;
+    if (Number.isNaN(limit)) throw new XmlError("DAV:limit needs a positive DAV:nresults");
+    const s = dav.sync(u, segment, token, withData, limit);
+    const out = s.changed.map((r) => propstats(href(r.name), req, "resource", resourceProps(r), c.minimal));
+    for (const name of s.removed) out.push(d("response", [d("href", href(name)), d("status", "HTTP/1.1 404 Not Found")]));
+    // Truncated (RFC 6578 §3.6): the collection itself answers 507, the client asks again from the token.
+    if (s.truncated) out.push(d("response", [d("href", collectionHref(u.username, col.segment)), d("status", "HTTP/1.1 507 Insufficient Storage"), d("error", [d("number-of-matches-within-limits")])]));
+    return multistatus(out, [d("sync-token", s.token)]);
+  }
+
+  // calendar-query
+  const filter = child(body, NS.caldav, "filter");
+  const test = compileFilter(filter);
+  const members = dav.members(u, segment, withData || test.needsData);
+  const out = members.filter((r) => test.match(r)).map((r) => propstats(href(r.name), req, "resource", resourceProps(r), c.minimal));
+  return multistatus(out);
+}
+
+/** A multiget href (absolute URL or path, percent-encoded or not) → the resource name in this collection, or null. */
+function nameOfHref(h: string, username: string, segment: string): string | null {
+  let path = h;
+  try {
+    if (/^https?:\/\//i.test(h)) path = new URL(h).pathname;
+  } catch {
+    return null;
+  }
+  const t = parseTarget(path.startsWith("/dav") ? path : `/dav${path}`);
+  if (!t || t.kind !== "resource" || t.user.toLowerCase() !== username.toLowerCase() || t.segment !== segment) return null;
+  return t.name;
+}
+
+interface CompiledFilter {
+  needsData: boolean;
+  match(r: Resource): boolean;
+}
+
+/**
+ * calendar-query's filter (RFC 4791 §9.7): VCALENDAR > VTODO, with time-range (§9.9's VTODO table;
+ * a repeating task is matched by its current occurrence only, as sabre/dav does), prop-filter
+ * (is-not-defined, text-match with negate-condition, time-range) and nested comp-filter on
+ * VALARM. Another component (VEVENT) matches nothing: collections hold VTODOs only.
+ */
+function compileFilter(filter: XmlEl | undefined): CompiledFilter {
+  const cal = filter ? child(filter, NS.caldav, "comp-filter") : undefined;
+  if (!cal) return { needsData: false, match: () => true };
+  if ((cal.attrs["name"] ?? "").toUpperCase() !== "VCALENDAR") return { needsData: false, match: () => false };
+  if (child(cal, NS.caldav, "is-not-defined")) return { needsData: false, match: () => false };
+  const comps = children(cal, NS.caldav, "comp-filter");
+  if (comps.length === 0) return { needsData: false, match: () => true };
+  if (comps.some((cf) => (cf.attrs["name"] ?? "").toUpperCase() !== "VTODO")) {
+    // A VEVENT (or other) filter: none here; `is-not-defined` on it is true of everything.
+    const onlyAbsent = comps.every((cf) => (cf.attrs["name"] ?? "").toUpperCase() === "VTODO" || child(cf, NS.caldav, "is-not-defined"));
+    if (!onlyAbsent) return { needsData: false, match: () => false };
+  }
+  const todo = comps.find((cf) => (cf.attrs["name"] ?? "").toUpperCase() === "VTODO");
+  if (!todo) return { needsData: false, match: () => true };
+  if (child(todo, NS.caldav, "is-not-defined")) return { needsData: false, match: () => false };
+  const range = child(todo, NS.caldav, "time-range");
+  const propFilters = children(todo, NS.caldav, "prop-filter");
+  const subFilters = children(todo, NS.caldav, "comp-filter");
+  const needsData = propFilters.length > 0 || subFilters.length > 0;
+  return {
+    needsData,
+    match: (r) => {
+      if (range && !todoInRange(r, range)) return false;
+      if (!needsData) return true;
+      const comp = vtodoOf(r);
+      if (!comp) return false;
+      return propFilters.every((pf) => propFilterMatches(comp, pf)) && subFilters.every((sf) => subFilterMatches(comp, sf));
+    },
+  };
+}
+
+function vtodoOf(r: Resource): ICAL.Component | null {
+  if (!r.ics) return null;
+  const cal = new ICAL.Component(ICAL.parse(r.ics));
+  return cal.getAllSubcomponents("vtodo").find((t) => !t.hasProperty("recurrence-id")) ?? null;
+}
+
+/** time-range attributes are UTC date-times `YYYYMMDDTHHMMSSZ`; either may be absent (open). */
+function rangeOf(el: XmlEl): { start: number; end: number } {
+  const parse = (s: string | undefined, dflt: number) => {
+    if (!s) return dflt;
+    const m = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/i.exec(s.trim());
+    if (!m) throw new XmlError(`time-range: ${s.slice(0, 40)} is not a UTC date-time`);
+    return Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!, +m[4]!, +m[5]!, +m[6]!);
+  };
+  return { start: parse(el.attrs["start"], -Infinity), end: parse(el.attrs["end"], Infinity) };
+}
+
+const instantOf = (v: string) => Date.parse(v.length === 10 ? `${v}T00:00:00Z` : v);
+
+/** RFC 4791 §9.9 for a VTODO with DUE only / COMPLETED and CREATED / none (no DTSTART is stored on tasks). */
+function todoInRange(r: Resource, range: XmlEl): boolean {
+  const { start, end } = rangeOf(range);
+  if (r.dueAt !== null) {
+    const due = instantOf(r.dueAt);
+    return start <= due && end > due - (r.dueAt.length === 10 ? 86_400_000 : 0) && (start < due || end >= due);
+  }
+  const created = Date.parse(r.createdAt);
+  if (r.completedAt !== null) {
+    const done = Date.parse(r.completedAt);
+    return (start <= created || start <= done) && (end >= created || end >= done);
+  }
+  return end > created;
+}
+
+function propFilterMatches(comp: ICAL.Component, pf: XmlEl): boolean {
+  const name = (pf.attrs["name"] ?? "").toLowerCase();
+  const props = comp.getAllProperties(name);
+  if (child(pf, NS.caldav, "is-not-defined")) return props.length === 0;
+  if (props.length === 0) return false;
+  const tm = child(pf, NS.caldav, "text-match");
+  if (tm) {
+    const needle = tm.text.toLowerCase();
+    const negate = (tm.attrs["negate-condition"] ?? "no").toLowerCase() === "yes";
+    const hit = props.some((p) => p.getValues().some((v) => String(v).toLowerCase().includes(needle)));
+    return negate ? !hit : hit;
+  }
+  return true;
+}
+
+function subFilterMatches(comp: ICAL.Component, cf: XmlEl): boolean {
+  const subs = comp.getAllSubcomponents((cf.attrs["name"] ?? "").toLowerCase());
+  if (child(cf, NS.caldav, "is-not-defined")) return subs.length === 0;
+  return subs.length > 0;
+}
+
+// ---- GET / PUT / DELETE --------------------------------------------------------------------------
+
+function get(dav: DavService, c: Ctx, t: Target, head: boolean): Response {
+  if (t.kind !== "resource") return new Response(head ? null : "CalDAV: use a CalDAV client (see the README)\n", { status: 200, headers: { "content-type": "text/plain; charset=utf-8" } });
+  const r = dav.member(c.user, t.segment, t.name);
+  const none = c.req.headers.get("if-none-match");
+  if (none !== null && none.split(",").map((s) => s.trim()).some((e) => e === "*" || e === r.etag)) return new Response(null, { status: 304, headers: { etag: r.etag } });
+  return new Response(head ? null : r.ics!, { status: 200, headers: { "content-type": CALENDAR_CT, etag: r.etag } });
+}
+
+async function put(dav: DavService, c: Ctx, t: Target): Promise<Response> {
+  if (t.kind !== "resource") return new Response(null, { status: 405, headers: { allow: ALLOW } });
+  const body = await bodyText(c.req);
+  const none = c.req.headers.get("if-none-match");
+  const res = await dav.put(c.user, t.segment, t.name, body, { ifMatch: ifMatch(c.req.headers.get("if-match")), ifNoneMatchAny: none !== null && none.trim() === "*" });
+  // The stored object is rebuilt from the task, not the bytes sent: no ETag (RFC 4791 §5.3.4), so the client fetches it.
+  return new Response(null, { status: res.created ? 201 : 204 });
+}
+
+function del(dav: DavService, c: Ctx, t: Target): Response {
+  if (t.kind === "resource") dav.remove(c.user, t.segment, t.name, ifMatch(c.req.headers.get("if-match")));
+  else if (t.kind === "collection") dav.deleteCollection(c.user, t.segment);
+  else return new Response(null, { status: 403 });
+  return new Response(null, { status: 204 });
+}
+
+// ---- MKCALENDAR / MKCOL / PROPPATCH -----------------------------------------------------------------
+
+async function mkcol(dav: DavService, c: Ctx, t: Target, method: string): Promise<Response> {
+  if (t.kind !== "collection") return new Response(null, { status: t.kind === "resource" ? 409 : 405, headers: { allow: ALLOW } });
+  const body = await xmlBody(c.req);
+  const props = body ? children(body, NS.dav, "set").flatMap((s) => child(s, NS.dav, "prop")?.children ?? []) : [];
+  const find = (ns: string, name: string) => props.find((p) => p.ns === ns && p.name === name);
+  if (method === "MKCOL") {
+    const rt = find(NS.dav, "resourcetype");
+    if (!rt || !child(rt, NS.caldav, "calendar")) return xmlResponse(403, errorBody(d("valid-resourcetype")));
+  }
+  const comps = find(NS.caldav, "supported-calendar-component-set");
+  if (comps && !children(comps, NS.caldav, "comp").some((x) => (x.attrs["name"] ?? "").toUpperCase() === "VTODO")) {
+    return xmlResponse(403, errorBody(el(NS.caldav, "supported-calendar-component", [])));
+  }
+  try {
+    dav.createCollection(c.user, t.segment, { displayName: find(NS.dav, "displayname")?.text ?? null, color: find(NS.apple, "calendar-color")?.text ?? null });
+  } catch (e) {
+    if (e instanceof DavRefusal && e.kind === "precondition-failed") return new Response(null, { status: 405, headers: { allow: ALLOW } });
+    throw e;
+  }
+  return new Response(null, { status: 201, headers: { location: collectionHref(c.user.username, t.segment) } });
+}
+
+async function proppatch(dav: DavService, c: Ctx, t: Target): Promise<Response> {
+  const body = await xmlBody(c.req);
+  if (!body || !is(body, NS.dav, "propertyupdate")) throw new XmlError("a PROPPATCH body is a DAV:propertyupdate element");
+  const ops = body.children.filter((x) => x.ns === NS.dav && (x.name === "set" || x.name === "remove"));
+  const props = ops.flatMap((op) => (child(op, NS.dav, "prop")?.children ?? []).map((p) => ({ op: op.name, p })));
+  const href = t.kind === "collection" ? collectionHref(c.user.username, dav.collection(c.user, t.segment).segment) : c.req.url ? new URL(c.req.url).pathname : "/dav/";
+  const ok: Out[] = [];
+  const refused: Out[] = [];
+  const patch: { displayName?: string; color?: string | null } = {};
+  for (const { op, p } of props) {
+    const known = t.kind === "collection" && ((p.ns === NS.dav && p.name === "displayname") || (p.ns === NS.apple && p.name === "calendar-color"));
+    if (!known) {
+      refused.push(el(p.ns, p.name));
+      continue;
+    }
+    if (p.name === "displayname") {
+      if (op === "set") patch.displayName = p.text;
+    } else patch.color = op === "set" ? p.text : null;
+    ok.push(el(p.ns, p.name));
+  }
+  let okStatus = "HTTP/1.1 200 OK";
+  if (t.kind === "collection" && ok.length) {
+    try {
+      dav.updateCollection(c.user, t.segment, patch);
+    } catch (e) {
+      if (!(e instanceof DavRefusal) || e.kind !== "forbidden") throw e;
+      okStatus = "HTTP/1.1 403 Forbidden";
+    }
+  }
+  const parts: Out[] = [d("href", href)];
+  if (ok.length) parts.push(d("propstat", [d("prop", ok), d("status", okStatus)]));
+  if (refused.length) parts.push(d("propstat", [d("prop", refused), d("status", "HTTP/1.1 403 Forbidden")]));
+  return multistatus([d("response", parts)]);
+}
