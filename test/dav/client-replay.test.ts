@@ -379,6 +379,48 @@ describe("iOS Reminders / macOS Calendar (dataaccessd, CalendarAgent)", () => {
   });
 });
 
+/** iOS discovery (steps 01, 03, 04) for the tests that start after it; returns the home listing. */
+async function iosDiscover(ios: Replay): Promise<Multistatus> {
+  ios.vars["principal"] = hrefOf(multistatus(await ios.send("01-wellknown-propfind"), "01").responses[0], NS.dav, "current-user-principal")!;
+  ios.vars["home"] = hrefOf(multistatus(await ios.send("03-principal-propfind"), "03").responses[0], NS.cal, "calendar-home-set")!;
+  return multistatus(await ios.send("04-home-propfind"), "04");
+}
+
+describe("iOS: moving a reminder to another list", () => {
+  // KNOWN GAP (reported to the lead, not fixed here: src/features/dav/ belongs to s23-caldav). iOS moves an item
+  // with MOVE (owncloud/core#23829); this server answers MOVE with 405, and the PUT iOS falls back to (same UID
+  // into the target list, the item still in the source list) is refused with 403 CALDAV:no-uid-conflict, so the
+  // reminder cannot change lists from iOS. `test.failing` passes while the gap exists; once MOVE (or a move by
+  // PUT) works, bun reports it as failing: then drop `.failing`.
+  test.failing("MOVE to another list's collection (or the PUT iOS falls back to) moves the task: in the target once, gone from the source", async () => {
+    const errands = (await web.post(`${V}/lists`, { name: "Errands" })).body as { id: string };
+    const ios = new Replay(app, "ios", auth);
+    const hm = await iosDiscover(ios);
+    const from = expectGroceriesCalendar(hm, "04");
+    const to = taskCalendars(hm).find((r) => prop(r, NS.dav, "displayname")?.text === "Errands");
+    expect(to).toBeDefined();
+    ios.vars["collection"] = from.href;
+    ios.vars["target"] = to!.href;
+    const s0 = multistatus(await ios.send("06-sync-collection-initial"), "06");
+    ios.setHrefs("07-multiget", s0.responses.filter((r) => r.href !== from.href).map((r) => r.href));
+    const mg = multistatus(await ios.send("07-multiget"), "07");
+    const m = mg.responses.find((r) => vtodoOf(prop(r, NS.cal, "calendar-data")!.text).getFirstPropertyValue("summary") === "milk")!;
+    ios.vars["resource"] = m.href;
+    ios.vars["name"] = m.href.slice(from.href.length);
+    ios.vars["uid"] = String(vtodoOf(prop(m, NS.cal, "calendar-data")!.text).getFirstPropertyValue("uid"));
+
+    const mv = await ios.send("12-move-between-lists");
+    if (mv.status >= 300) expect([200, 201, 204]).toContain((await ios.send("13-put-into-other-list")).status);
+    else expect([201, 204]).toContain(mv.status);
+
+    const inErrands = (await web.get(`${V}/tasks?list_id=${errands.id}&completed=false`)).body.items as { id: string; title: string }[];
+    expect(inErrands).toHaveLength(1);
+    expect((await apiTasks()).some((t) => t.title.startsWith("milk"))).toBe(false);
+    ios.vars["synctoken"] = s0.syncToken!;
+    expect(responseFor(multistatus(await ios.send("09-sync-collection-delta"), "09"), m.href)?.status).toBe(404);
+  });
+});
+
 // ---- DAVx⁵ -----------------------------------------------------------------------------------------
 
 describe("DAVx⁵ (with OpenTasks / jtx / tasks.org as the task app)", () => {
@@ -658,5 +700,7 @@ describe("Thunderbird (source-derived sequence, not a wire capture)", () => {
     const bad = await tb.send("13-sync-bad-token");
     expect(bad.status).toBeGreaterThanOrEqual(400);
     expect(bad.status).toBeLessThan(500);
+    // A 403 whose body is exactly an empty DAV:error is read as a rate limit: the token is then never reset.
+    expect(bad.status === 403 && bad.text.includes(`<D:error xmlns:D="DAV:"/>`)).toBe(false);
   });
 });
