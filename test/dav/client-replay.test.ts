@@ -10,7 +10,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { XMLParser, XMLValidator } from "fast-xml-parser";
 import ICAL from "ical.js";
-import { dump, makeTestApp, setupAdmin, type TestApp, type TestClient } from "../helpers/app";
+import { dump, makeTestApp, setupAdmin, signedInUser, type TestApp, type TestClient } from "../helpers/app";
 
 const V = "/api/v1";
 const FIXTURES = join(import.meta.dir, "..", "fixtures", "dav");
@@ -252,6 +252,17 @@ function privileges(r: Resp | undefined): string[] {
   return kids(prop(r, NS.dav, "current-user-privilege-set"), NS.dav, "privilege").flatMap((p) => p.children.map((c) => c.name));
 }
 
+/** bob's list "Bob's shop", shared with owner as a viewer: every client must show it read-only. */
+async function shareViewerList(): Promise<void> {
+  const bob = await signedInUser(app, web, "bob");
+  const shop = (await bob.post(`${V}/lists`, { name: "Bob's shop" })).body as { id: string };
+  expect((await bob.post(`${V}/tasks`, { title: "bread", list_id: shop.id })).status).toBe(201);
+  const inv = (await bob.post(`${V}/lists/${shop.id}/invitations`, { username: "owner", role: "viewer" })).body as { id: string };
+  expect((await web.post(`${V}/invitations/${inv.id}/accept`)).status).toBe(200);
+}
+
+const WRITE_PRIVS = ["write", "write-content", "all"];
+
 /** Checks shared by every client's home listing for the seeded list, and returns its href. */
 function expectGroceriesCalendar(ms: Multistatus, where: string): Resp {
   const cal = taskCalendars(ms).find((r) => prop(r, NS.dav, "displayname")?.text === "Groceries");
@@ -425,6 +436,7 @@ describe("iOS: moving a reminder to another list", () => {
 
 describe("DAVx⁵ (with OpenTasks / jtx / tasks.org as the task app)", () => {
   test("discovery from the server root, OPTIONS calendar-access, home-sets, collections, capabilities, calendar-query + multiget, PUT If-None-Match / If-Match, DELETE", async () => {
+    await shareViewerList();
     const dx = new Replay(app, "davx5", auth);
     dx.vars["base"] = "/";
 
@@ -457,6 +469,10 @@ describe("DAVx⁵ (with OpenTasks / jtx / tasks.org as the task app)", () => {
     const groceries = expectGroceriesCalendar(cols, "06");
     expect(privileges(groceries), "06: an owned list is writable (else DAVx⁵ makes it read-only)").toContain("write");
     for (const c of taskCalendars(cols)) expect(prop(c, NS.dav, "current-user-privilege-set"), "06: every list says what the user may do").toBeDefined();
+    const shared = taskCalendars(cols).find((r) => prop(r, NS.dav, "displayname")?.text === "Bob's shop");
+    expect(shared, "06: the list shared with the user is listed").toBeDefined();
+    expect(privileges(shared).filter((p) => WRITE_PRIVS.includes(p)), "06: a viewer's list is read-only in DAVx⁵").toEqual([]);
+    expect(privileges(shared)).toContain("read");
     dx.vars["collection"] = groceries.href;
 
     // 07: capabilities / sync state.
@@ -520,6 +536,7 @@ describe("DAVx⁵ (with OpenTasks / jtx / tasks.org as the task app)", () => {
 
 describe("tasks.org (its own CalDAV account)", () => {
   test("principal from the root / well-known, home-set, list filter, ctag/sync-token, calendar-query + multiget, PUT/DELETE without preconditions, Extended MKCOL, PROPPATCH, list DELETE", async () => {
+    await shareViewerList();
     const to = new Replay(app, "tasksorg", auth);
     to.vars["base"] = "/";
 
@@ -541,7 +558,14 @@ describe("tasks.org (its own CalDAV account)", () => {
     const ls = multistatus(await to.send("04-home-calendars"), "04");
     const kept = taskCalendars(ls).filter((r) => decodeURIComponent(r.href) !== decodeURIComponent(home!));
     expect(kept.length).toBe((await apiLists()).length);
+    // CaldavSynchronizer reads `resource[DisplayName]!!` on every kept list: a missing displayname crashes the sync.
+    for (const k of kept) expect(prop(k, NS.dav, "displayname")?.text, `04: displayname on ${k.href}`).toBeTruthy();
+    // accessLevel: no share-access / OC owner-principal here, so CurrentUserPrivilegeSet.mayWriteContent decides.
+    const shared = kept.find((r) => prop(r, NS.dav, "displayname")?.text === "Bob's shop");
+    expect(shared, "04: the shared list is kept").toBeDefined();
+    expect(privileges(shared).some((p) => WRITE_PRIVS.includes(p)), "04: the viewer's list is read-only in tasks.org").toBe(false);
     const groceries = expectGroceriesCalendar(ls, "04");
+    expect(privileges(groceries).some((p) => WRITE_PRIVS.includes(p)), "04: an owned list is writable").toBe(true);
     const ctag0 = prop(groceries, NS.dav, "sync-token")?.text.trim() ?? prop(groceries, NS.cs, "getctag")?.text.trim();
     expect(ctag0, "04: Response.ctag = sync-token ?: getctag").toBeTruthy();
     to.vars["collection"] = groceries.href;
@@ -609,6 +633,7 @@ describe("tasks.org (its own CalDAV account)", () => {
 
 describe("Thunderbird (source-derived sequence, not a wire capture)", () => {
   test("detection via /.well-known, home listing, calendar check, OPTIONS home, webdav sync + multiget, PUT If-None-Match / If-Match, delta and tombstone, stale token", async () => {
+    await shareViewerList();
     const tb = new Replay(app, "thunderbird", auth);
 
     // 01: detectCollection(/.well-known/caldav), redirect followed; the first response has a home-set or a principal.
@@ -625,6 +650,9 @@ describe("Thunderbird (source-derived sequence, not a wire capture)", () => {
     const groceries = hm.responses.find((r) => kid(prop(r, NS.dav, "resourcetype"), NS.cal, "calendar") && prop(r, NS.dav, "displayname")?.text === "Groceries");
     expect(groceries, "02: the list is found as a calendar").toBeDefined();
     expect(privileges(groceries).some((p) => ["write", "write-content", "write-properties", "all"].includes(p)), "02: not read-only").toBe(true);
+    const shared = hm.responses.find((r) => prop(r, NS.dav, "displayname")?.text === "Bob's shop");
+    expect(kid(prop(shared, NS.dav, "resourcetype"), NS.cal, "calendar"), "02: the shared list is found as a calendar").toBeDefined();
+    expect(privileges(shared).some((p) => ["write", "write-content", "write-properties", "all"].includes(p)), "02: the viewer's list is read-only").toBe(false);
     tb.vars["collection"] = groceries!.href;
 
     // 03: checkDavResourceType on the calendar.
