@@ -629,6 +629,55 @@ describe("tasks.org (its own CalDAV account)", () => {
   });
 });
 
+/** tasks.org discovery (steps 02, 03, 04) for the tests that start after it; returns the seeded list's href. */
+async function tasksorgDiscover(to: Replay): Promise<string> {
+  to.vars["principal"] = hrefOf(multistatus(await to.send("02-wellknown-principal"), "02").responses[0], NS.dav, "current-user-principal")!;
+  to.vars["home"] = hrefOf(multistatus(await to.send("03-homeset"), "03").responses[0], NS.cal, "calendar-home-set")!;
+  const href = expectGroceriesCalendar(multistatus(await to.send("04-home-calendars"), "04"), "04").href;
+  to.vars["collection"] = href;
+  return href;
+}
+
+/**
+ * tasks.org subtasks (15/16): a child carries a plain RELATED-TO:<parent uid>; the parent carries none and is
+ * re-sent without one on every edit. Returns the parent's subtasks as the API shows them, and the child's link
+ * as GET/multiget shows it.
+ */
+async function tasksorgSubtasks(order: "parent-first" | "child-first"): Promise<{ subtasks: string[] | undefined; link: unknown; parentUid: string }> {
+  const to = new Replay(app, "tasksorg", auth);
+  const coll = await tasksorgDiscover(to);
+  const parentUid = crypto.randomUUID();
+  const childUid = crypto.randomUUID();
+  Object.assign(to.vars, { parentuid: parentUid, childuid: childUid, parentname: `${parentUid}.ics`, childname: `${childUid}.ics`, summary: "garden" });
+  const steps = order === "parent-first" ? ["16-put-parent", "15-put-subtask-first"] : ["15-put-subtask-first", "16-put-parent"];
+  for (const st of steps) expect([201, 204]).toContain((await to.send(st)).status);
+  to.vars["summary"] = "garden (spring)";
+  expect([200, 204]).toContain((await to.send("16-put-parent")).status);
+  to.setHrefs("06-multiget", [`${coll}${childUid}.ics`]);
+  const child = multistatus(await to.send("06-multiget"), "06").responses[0];
+  const link = vtodoOf(prop(child, NS.cal, "calendar-data")!.text).getFirstPropertyValue("related-to");
+  const open = (await web.get(`${V}/tasks?list_id=${list.id}&completed=false`)).body.items as { title: string; subtasks: { title: string }[] }[];
+  return { subtasks: open.find((t) => t.title === "garden (spring)")?.subtasks.map((x) => x.title), link, parentUid };
+}
+
+describe("tasks.org subtasks (plain RELATED-TO on the child, none on the parent)", () => {
+  test("parent pushed first, then the child, then the parent re-sent: the child stays its subtask", async () => {
+    const r = await tasksorgSubtasks("parent-first");
+    expect(r.subtasks).toEqual(["buy seeds"]);
+    expect(r.link).toBe(r.parentUid);
+  });
+
+  // KNOWN BUG (reported to the lead; src/features/dav/ belongs to s23-caldav). A child PUT before its parent keeps
+  // its RELATED-TO verbatim in the resource, but the link is never made when the parent arrives: the API shows the
+  // child as a top-level task (docs/research/caldav-clients.md M1; Vikunja client_compat_test.go "children arrive
+  // before parent"). `test.failing` passes while the bug exists; drop `.failing` once it is fixed.
+  test.failing("child pushed before its parent, then the parent, then the parent re-sent: the child is its subtask", async () => {
+    const r = await tasksorgSubtasks("child-first");
+    expect(r.link).toBe(r.parentUid);
+    expect(r.subtasks).toEqual(["buy seeds"]);
+  });
+});
+
 // ---- Thunderbird -------------------------------------------------------------------------------------
 
 describe("Thunderbird (source-derived sequence, not a wire capture)", () => {
