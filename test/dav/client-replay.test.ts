@@ -781,3 +781,107 @@ describe("Thunderbird (source-derived sequence, not a wire capture)", () => {
     expect(bad.status === 403 && bad.text.includes(`<D:error xmlns:D="DAV:"/>`)).toBe(false);
   });
 });
+
+// ---- GNOME Evolution ---------------------------------------------------------------------------------
+
+describe("GNOME Evolution / evolution-data-server (source-derived sequence, not a wire capture)", () => {
+  test("discovery from the root via /.well-known, home listing, OPTIONS calendar-access on the list, privileges, sync-collection at Depth 0, multiget, PUT with a quoted charset, GET back, If-Match, tombstone, stale token", async () => {
+    await shareViewerList();
+    const ev = new Replay(app, "evolution", auth);
+    ev.vars["base"] = "/";
+
+    // 01/02: the root finds nothing (no 5xx); /.well-known/caldav gives the home-set.
+    const base = await ev.send("01-discover-base");
+    let home: string | undefined;
+    if (base.status === 207) home = hrefOf(multistatus(base, "01").responses[0], NS.cal, "calendar-home-set");
+    if (!home) home = hrefOf(multistatus(await ev.send("02-discover-wellknown"), "02").responses[0], NS.cal, "calendar-home-set");
+    expect(home, "01/02: calendar-home-set").toBeTruthy();
+    ev.vars["home"] = home!;
+
+    // 03: the home's children: kind from resourcetype, task support from supported-calendar-component-set.
+    const hm = multistatus(await ev.send("03-list-home"), "03");
+    const groceries = expectGroceriesCalendar(hm, "03");
+    expect(prop(groceries, NS.apple, "calendar-color")?.text.trim()).toMatch(/^#[0-9A-Fa-f]{6}/);
+    ev.vars["collection"] = groceries.href;
+
+    // 04: OPTIONS on the list itself must say calendar-access, or Evolution refuses the URL.
+    const opt = await ev.send("04-options-collection");
+    expect(opt.status).toBeGreaterThanOrEqual(200);
+    expect(opt.status).toBeLessThan(300);
+    expect(davTokens(opt)).toContain("calendar-access");
+
+    // 05: writable iff write / write-content / all; the viewer's shared list is not.
+    const pv = multistatus(await ev.send("05-privileges"), "05");
+    expect(privileges(pv.responses[0]).some((p) => WRITE_PRIVS.includes(p))).toBe(true);
+    const shared = taskCalendars(hm).find((r) => prop(r, NS.dav, "displayname")?.text === "Bob's shop")!;
+    const pvShared = multistatus(await ev.send("05-privileges", { vars: { collection: shared.href } }), "05'");
+    expect(privileges(pvShared.responses[0]).some((p) => WRITE_PRIVS.includes(p)), "05': the viewer's list is read-only").toBe(false);
+
+    // 06: sync-collection advertised.
+    const cp = multistatus(await ev.send("06-collection-props"), "06");
+    const reports = kids(prop(cp.responses[0], NS.dav, "supported-report-set"), NS.dav, "supported-report").flatMap((x) => kid(x, NS.dav, "report")?.children ?? []);
+    expect(reports.some((r) => r.ns === NS.dav && r.name === "sync-collection")).toBe(true);
+
+    // 07: sync-collection sent with Depth: 0; XML media type; a token Evolution keeps (contains ':' or '/').
+    const a0 = await ev.send("07-sync-initial");
+    expect((a0.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase()).toMatch(/^(application|text)\/xml$/);
+    const s0 = multistatus(a0, "07");
+    expect(s0.syncToken, "07: a non-empty sync-token").toBeTruthy();
+    expect(/[:/]/.test(s0.syncToken!), "07: a token without ':' or '/' is dropped as a ctag (full resync every time)").toBe(true);
+    // Evolution skips a response for the collection itself (href ending in the request path); the rest are members.
+    const members = s0.responses.filter((r) => r.href.replace(/\/$/, "") !== groceries.href.replace(/\/$/, ""));
+    expect(members).toHaveLength(2);
+    for (const m of members) expectStrongEtag(prop(m, NS.dav, "getetag")?.text.trim(), "07");
+
+    // 08: multiget.
+    ev.setHrefs("08-multiget", members.map((m) => m.href));
+    const mg = multistatus(await ev.send("08-multiget"), "08");
+    expect(mg.responses).toHaveLength(2);
+    for (const r of mg.responses) vtodoOf(prop(r, NS.cal, "calendar-data")!.text);
+
+    // 09: new task; the name is the escaped UID + .ics ('@' → %40); Content-Type with a quoted charset.
+    const uid = `${crypto.randomUUID()}@evolution.example`;
+    ev.vars["newuid"] = uid;
+    ev.vars["newname"] = encodeURIComponent(`${uid}.ics`);
+    expect([200, 201, 204]).toContain((await ev.send("09-put-new")).status);
+    expect((await apiTasks()).some((t) => t.title === "fix the bike")).toBe(true);
+
+    // 10: read back: 200, text/calendar, strong ETag header, the VTODO with its UID.
+    const g = await ev.send("10-get");
+    expect(g.status).toBe(200);
+    expect(g.headers.get("content-type") ?? "").toContain("text/calendar");
+    const etag = expectStrongEtag(g.headers.get("etag") ?? undefined, "10");
+    expect(String(vtodoOf(g.text).getFirstPropertyValue("uid"))).toBe(uid);
+
+    // 11: stale If-Match → 412 (out of sync); current → 2xx.
+    expect((await ev.send("11-put-modify", { vars: { etag: '"stale"' } })).status).toBe(412);
+    ev.vars["etag"] = etag;
+    expect([200, 201, 204]).toContain((await ev.send("11-put-modify")).status);
+    expect((await apiTasks()).some((t) => t.title === "fix the bike (rear brake)")).toBe(true);
+
+    // 12: the delta lists it with a new ETag and a new token.
+    ev.vars["synctoken"] = s0.syncToken!;
+    const s1 = multistatus(await ev.send("12-sync-delta"), "12");
+    expect(s1.syncToken).not.toBe(s0.syncToken);
+    const href = `${groceries.href}${ev.vars["newname"]}`;
+    const changed = responseFor(s1, href);
+    expect(changed, "12: the edited task is in the delta").toBeDefined();
+    const etag2 = expectStrongEtag(prop(changed, NS.dav, "getetag")?.text.trim(), "12");
+    expect(etag2).not.toBe(etag);
+
+    // 13/14: DELETE with If-Match and Schedule-Reply: F; the delta has a response-level 404 for it.
+    ev.vars["etag"] = etag2;
+    expect([200, 204]).toContain((await ev.send("13-delete")).status);
+    ev.vars["synctoken"] = s1.syncToken!;
+    expect(responseFor(multistatus(await ev.send("14-sync-after-delete"), "14"), href)?.status).toBe(404);
+
+    // 15: an unknown token: 412, or 403 naming valid-sync-token (Evolution then starts over), never 5xx.
+    const bad = await ev.send("15-sync-bad-token");
+    expect([403, 412]).toContain(bad.status);
+    if (bad.status === 403) {
+      const err = parseXml(bad.text);
+      expect(`${err.ns}${err.name}`).toBe("DAV:error");
+      expect(kid(err, NS.dav, "valid-sync-token"), "15: the precondition Evolution looks for").toBeDefined();
+    }
+  });
+});
