@@ -6,7 +6,7 @@
 // ({principal}, {home}, {collection}, …) are filled from the server's previous answers, as the
 // client would: a discovery step that stops answering breaks every step after it.
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
+import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { XMLParser, XMLValidator } from "fast-xml-parser";
 import ICAL from "ical.js";
@@ -210,6 +210,31 @@ class Replay {
     this.vars["hrefs"] = hrefs.map((h) => `<${prefix}href>${escapeXml(h)}</${prefix}href>`).join("");
   }
 }
+
+// ---- the fixtures themselves ------------------------------------------------------------------------
+
+describe("fixtures", () => {
+  test("every fixture names its client, its source and kind (recorded / source-derived / modelled) and what the client expects, and parses", () => {
+    const known = new Set(["base", "principal", "home", "collection", "resource", "etag", "uid", "synctoken", "hrefs", "newname", "newuid", "newcollection", "target", "name", "parentname", "parentuid", "childname", "childuid", "summary"]);
+    const clients = readdirSync(FIXTURES, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name);
+    expect(clients.sort()).toEqual(["davx5", "evolution", "ios", "tasksorg", "thunderbird"]);
+    for (const c of clients) {
+      for (const f of readdirSync(join(FIXTURES, c)).filter((x) => x.endsWith(".http"))) {
+        const text = readFileSync(join(FIXTURES, c, f), "utf8");
+        const comments = text.split("\n").filter((l) => l.startsWith("#")).join("\n");
+        expect(comments, `${c}/${f}: # client:`).toMatch(/^# client: /m);
+        expect(comments, `${c}/${f}: kind`).toMatch(/recorded|source-derived|modelled/i);
+        expect(comments, `${c}/${f}: a source`).toMatch(/https:\/\/github\.com\/|@[0-9a-f]{7,}|RFC \d+/);
+        expect(comments, `${c}/${f}: # expects:`).toMatch(/^# expects: /m);
+        const fx = fixture(c, f.replace(/\.http$/, ""));
+        expect(fx.method, `${c}/${f}: method`).toMatch(/^[A-Z]+$/);
+        expect(fx.path.startsWith("/") || fx.path.startsWith("{"), `${c}/${f}: path`).toBe(true);
+        for (const [, k] of text.matchAll(/\{([a-z]+)\}/g)) expect(known.has(k!), `${c}/${f}: placeholder {${k}}`).toBe(true);
+        if (fx.body?.startsWith("<?xml")) expect(XMLValidator.validate(fx.body.replace(/\{hrefs\}/g, "")), `${c}/${f}: well-formed XML`).toBe(true);
+      }
+    }
+  });
+});
 
 // ---- setup: one user, an app password, a list with an open and a completed task ----------------
 
