@@ -692,11 +692,9 @@ describe("tasks.org subtasks (plain RELATED-TO on the child, none on the parent)
     expect(r.link).toBe(r.parentUid);
   });
 
-  // KNOWN BUG (reported to the lead; src/features/dav/ belongs to s23-caldav). A child PUT before its parent keeps
-  // its RELATED-TO verbatim in the resource, but the link is never made when the parent arrives: the API shows the
-  // child as a top-level task (docs/research/caldav-clients.md M1; Vikunja client_compat_test.go "children arrive
-  // before parent"). `test.failing` passes while the bug exists; drop `.failing` once it is fixed.
-  test.failing("child pushed before its parent, then the parent, then the parent re-sent: the child is its subtask", async () => {
+  // A child PUT before its parent (docs/research/caldav-clients.md M1; Vikunja client_compat_test.go "children
+  // arrive before parent") is linked when the parent arrives (fixed on s23-caldav after this replay found it).
+  test("child pushed before its parent, then the parent, then the parent re-sent: the child is its subtask", async () => {
     const r = await tasksorgSubtasks("child-first");
     expect(r.link).toBe(r.parentUid);
     expect(r.subtasks).toEqual(["buy seeds"]);
