@@ -1,6 +1,7 @@
 // What the reverse-proxy tests (nginx-proxy, caddy-proxy) share: raw HTTP/1.1 requests over TLS or
 // plain TCP (exactly the bytes a browser would send: Host and Origin as given, no client library
 // adding its own), a free port, a self-signed certificate for "localhost", a session's cookies.
+import { expect } from "bun:test";
 import { join } from "node:path";
 import net from "node:net";
 import tls from "node:tls";
@@ -76,4 +77,38 @@ export function selfSignedLocalhost(dir: string): { certificate: string; key: st
   );
   if (openssl.exitCode !== 0) throw new Error(`openssl: ${openssl.stderr.toString()}`);
   return { certificate, key };
+}
+
+/** Sends one request through the proxy under test (a string body as is, another as JSON). */
+export type ProxySend = (method: string, path: string, headers: Record<string, string>, body?: unknown) => Promise<Answer>;
+
+/**
+ * CalDAV through a reverse proxy, as a phone would first use it: an app password made with a
+ * session (`origin`, `host` as the browser sends them), then the well-known redirect, OPTIONS with
+ * calendar-access, PROPFIND of the root and the home, and a sync-collection REPORT of a list.
+ */
+export async function caldavThroughProxy(send: ProxySend, creds: { username: string; password: string }, browser: { host?: string; origin: string }): Promise<void> {
+  const hostHeader: Record<string, string> = browser.host ? { host: browser.host } : {};
+  const login = await send("POST", "/api/v1/auth/login", { ...hostHeader, origin: browser.origin }, creds);
+  expect(login.status).toBe(200);
+  const { cookie, csrf } = sessionOf(login);
+  const token = await send("POST", "/api/v1/tokens", { ...hostHeader, cookie, "x-csrf-token": csrf, origin: browser.origin }, { name: "phone", scopes: ["caldav"] });
+  expect(token.status).toBe(201);
+  const basic = `Basic ${Buffer.from(`${creds.username}:${JSON.parse(token.body).secret}`).toString("base64")}`;
+  const wk = await send("PROPFIND", "/.well-known/caldav", { ...hostHeader, authorization: basic, depth: "0" });
+  expect(wk.status).toBe(301);
+  expect(headerOf(wk, "location")).toBe("/dav/");
+  const options = await send("OPTIONS", "/dav/", hostHeader);
+  expect(headerOf(options, "dav")).toContain("calendar-access");
+  const xml = `<d:propfind xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:caldav"><d:prop><d:current-user-principal/><c:calendar-home-set/></d:prop></d:propfind>`;
+  const dav = { ...hostHeader, authorization: basic, "content-type": "application/xml" };
+  const pf = await send("PROPFIND", "/dav/", { ...dav, depth: "0" }, xml);
+  expect(pf.status).toBe(207);
+  expect(pf.body).toContain(`/dav/calendars/${creds.username}/`);
+  const home = await send("PROPFIND", `/dav/calendars/${creds.username}/`, { ...dav, depth: "1" }, xml);
+  expect(home.status).toBe(207);
+  const coll = /<d:href>(\/dav\/calendars\/[^<]+\/[^<]+\/)<\/d:href>/.exec(home.body)![1]!;
+  const sync = await send("REPORT", coll, { ...dav, depth: "1" }, `<d:sync-collection xmlns:d="DAV:"><d:sync-token/><d:sync-level>1</d:sync-level><d:prop><d:getetag/></d:prop></d:sync-collection>`);
+  expect(sync.status).toBe(207);
+  expect(sync.body).toContain("<d:sync-token>");
 }

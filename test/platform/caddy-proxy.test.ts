@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import tls from "node:tls";
 import { makeTestApp, type TestApp } from "../helpers/app";
-import { freePort, headerOf, rawRequest, selfSignedLocalhost, sessionOf, type Answer } from "../helpers/proxy";
+import { caldavThroughProxy, freePort, headerOf, rawRequest, selfSignedLocalhost, sessionOf, type Answer } from "../helpers/proxy";
 import { serve, type ServedApp } from "../helpers/server";
 
 // The README's Caddy site, for real: Debian's caddy runs the README's own block (read from
@@ -142,6 +142,10 @@ describe.skipIf(skip)("behind the README's Caddy (TLS)", () => {
     const id = JSON.parse(created.body).id as string;
     expect(await until(new RegExp(`event: task\\.changed\\r?\\n(?:[^\\n]*\\r?\\n)*?data: \\{[^\\n]*"id":"${id}"`))).toBe(true);
     sock.destroy();
+  });
+
+  test("CalDAV through Caddy: the well-known redirect, OPTIONS, PROPFIND and REPORT with an app password", async () => {
+    await caldavThroughProxy((m, p, h, b) => rawRequest(port, false, m, p, h, b), creds, { host: `localhost:${port}`, origin: `https://localhost:${port}` });
   });
 
   test("plain http is redirected to https, path and query kept", async () => {
