@@ -176,11 +176,15 @@ describe.skipIf(!hasChromium)("web app in a browser", () => {
     await fresh("/tasks");
     await openTask("Write the annual report");
     const dialog = page.getByRole("dialog", { name: t.tasks.details });
-    // Someone else saves first.
+    // I start editing; someone else saves first. (Had nothing been edited yet, the open dialog would
+    // simply show their version: the live update, test/e2e/sharing.test.ts.)
+    await dialog.getByLabel(t.fields.description).fill("My newer notes");
     const page1 = await apiFromPage<{ items: { id: string; title: string; version: number }[] }>("GET", "/tasks?q=annual");
     const task = page1.items[0]!;
     await apiFromPage("PATCH", `/tasks/${task.id}`, { title: "Changed elsewhere", version: task.version });
-    await dialog.getByLabel(t.fields.description).fill("My newer notes");
+    // The change's event reaches the page; my edit stays in the form.
+    await Bun.sleep(300);
+    expect(await dialog.getByLabel(t.fields.description).inputValue()).toBe("My newer notes");
     await dialog.locator("form.task-form").getByRole("button", { name: t.save }).click();
     const conflict = page.getByRole("dialog", { name: t.tasks.conflictTitle });
     await conflict.waitFor();
