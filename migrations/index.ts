@@ -16,6 +16,7 @@ import m12 from "./0012_yellow_random.sql" with { type: "text" };
 import m13 from "./0013_flaky_clea.sql" with { type: "text" };
 import m14 from "./0014_curved_venom.sql" with { type: "text" };
 import m15 from "./0015_slim_the_captain.sql" with { type: "text" };
+import m16 from "./0016_feeds.sql" with { type: "text" };
 
 export interface EmbeddedMigration { tag: string; when: number; breakpoints: boolean; sql: string }
 
@@ -36,4 +37,5 @@ export const embeddedMigrations: EmbeddedMigration[] = [
   { tag: "0013_flaky_clea", when: 1795704844754, breakpoints: true, sql: m13 },
   { tag: "0014_curved_venom", when: 1795705139763, breakpoints: true, sql: m14 },
   { tag: "0015_slim_the_captain", when: 1795710102083, breakpoints: true, sql: m15 },
+  { tag: "0016_feeds", when: 1795720808507, breakpoints: true, sql: m16 },
 ];

@@ -72,6 +72,9 @@ import { instanceMetrics } from "./features/metrics/metrics.instance";
 import { importRoutes } from "./transfer/import/import.routes";
 import { SnapshotService } from "./transfer/snapshot/snapshot.service";
 import { snapshotRoutes } from "./transfer/snapshot/snapshot.routes";
+import { FeedsService } from "./features/feeds/feeds.service";
+import { feedsRoutes } from "./features/feeds/feeds.routes";
+import { renderFeed } from "./transfer/feeds/feeds.ics";
 
 export interface AppOptions {
   db: Db;
@@ -227,6 +230,8 @@ export function createApp(opts: AppOptions): AppHandle {
     .use(backupRoutes(backup))
     .use(importRoutes(importer))
     .use(snapshotRoutes(async () => snapshots))
+    // Calendar feeds: the feature gathers what a feed shows, transfer/feeds writes it as iCalendar.
+    .use(feedsRoutes(new FeedsService(core, renderFeed), core.config.trustProxy))
     .use(docsRoutes(() => root, APP_VERSION))
     .use(metricsRoutes(core.metrics, core.config.metricsToken))
     .use(webRoutes(new WebService()));

@@ -112,6 +112,8 @@ export const TAG_DESCRIPTIONS: Record<string, string> = {
   reminders: "Reminders on tasks (before the due time, or at an instant), habits (daily at a local time on scheduled days) and countdowns (days before each occurrence): each with its next fire time, re-armed when its target changes.",
   notifications: "Where reminders go: per-user channels (webhook, ntfy, e-mail, Web Push) with a test action, the deliveries list, and the signed done/snooze links notifications carry.",
   admin: "Instance settings for notifications (administrators only): the SMTP server e-mail channels use, and the outbound rule limiting where webhook, ntfy and push requests may go.",
+  feeds:
+    "Read-only calendar feeds: secret, revocable webcal URLs (all the user sees, or one list) that calendar apps subscribe to, with dated tasks as events or to-dos, countdowns (lunar ones on their Gregorian dates) and habit reminders.",
   backup: "Complete backups (app-backup v2 ZIP archives with attachments): streamed export, a preflight that validates an upload whole, and a merge or replace restore in one transaction.",
 };
 

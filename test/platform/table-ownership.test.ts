@@ -48,6 +48,7 @@ const OWNERS: Record<string, string[]> = {
   deliveries: ["features/reminders/channels.repo.ts"],
   reminder_action_uses: ["features/reminders/channels.repo.ts"],
   notification_settings: ["features/reminders/channels.repo.ts"],
+  feeds: ["features/feeds/feeds.repo.ts"],
 };
 
 /**

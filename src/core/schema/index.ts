@@ -6,3 +6,4 @@ export * from "./backup";
 export * from "./import";
 export * from "./snapshots";
 export * from "./reminders";
+export * from "./feeds";

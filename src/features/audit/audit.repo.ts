@@ -31,7 +31,10 @@ export type AuditAction =
   | "list_role_changed"
   | "list_member_removed"
   | "list_left"
-  | "list_ownership_transferred";
+  | "list_ownership_transferred"
+  // Calendar feeds (devices.md): a secret URL made or revoked.
+  | "feed_created"
+  | "feed_revoked";
 
 /** Who did it and from where; written in the same transaction as the change it records. */
 export interface AuditEntry {

@@ -1,0 +1,110 @@
+import ICAL from "ical.js";
+import { taskToVtodo } from "../import/vtodo.mapping";
+import type { FeedContent, FeedTask } from "../../features/feeds/feeds.types";
+
+/**
+ * A feed's content as an iCalendar document (RFC 5545), built with ical.js: escaping and line
+ * folding are the library's, never string concatenation of properties here.
+ *
+ * - Every time is a DATE or a UTC DATE-TIME, so the document needs no VTIMEZONE (X-WR-TIMEZONE
+ *   only tells apps which zone to show it in).
+ * - UIDs are stable (the task's, countdown's or reminder's id, and the day for items that recur),
+ *   and DTSTAMP is the item's last change rather than the fetch time: the same data gives the same
+ *   bytes, so the ETag holds until something changes and subscribers never see duplicates.
+ * - A to-do is the importer's own mapping (vtodo.mapping.ts taskToVtodo), so the feed, the .ics
+ *   import and CalDAV agree on priority, status and all-day handling.
+ */
+const PRODID = "-//app//Calendar feed//EN";
+/** What subscribers are asked to wait between fetches (RFC 7986 REFRESH-INTERVAL; Outlook's X-PUBLISHED-TTL). */
+const REFRESH = "PT1H";
+
+const utc = (iso: string) => ICAL.Time.fromJSDate(new Date(iso), true);
+
+function dateOf(ymd: string, plusDays = 0): ICAL.Time {
+  const [y, m, d] = ymd.split("-").map(Number);
+  const t = ICAL.Time.fromData({ year: y!, month: m!, day: d!, isDate: true });
+  if (plusDays) t.adjust(plusDays, 0, 0, 0);
+  return t;
+}
+
+function event(uid: string, stamp: string, summary: string): ICAL.Component {
+  const e = new ICAL.Component("vevent");
+  e.addPropertyWithValue("uid", uid);
+  e.addPropertyWithValue("dtstamp", utc(stamp));
+  e.addPropertyWithValue("summary", summary);
+  // A deadline or an anniversary does not make the subscriber busy.
+  e.addPropertyWithValue("transp", "TRANSPARENT");
+  return e;
+}
+
+/** All day for a date (DTEND the next day, exclusive); a point in time for an instant (no DTEND: RFC 5545 §3.6.1). */
+function setWhen(e: ICAL.Component, due: string): void {
+  if (due.length === 10) {
+    e.addPropertyWithValue("dtstart", dateOf(due));
+    e.addPropertyWithValue("dtend", dateOf(due, 1));
+  } else e.addPropertyWithValue("dtstart", utc(due));
+}
+
+function taskEvent(t: FeedTask): ICAL.Component {
+  const e = event(`task-${t.id}`, t.updatedAt, t.title);
+  e.addPropertyWithValue("created", utc(t.createdAt));
+  e.addPropertyWithValue("last-modified", utc(t.updatedAt));
+  setWhen(e, t.dueAt);
+  if (t.description) e.addPropertyWithValue("description", t.description);
+  categories(e, [t.listName, ...t.tags]);
+  return e;
+}
+
+function taskTodo(t: FeedTask): ICAL.Component {
+  const c = taskToVtodo({ ...t, parentId: null, rrule: null, timezone: null, tags: t.tags });
+  categories(c, [t.listName]);
+  return c;
+}
+
+function categories(c: ICAL.Component, names: string[]): void {
+  const values = names.filter((n) => n !== "");
+  if (!values.length) return;
+  const p = new ICAL.Property("categories", c);
+  p.setValues(values);
+  c.addProperty(p);
+}
+
+/**
+ * An X- property as TEXT. ical.js writes a property it has no type for as it is, unescaped: a list
+ * named "a\nEND:VCALENDAR" would end the document there. As TEXT it is escaped (and says VALUE=TEXT).
+ */
+function textProperty(c: ICAL.Component, name: string, value: string): void {
+  const p = new ICAL.Property(name, c);
+  p.resetType("text");
+  p.setValue(value);
+  c.addProperty(p);
+}
+
+export function renderFeed(content: FeedContent): string {
+  const cal = new ICAL.Component("vcalendar");
+  cal.addPropertyWithValue("version", "2.0");
+  cal.addPropertyWithValue("prodid", PRODID);
+  cal.addPropertyWithValue("calscale", "GREGORIAN");
+  cal.addPropertyWithValue("method", "PUBLISH");
+  textProperty(cal, "x-wr-calname", content.name);
+  textProperty(cal, "x-wr-timezone", content.timezone);
+  const refresh = new ICAL.Property("refresh-interval", cal);
+  refresh.setValue(ICAL.Duration.fromString(REFRESH));
+  cal.addProperty(refresh);
+  textProperty(cal, "x-published-ttl", REFRESH);
+
+  for (const t of content.tasks) cal.addSubcomponent(content.taskFormat === "todos" ? taskTodo(t) : taskEvent(t));
+  for (const d of content.countdowns) {
+    const summary = d.count !== null && d.type !== "countdown" ? `${d.name} (${d.count})` : d.name;
+    const e = event(`countdown-${d.countdownId}-${d.date}`, d.updatedAt, summary);
+    setWhen(e, d.date);
+    cal.addSubcomponent(e);
+  }
+  for (const h of content.habits) {
+    const e = event(`habit-${h.reminderId}-${h.date}`, h.updatedAt, h.name);
+    setWhen(e, h.at);
+    cal.addSubcomponent(e);
+  }
+  // ical.js ends lines with CRLF and folds them at 75 octets; the last line needs its CRLF too.
+  return `${cal.toString()}\r\n`;
+}
