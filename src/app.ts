@@ -74,7 +74,6 @@ import { SnapshotService } from "./transfer/snapshot/snapshot.service";
 import { snapshotRoutes } from "./transfer/snapshot/snapshot.routes";
 import { FeedsService } from "./features/feeds/feeds.service";
 import { feedsRoutes } from "./features/feeds/feeds.routes";
-import { renderFeed } from "./transfer/feeds/feeds.ics";
 
 export interface AppOptions {
   db: Db;
@@ -230,8 +229,9 @@ export function createApp(opts: AppOptions): AppHandle {
     .use(backupRoutes(backup))
     .use(importRoutes(importer))
     .use(snapshotRoutes(async () => snapshots))
-    // Calendar feeds: the feature gathers what a feed shows, transfer/feeds writes it as iCalendar.
-    .use(feedsRoutes(new FeedsService(core, renderFeed), core.config.trustProxy))
+    // Calendar feeds: the feature gathers what a feed shows, transfer/feeds writes it as iCalendar
+    // (with ical.js, loaded on the first fetch of a feed, as for the .ics import).
+    .use(feedsRoutes(new FeedsService(core, lazy(async () => (await import("./transfer/feeds/feeds.ics")).renderFeed)), core.config.trustProxy))
     .use(docsRoutes(() => root, APP_VERSION))
     .use(metricsRoutes(core.metrics, core.config.metricsToken))
     .use(webRoutes(new WebService()));

@@ -66,6 +66,11 @@ try {
   report.legacy = { status: legacy.status, countdowns: (JSON.parse(legacy.text) as { countdowns: unknown[] }).countdowns.length, loaded: loaded() };
   const backup = await call("GET", "/api/v1/backup/export.zip");
   report.backup = { status: backup.status, type: backup.type, loaded: loaded() };
+  // Calendar feeds (issue 16): listing and creating them loads nothing; the first fetch loads ical.js.
+  const feed = await call("POST", "/api/v1/feeds", { scope: "all", include: ["tasks"] });
+  const feedLoadedBefore = loaded();
+  const ics = await call("GET", new URL((JSON.parse(feed.text) as { url: string }).url).pathname);
+  report.feed = { create: feed.status, before: feedLoadedBefore.includes("icalJs"), fetch: ics.status, after: loaded().includes("icalJs") };
   console.log(JSON.stringify(report));
 } finally {
   app?.close();

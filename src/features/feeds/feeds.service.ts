@@ -13,7 +13,7 @@ import { presentFeed } from "./feeds.present";
 import { activeFeedsOf, findActiveFeed, findFeedById, insertFeed, revokeFeed } from "./feeds.repo";
 import { FEED_INCLUDES, type Feed, type FeedCreate } from "./feeds.schemas";
 import { parseFeedFile, signatureMatches } from "./feeds.secret";
-import type { FeedRenderer } from "./feeds.types";
+import type { LoadFeedRenderer } from "./feeds.types";
 
 /** A feed fetch's answer: the calendar, or 304 when the client's copy is current. */
 export type FeedFetch = { status: 200; body: string; etag: string } | { status: 304; etag: string };
@@ -34,7 +34,7 @@ export class FeedsService {
 
   constructor(
     private readonly core: Core,
-    private readonly render: FeedRenderer,
+    private readonly loadRenderer: LoadFeedRenderer,
   ) {
     this.probes = new LoginThrottle(core.clock, PROBE_FREE_FAILURES);
   }
@@ -95,7 +95,7 @@ export class FeedsService {
     if (row.revokedAt !== null) throw notFound("feed");
     const content = await feedContent(this.core, row);
     if (content === null) throw notFound("feed");
-    const body = this.render(content);
+    const body = (await this.loadRenderer())(content);
     const etag = `"${Bun.SHA256.hash(body, "base64").replace(/=+$/, "")}"`;
     if (ifNoneMatch !== null && matches(ifNoneMatch, etag)) return { status: 304, etag };
     return { status: 200, body, etag };
