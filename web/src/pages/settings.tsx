@@ -6,6 +6,7 @@ import { t } from "../i18n";
 import { navigate } from "../router";
 import { ServerBackupsCard } from "./server-backups";
 import { ReminderSettings } from "./notifications";
+import { FeedsCard } from "./settings-feeds";
 import { ErrorBox, errorText, formatInstant, toast, toastError, useLoad, useTitle } from "../ui";
 
 const ZONES: string[] = (() => {
@@ -102,6 +103,7 @@ export function SettingsPage({ user, onUser, onSignedOut }: { user: User; onUser
         <button onClick={() => end("/sessions/others")}>{t.settings.endOthers}</button>
       </div>
       <ReminderSettings isAdmin={user.is_admin} />
+      <FeedsCard />
       {user.is_admin && <UsersCard />}
       {user.is_admin && <ServerBackupsCard />}
       <div class="card">
