@@ -313,6 +313,34 @@ describe("GET /feeds/<secret>.ics", () => {
     expect((await fetchFeed(mine.url)).r.status).toBe(200);
   });
 
+  test("a disabled account's feeds answer 404 (the operator's `app users disable`), and again once enabled", async () => {
+    const alice = await start();
+    const bob = await signedInUser(app, alice, "bob");
+    const f = await newFeed(bob, { scope: "all", include: ["tasks"] });
+    expect((await fetchFeed(f.url)).r.status).toBe(200);
+    // What `app users disable bob` writes (the CLI's own test covers the command).
+    app.db.sqlite.run("UPDATE users SET disabled_at = ? WHERE username = 'bob'", [NOW]);
+    expect((await app.client().get(pathOf(f.url))).status).toBe(404);
+    app.db.sqlite.run("UPDATE users SET disabled_at = NULL WHERE username = 'bob'");
+    expect((await fetchFeed(f.url)).r.status).toBe(200);
+  });
+
+  test("the window moves with the user's today: a task leaves the feed 60 days after its due date", async () => {
+    const clock = new FixedClock(new Date(NOW));
+    app = makeTestApp({ clock });
+    const alice = await setupAdmin(app);
+    await task(alice, { title: "Old", due_at: "2026-11-20" });
+    const f = await newFeed(alice, { scope: "all", include: ["tasks"] });
+    const first = await fetchFeed(f.url);
+    expect(summaries(first.items)).toEqual(["Old"]);
+    clock.set("2027-01-19T12:00:00.000Z");
+    expect(summaries((await fetchFeed(f.url)).items)).toEqual(["Old"]);
+    clock.set("2027-01-20T12:00:00.000Z");
+    const later = await fetchFeed(f.url);
+    expect(summaries(later.items)).toEqual([]);
+    expect(later.r.headers.get("etag")).not.toBe(first.r.headers.get("etag"));
+  });
+
   test("hostile text stays inside its property (escaped by ical.js), lines folded", async () => {
     const alice = await start();
     const evil = "x\r\nEND:VEVENT\r\nBEGIN:VEVENT\r\nUID:injected";
