@@ -204,6 +204,29 @@ describe("GET /feeds/<secret>.ics", () => {
     expect(t.getFirstProperty("dtend")).toBeNull();
   });
 
+  test("a repeating task: every later occurrence for a year as its own event (exceptions skipped); as a to-do only the current one", async () => {
+    const alice = await start();
+    const weekly = await task(alice, { title: "Bins out", due_at: "2026-11-30" });
+    const rec = await alice.post("/api/v1/recurrences", { task_id: weekly.id, kind: "rrule", rrule: "FREQ=WEEKLY" });
+    expect(rec.status).toBe(201);
+    expect((await alice.post(`/api/v1/recurrences/${rec.body.id}/exceptions`, { date: "2026-12-14" })).status).toBe(200);
+    const timed = await task(alice, { title: "Standup", due_at: "2026-11-27T09:00:00Z" });
+    expect((await alice.post("/api/v1/recurrences", { task_id: timed.id, kind: "rrule", rrule: "FREQ=DAILY;COUNT=3", timezone: "Europe/London" })).status).toBe(201);
+    const f = await newFeed(alice, { scope: "all", include: ["tasks"] });
+    const { items } = await fetchFeed(f.url);
+    const bins = items.filter((e) => e.getFirstPropertyValue("summary") === "Bins out").map((e) => (e.getFirstPropertyValue("dtstart") as ICAL.Time).toString());
+    expect(bins.slice(0, 4)).toEqual(["2026-11-30", "2026-12-07", "2026-12-21", "2026-12-28"]);
+    // Through 366 days after today (2027-11-27): the last Monday is 2027-11-22; 52 weeks less the exception.
+    expect(bins[bins.length - 1]).toBe("2027-11-22");
+    expect(bins.length).toBe(51);
+    const uids = items.filter((e) => e.getFirstPropertyValue("summary") === "Bins out").map((e) => String(e.getFirstPropertyValue("uid")));
+    expect(uids.slice(0, 2)).toEqual([`task-${weekly.id}`, `task-${weekly.id}-2026-12-07`]);
+    const standups = items.filter((e) => e.getFirstPropertyValue("summary") === "Standup").map((e) => (e.getFirstPropertyValue("dtstart") as ICAL.Time).toJSDate().toISOString());
+    expect(standups).toEqual(["2026-11-27T09:00:00.000Z", "2026-11-28T09:00:00.000Z", "2026-11-29T09:00:00.000Z"]);
+    const todos = await newFeed(alice, { scope: "all", include: ["tasks"], task_format: "todos" });
+    expect(summaries((await fetchFeed(todos.url)).items)).toEqual(["Bins out", "Standup"]);
+  });
+
   test("todos: VTODO with DUE, completed ones included as COMPLETED", async () => {
     const alice = await start();
     const dateOnly = await task(alice, { title: "Date only", due_at: "2026-12-01", priority: 3 });

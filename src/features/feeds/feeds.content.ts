@@ -1,11 +1,15 @@
 import type { Core } from "../../core/core";
 import { readSnapshot, type Conn } from "../../core/db";
 import { addDays, dateOfDay, dayNumber } from "../../core/days";
-import { instantOfLocal, localMidnightUtc, today as todayOf } from "../../core/time";
+import { instantOfLocal, isDateOnly, localMidnightUtc, today as todayOf } from "../../core/time";
 import { findUserById } from "../account/account.repo";
 import { listHead } from "../lists/lists.repo";
 import { roleOnList, type TaskScope } from "../lists/lists.access";
-import { tagsAt } from "../tasks/tasks.repo";
+import { findTasksWithList, isVisibleTask, tagsAt } from "../tasks/tasks.repo";
+import { filterDayOf } from "../tasks/tasks.views";
+import { listExceptions, rruleRecurrencesInLists, rruleRecurrencesOfUser } from "../recurrence/recurrence.repo";
+import { parseRRule, seriesFor, SeriesError } from "../recurrence/recurrence.engine";
+import { visibleScopes } from "../lists/lists.access";
 import { datedInRange } from "../tasks/tasks.views.repo";
 import { listCountdowns, type CountdownRow } from "../countdowns/countdowns.repo";
 import { loadLunar, needsLunar, occurrence, type LunarCalendar } from "../countdowns/countdowns.occurrence";
@@ -29,6 +33,9 @@ export const FEED_LIMITS = {
   taskFutureDays: 730,
   /** At most this many tasks (the earliest due first in the window: the far future is cut). */
   maxTasks: 5000,
+  /** Later occurrences of repeating tasks (events only): through this many days ahead, at most this many. */
+  occurrenceDays: 366,
+  maxOccurrences: 3000,
   /** Countdown occurrences from this many days back through this many years ahead (lunar ones converted one by one). */
   countdownPastDays: 30,
   countdownYears: 5,
@@ -68,7 +75,7 @@ export async function feedContent(core: Core, feed: FeedRow): Promise<FeedConten
       name,
       timezone: tz,
       taskFormat: feed.taskFormat,
-      tasks: include.has("tasks") ? tasksOf(c, user.id, scopes, today, tz, feed.taskFormat) : [],
+      tasks: include.has("tasks") ? tasksOf(c, user.id, scopes, feed.scope === "list" ? feed.listId : null, today, tz, feed.taskFormat) : [],
       countdowns: include.has("countdowns") ? countdownDays(listCountdowns(c, user.id, false), today, lunar) : [],
       habits: include.has("habits") ? habitReminders(c, user.id, today, tz, core.clock.now()) : [],
     };
@@ -86,7 +93,7 @@ async function lunarIfNeeded(core: Core, userId: string): Promise<LunarCalendar 
  * tasks are left out (what Todoist's and TickTick's feeds do: a calendar shows what is ahead); as
  * to-dos they stay, marked COMPLETED, so a task app shows them ticked.
  */
-function tasksOf(c: Conn, userId: string, scopes: string | TaskScope[], today: string, tz: string, format: "events" | "todos"): FeedTask[] {
+function tasksOf(c: Conn, userId: string, scopes: string | TaskScope[], listId: string | null, today: string, tz: string, format: "events" | "todos"): FeedTask[] {
   const from = addDays(today, -FEED_LIMITS.taskPastDays);
   const through = addDays(today, FEED_LIMITS.taskFutureDays);
   const rows = datedInRange(
@@ -98,12 +105,16 @@ function tasksOf(c: Conn, userId: string, scopes: string | TaskScope[], today: s
   const tags = new Map<number, string[]>();
   for (const t of tagsAt(c, rows.map((r) => r.id), userId)) tags.set(t.at, [...(tags.get(t.at) ?? []), t.name]);
   const listNames = new Map<string, string>();
-  return rows.map((r, i): FeedTask => {
-    let listName = listNames.get(r.list_id);
-    if (listName === undefined) {
-      listName = listHead(c, r.list_id)?.name ?? "";
-      listNames.set(r.list_id, listName);
+  const nameOf = (id: string): string => {
+    let name = listNames.get(id);
+    if (name === undefined) {
+      name = listHead(c, id)?.name ?? "";
+      listNames.set(id, name);
     }
+    return name;
+  };
+  const out = rows.map((r, i): FeedTask => {
+    const listName = nameOf(r.list_id);
     return {
       id: r.id,
       title: r.title,
@@ -116,8 +127,48 @@ function tasksOf(c: Conn, userId: string, scopes: string | TaskScope[], today: s
       updatedAt: r.updated_at,
       tags: tags.get(i) ?? [],
       listName,
+      occurrence: false,
     };
   });
+  if (format === "events") out.push(...laterOccurrences(c, userId, listId, out, today, tz, nameOf));
+  return out;
+}
+
+/**
+ * The later occurrences of the open repeating tasks (rrule) shown in the feed, as the calendar view
+ * computes them (recurrence.engine; exceptions skipped), from the day after the task's own due date
+ * through FEED_LIMITS.occurrenceDays ahead: a calendar app shows a weekly task on every week, not
+ * only on the next one. Not for to-dos: a task app completes the current one, and the next follows.
+ */
+function laterOccurrences(c: Conn, userId: string, listId: string | null, shown: FeedTask[], today: string, tz: string, nameOf: (id: string) => string): FeedTask[] {
+  const base = new Map(shown.filter((t) => !t.completed).map((t) => [t.id, t]));
+  const shared = listId === null ? visibleScopes(c, userId).flatMap((s) => (s.kind === "list" ? [s.listId] : [])) : [listId];
+  const recs = [...(listId === null ? rruleRecurrencesOfUser(c, userId) : []), ...rruleRecurrencesInLists(c, shared)].filter((r) => base.has(r.task_id));
+  if (!recs.length) return [];
+  const tasks = new Map(findTasksWithList(c, userId, recs.map((r) => r.task_id)).map((t) => [t.id, t]));
+  const through = addDays(today, FEED_LIMITS.occurrenceDays);
+  const out: FeedTask[] = [];
+  for (const rec of recs) {
+    const t = tasks.get(rec.task_id);
+    const shownTask = base.get(rec.task_id)!;
+    if (!isVisibleTask(t) || t.completed === 1 || t.due_at === null || rec.dtstart === null || (listId !== null && t.list_id !== listId)) continue;
+    const parsed = parseRRule(rec.rrule ?? "", isDateOnly(rec.dtstart));
+    if (!parsed.ok) continue;
+    try {
+      const series = seriesFor(parsed.rule, rec.dtstart, rec.timezone);
+      const left = FEED_LIMITS.maxOccurrences - out.length;
+      if (left <= 0) break;
+      for (const due of series.occurrencesThrough(t.due_at, through, new Set(listExceptions(c, rec.id)), left)) {
+        // A zone apart from the user's can put the last one a day past the window.
+        if ((isDateOnly(due) ? due : filterDayOf(due, tz)) > through) break;
+        out.push({ ...shownTask, dueAt: due, listName: nameOf(t.list_id), occurrence: true });
+      }
+    } catch (e) {
+      // A schedule the engine cannot expand shows its task only (as the calendar view does).
+      if (!(e instanceof SeriesError)) throw e;
+    }
+  }
+  return out;
 }
 
 /**

@@ -17,6 +17,8 @@ export interface FeedTask {
   tags: string[];
   /** The list's name (shared lists: so a subscriber sees where a task comes from). */
   listName: string;
+  /** A later occurrence of a repeating task (computed, not stored): `dueAt` is that occurrence's. */
+  occurrence: boolean;
 }
 
 export interface FeedCountdownDay {

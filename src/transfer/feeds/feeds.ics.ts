@@ -46,7 +46,9 @@ function setWhen(e: ICAL.Component, due: string): void {
 }
 
 function taskEvent(t: FeedTask): ICAL.Component {
-  const e = event(`task-${t.id}`, t.updatedAt, t.title);
+  // A later occurrence is its own event: the day keeps its UID stable (the series' rule is the
+  // app's, expanded by its recurrence engine, not handed to each client as an RRULE).
+  const e = event(t.occurrence ? `task-${t.id}-${t.dueAt}` : `task-${t.id}`, t.updatedAt, t.title);
   e.addPropertyWithValue("created", utc(t.createdAt));
   e.addPropertyWithValue("last-modified", utc(t.updatedAt));
   setWhen(e, t.dueAt);
