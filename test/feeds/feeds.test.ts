@@ -33,6 +33,7 @@ const byTitle = (items: ICAL.Component[], title: string) => items.find((c) => c.
 async function newFeed(c: TestClient, body: Record<string, unknown>) {
   const r = await c.post("/api/v1/feeds", body);
   if (r.status !== 201) throw new Error(`feed not created: ${r.status} ${r.text}`);
+  expect(r.headers.get("location")).toBe(`/api/v1/feeds/${r.body.id}`);
   return r.body;
 }
 
@@ -55,6 +56,7 @@ describe("feeds API", () => {
     const list = await alice.get("/api/v1/feeds");
     expect(list.status).toBe(200);
     expect(list.body.items).toEqual([f]);
+    expect((await alice.get(`/api/v1/feeds/${f.id}`)).body).toEqual(f);
     expect((await fetchFeed(f.url)).r.status).toBe(200);
 
     expect((await alice.delete(`/api/v1/feeds/${f.id}`)).status).toBe(204);
@@ -67,6 +69,8 @@ describe("feeds API", () => {
     const g = await newFeed(alice, { scope: "all", include: ["tasks"] });
     const bob = await signedInUser(app, alice, "bob");
     await rejected(app, () => bob.delete(`/api/v1/feeds/${g.id}`), 404, "not_found");
+    expect((await bob.get(`/api/v1/feeds/${g.id}`)).status).toBe(404);
+    expect((await alice.get(`/api/v1/feeds/${f.id}`)).status).toBe(404);
     expect((await bob.get("/api/v1/feeds")).body.items).toEqual([]);
     // Audited.
     const audit = (await alice.get("/api/v1/audit-logs")).body.items.map((e: { action: string }) => e.action);

@@ -40,6 +40,7 @@ export function feedsRoutes(service: FeedsService, trustProxy: boolean) {
       ({ body, request, set }) => {
         const f = service.create(principalOf(request).user, body, originOf(request, trustProxy), requestMeta(request));
         set.status = 201;
+        set.headers["location"] = `/api/v1/feeds/${f.id}`;
         return f;
       },
       {
@@ -48,11 +49,15 @@ export function feedsRoutes(service: FeedsService, trustProxy: boolean) {
           summary: "Create a calendar feed (a secret webcal URL)",
           description: `\`scope: list\` needs \`list_id\`: a list the user can see (their own or one shared with them) and not in the trash, else \`422 invalid_reference\`. The feed's \`url\` carries a secret of 256 bits: whoever has it reads the feed until it is revoked. Audited (\`feed_created\`).\n\n${CONTENT}`,
           tags: TAGS,
-          ok: { status: 201, schema: Feed },
+          ok: { status: 201, schema: Feed, headers: { Location: { description: "URL of the new feed in the API (its `url` is the calendar's)" } } },
           errors: ["validation_failed", "invalid_reference", "malformed_request", "csrf_failed", "payload_too_large"],
         }),
       },
     )
+    .get("/api/v1/feeds/:feed_id", ({ params, request }) => service.get(principalOf(request).user, params.feed_id, originOf(request, trustProxy)), {
+      params: FeedParams,
+      detail: doc({ summary: "One calendar feed", description: "As listed by `GET /feeds`. A revoked feed, or one that is not the user's, is `404`.", tags: TAGS, ok: { status: 200, schema: Feed }, errors: ["not_found", "malformed_request"] }),
+    })
     .delete(
       "/api/v1/feeds/:feed_id",
       ({ params, request, set }) => {

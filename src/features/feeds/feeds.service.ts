@@ -43,6 +43,12 @@ export class FeedsService {
     return readSnapshot(this.core.db, (c) => activeFeedsOf(c, user.id)).map((r) => presentFeed(r, this.core.secret, origin));
   }
 
+  get(user: AuthUser, id: string, origin: string): Feed {
+    const row = readSnapshot(this.core.db, (c) => findActiveFeed(c, user.id, id));
+    if (!row) throw notFound("feed");
+    return presentFeed(row, this.core.secret, origin);
+  }
+
   create(user: AuthUser, body: FeedCreate, origin: string, meta: RequestMeta): Feed {
     const listId = body.list_id ?? null;
     if (body.scope === "list" && listId === null) throw validationFailed([{ path: "list_id", message: "required with scope list" }]);
