@@ -14,7 +14,7 @@ import { datedInRange } from "../tasks/tasks.views.repo";
 import { listCountdowns, type CountdownRow } from "../countdowns/countdowns.repo";
 import { loadLunar, needsLunar, occurrence, type LunarCalendar } from "../countdowns/countdowns.occurrence";
 import { listHabits } from "../habits/habits.repo";
-import { remindersOfUser } from "../reminders/reminders.repo";
+import { remindersOfTargets } from "../reminders/reminders.repo";
 import { loadTarget } from "../reminders/reminders.targets";
 import { habitDueOn } from "../reminders/reminders.schedule";
 import type { FeedRow } from "./feeds.repo";
@@ -90,7 +90,7 @@ async function lunarIfNeeded(core: Core, userId: string): Promise<LunarCalendar 
 /**
  * Dated top-level tasks in the window, as the calendar view reads them (open and completed; the
  * trash and archived lists left out; lists shared with the user included). As events, completed
- * tasks are left out (what Todoist's and TickTick's feeds do: a calendar shows what is ahead); as
+ * tasks are left out (a calendar shows what is still to do, and ticking a task off clears it there); as
  * to-dos they stay, marked COMPLETED, so a task app shows them ticked.
  */
 function tasksOf(c: Conn, userId: string, scopes: string | TaskScope[], listId: string | null, today: string, tz: string, format: "events" | "todos"): FeedTask[] {
@@ -143,7 +143,10 @@ function tasksOf(c: Conn, userId: string, scopes: string | TaskScope[], listId: 
 function laterOccurrences(c: Conn, userId: string, listId: string | null, shown: FeedTask[], today: string, tz: string, nameOf: (id: string) => string): FeedTask[] {
   const base = new Map(shown.filter((t) => !t.completed).map((t) => [t.id, t]));
   const shared = listId === null ? visibleScopes(c, userId).flatMap((s) => (s.kind === "list" ? [s.listId] : [])) : [listId];
-  const recs = [...(listId === null ? rruleRecurrencesOfUser(c, userId) : []), ...rruleRecurrencesInLists(c, shared)].filter((r) => base.has(r.task_id));
+  const recs = [...(listId === null ? rruleRecurrencesOfUser(c, userId) : []), ...rruleRecurrencesInLists(c, shared)]
+    .filter((r) => base.has(r.task_id))
+    // A stable order: the same data gives the same document (and ETag).
+    .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   if (!recs.length) return [];
   const tasks = new Map(findTasksWithList(c, userId, recs.map((r) => r.task_id)).map((t) => [t.id, t]));
   const through = addDays(today, FEED_LIMITS.occurrenceDays);
@@ -214,9 +217,12 @@ function habitReminders(c: Conn, userId: string, today: string, tz: string, now:
   const habits = new Map(listHabits(c, userId, false).map((h) => [h.id, h]));
   const out: FeedHabitReminder[] = [];
   const start = dayNumber(today);
-  for (const r of remindersOfUser(c, userId)) {
+  const reminders = remindersOfTargets(c, "habit", [...habits.keys()]).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  // The reminders of these habits only (reminders_target_idx), not every reminder of the account;
+  // in a stable order, so the same data gives the same document (and ETag).
+  for (const r of reminders) {
     const h = habits.get(r.target_id);
-    if (r.target_type !== "habit" || r.kind !== "daily" || r.time === null || !h) continue;
+    if (r.user_id !== userId || r.kind !== "daily" || r.time === null || !h) continue;
     const target = loadTarget(c, userId, "habit", h.id, tz, now);
     if (!target || target.state.type !== "habit" || !target.state.active) continue;
     for (let d = start; d < start + FEED_LIMITS.habitDays; d++) {
