@@ -20,6 +20,17 @@ const REFRESH = "PT1H";
 
 const utc = (iso: string) => ICAL.Time.fromJSDate(new Date(iso), true);
 
+/**
+ * A text as an iCalendar TEXT value may hold it: ical.js escapes `\n`, `;`, `,` and `\` but
+ * writes other control characters as they are, and RFC 5545 allows none (but HTAB) in TEXT. A raw
+ * CR is the dangerous one: a reader that breaks lines on it would read what follows as a property
+ * of its own. So CR LF and CR become LF (escaped by ical.js), the other control characters go.
+ */
+export function icalText(s: string): string {
+  // eslint-disable-next-line no-control-regex -- the control characters are what is removed
+  return s.replace(/\r\n?/g, "\n").replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, "");
+}
+
 function dateOf(ymd: string, plusDays = 0): ICAL.Time {
   const [y, m, d] = ymd.split("-").map(Number);
   const t = ICAL.Time.fromData({ year: y!, month: m!, day: d!, isDate: true });
@@ -31,7 +42,7 @@ function event(uid: string, stamp: string, summary: string): ICAL.Component {
   const e = new ICAL.Component("vevent");
   e.addPropertyWithValue("uid", uid);
   e.addPropertyWithValue("dtstamp", utc(stamp));
-  e.addPropertyWithValue("summary", summary);
+  e.addPropertyWithValue("summary", icalText(summary));
   // A deadline or an anniversary does not make the subscriber busy.
   e.addPropertyWithValue("transp", "TRANSPARENT");
   return e;
@@ -52,19 +63,19 @@ function taskEvent(t: FeedTask): ICAL.Component {
   e.addPropertyWithValue("created", utc(t.createdAt));
   e.addPropertyWithValue("last-modified", utc(t.updatedAt));
   setWhen(e, t.dueAt);
-  if (t.description) e.addPropertyWithValue("description", t.description);
+  if (t.description) e.addPropertyWithValue("description", icalText(t.description));
   categories(e, [t.listName, ...t.tags]);
   return e;
 }
 
 function taskTodo(t: FeedTask): ICAL.Component {
-  const c = taskToVtodo({ ...t, parentId: null, rrule: null, timezone: null, tags: t.tags });
+  const c = taskToVtodo({ ...t, title: icalText(t.title), description: icalText(t.description), parentId: null, rrule: null, timezone: null, tags: t.tags.map(icalText).filter((n) => n !== "") });
   categories(c, [t.listName]);
   return c;
 }
 
 function categories(c: ICAL.Component, names: string[]): void {
-  const values = names.filter((n) => n !== "");
+  const values = names.map(icalText).filter((n) => n !== "");
   if (!values.length) return;
   const p = new ICAL.Property("categories", c);
   p.setValues(values);
@@ -78,7 +89,7 @@ function categories(c: ICAL.Component, names: string[]): void {
 function textProperty(c: ICAL.Component, name: string, value: string): void {
   const p = new ICAL.Property(name, c);
   p.resetType("text");
-  p.setValue(value);
+  p.setValue(icalText(value));
   c.addProperty(p);
 }
 
