@@ -74,6 +74,7 @@ import { SnapshotService } from "./transfer/snapshot/snapshot.service";
 import { snapshotRoutes } from "./transfer/snapshot/snapshot.routes";
 import { FeedsService } from "./features/feeds/feeds.service";
 import { feedsRoutes } from "./features/feeds/feeds.routes";
+import { pathForLog } from "./features/feeds/feeds.secret";
 
 export interface AppOptions {
   db: Db;
@@ -259,7 +260,8 @@ export function createApp(opts: AppOptions): AppHandle {
     if (logger.enabled) {
       logger.request({
         method: request.method,
-        path: requestPath(request.url),
+        // A feed URL's secret is not written to the log (features/feeds/feeds.secret.ts).
+        path: pathForLog(requestPath(request.url)),
         status: res.status,
         duration_ms: Math.round((performance.now() - ctx.startedAt) * 10) / 10,
         request_id: ctx.id,

@@ -58,6 +58,11 @@ describe("feeds API", () => {
     expect(list.body.items).toEqual([f]);
     expect((await alice.get(`/api/v1/feeds/${f.id}`)).body).toEqual(f);
     expect((await fetchFeed(f.url)).r.status).toBe(200);
+    // The request log names the feed, never its secret.
+    const signature = pathOf(f.url).split(".")[1]!;
+    const logged = app.logs.filter((l) => l.includes(`/feeds/${f.id}`));
+    expect(logged.length).toBeGreaterThan(0);
+    expect(app.logs.filter((l) => l.includes(signature))).toEqual([]);
 
     expect((await alice.delete(`/api/v1/feeds/${f.id}`)).status).toBe(204);
     expect((await alice.get("/api/v1/feeds")).body.items).toEqual([]);

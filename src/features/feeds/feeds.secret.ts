@@ -28,3 +28,13 @@ export function parseFeedFile(file: string): { id: string; signature: string } |
 export function signatureMatches(secret: ServerSecret, id: string, signature: string): boolean {
   return constantTimeEqual(secret.sign(PURPOSE, id), signature);
 }
+
+/**
+ * A request path as the request log writes it: a feed URL keeps its feed id and loses its
+ * signature (the log would otherwise hold every subscriber's credential for good).
+ */
+export function pathForLog(path: string): string {
+  if (!path.startsWith("/feeds/")) return path;
+  const parsed = parseFeedFile(path.slice("/feeds/".length));
+  return parsed ? `/feeds/${parsed.id}.…ics` : "/feeds/…";
+}
