@@ -277,17 +277,28 @@ describe("GET /feeds/<secret>.ics", () => {
     expect((await fetchFeed(all.url)).items.length).toBe(1 + 1 + 30);
   });
 
-  test("habit reminders: the user's zone across a DST change, weekdays only, paused days left out", async () => {
-    const alice = await start();
+  test("habit reminders: the user's zone across a DST change, weekdays only, done and paused days left out", async () => {
+    // Monday 22 March 2027; Berlin moves from UTC+1 to UTC+2 on Sunday 28 March.
+    app = makeTestApp({ clock: new FixedClock(new Date("2027-03-22T12:00:00.000Z")) });
+    const alice = await setupAdmin(app);
     expect((await alice.patch("/api/v1/me", { timezone: "Europe/Berlin" })).status).toBe(200);
     // Mondays and Thursdays (ISO weekdays 1 and 4).
     const h = (await alice.post("/api/v1/habits", { name: "Swim", frequency: { type: "weekdays", days: [1, 4] } })).body;
     expect((await alice.post(`/api/v1/habits/${h.id}/reminders`, { kind: "daily", time: "18:00" })).status).toBe(201);
+    // Done today already: today's reminder does not fire.
+    expect((await alice.put(`/api/v1/habits/${h.id}/logs/2027-03-22`, { value: 1 })).status).toBe(200);
+    expect((await alice.post(`/api/v1/habits/${h.id}/pauses`, { start_date: "2027-04-05", end_date: "2027-04-08" })).status).toBe(201);
     const f = await newFeed(alice, { scope: "all", include: ["habits"] });
     const starts = (await fetchFeed(f.url)).items.map((c) => (c.getFirstPropertyValue("dtstart") as ICAL.Time).toJSDate().toISOString());
-    // 26 Nov 2026 is a Thursday; Berlin is UTC+1 in winter.
-    expect(starts.slice(0, 4)).toEqual(["2026-11-26T17:00:00.000Z", "2026-11-30T17:00:00.000Z", "2026-12-03T17:00:00.000Z", "2026-12-07T17:00:00.000Z"]);
-    expect(starts.length).toBe(9);
+    // 30 days from today: Mondays and Thursdays through 19 April, less 22 March (done) and 5 and 8 April (paused).
+    expect(starts).toEqual([
+      "2027-03-25T17:00:00.000Z",
+      "2027-03-29T16:00:00.000Z",
+      "2027-04-01T16:00:00.000Z",
+      "2027-04-12T16:00:00.000Z",
+      "2027-04-15T16:00:00.000Z",
+      "2027-04-19T16:00:00.000Z",
+    ]);
   });
 
   test("a lunar yearly countdown falls on the Chinese New Year of each coming year", async () => {
