@@ -25,7 +25,7 @@ export function buildOpenApiDocument(app: AnyElysia, version: string): Record<st
   jsonSchema(Problem, "output"); // registers components.schemas.Problem
   const paths: Record<string, Record<string, Record<string, unknown>>> = {};
   for (const [path, ops] of Object.entries(generated.paths)) {
-    if (!path.startsWith("/api/v1/")) continue;
+    if (!path.startsWith("/api/v1/") && !DOCUMENTED_OUTSIDE_API.has(path)) continue;
     for (const [method, deferredOp] of Object.entries(ops)) {
       const op = resolveDeferred(deferredOp) as Record<string, unknown>;
       const isPublic = op["x-app-public"] === true;
@@ -163,6 +163,12 @@ function addImpliedProblems(op: Record<string, unknown>, isPublic: boolean, isWr
   // Keep the answers in status order, as doc() writes them.
   op.responses = Object.fromEntries(Object.entries(responses).sort(([a], [b]) => Number(a) - Number(b)));
 }
+
+/**
+ * Paths outside /api/v1 that belong in the document: what a client of the API needs to know of
+ * (the calendar feed a created feed's `url` points at). The web app, the docs and /metrics stay out.
+ */
+export const DOCUMENTED_OUTSIDE_API: ReadonlySet<string> = new Set(["/feeds/{file}"]);
 
 /** Stable camelCase operation ids: `get /api/v1/tasks/{task_id}` → `getTasksByTaskId`. */
 function operationId(method: string, path: string): string {

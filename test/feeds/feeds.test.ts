@@ -167,7 +167,7 @@ describe("GET /feeds/<secret>.ics", () => {
     expect((await alice.delete(`/api/v1/feeds/${r.id}`)).status).toBe(204);
     const [id, sig] = pathOf(f.url).slice("/feeds/".length, -".ics".length).split(".");
     const probe = app.client({ ip: "192.0.2.7" });
-    for (const p of [`/feeds/${id}.${sig!.replace(/^./, (ch) => (ch === "A" ? "B" : "A"))}.ics`, `/feeds/0190c1d2-0000-7000-8000-000000000000.${sig}.ics`, "/feeds/nothing.ics", `/feeds/${id}.${sig}.txt`]) {
+    for (const p of [`/feeds/${id}.${sig!.replace(/^./, (ch) => (ch === "A" ? "B" : "A"))}.ics`, `/feeds/0190c1d2-0000-7000-8000-000000000000.${sig}.ics`, "/feeds/nothing.ics", `/feeds/${id}.${sig}.txt`, `/feeds/${"a".repeat(300)}.ics`]) {
       const x = await probe.get(p);
       expect(x.status).toBe(404);
       expect(x.body.code).toBe("not_found");
@@ -176,7 +176,7 @@ describe("GET /feeds/<secret>.ics", () => {
     for (let i = 0; i < 30; i++) expect((await app.client({ ip: "192.0.2.8" }).get(pathOf(r.url))).status).toBe(404);
     expect((await app.client({ ip: "192.0.2.8" }).get(pathOf(f.url))).status).toBe(200);
     // 20 wrong ones (the 20th starts the wait); then the address waits, whatever it asks; other addresses do not.
-    for (let i = 4; i < 20; i++) expect((await probe.get(`/feeds/${id}.x${i}.ics`)).status).toBe(404);
+    for (let i = 5; i < 20; i++) expect((await probe.get(`/feeds/${id}.x${i}.ics`)).status).toBe(404);
     const blocked = await probe.get(pathOf(f.url));
     expect(blocked.status).toBe(429);
     expect(blocked.body.code).toBe("rate_limited");

@@ -80,14 +80,22 @@ export function feedsRoutes(service: FeedsService, trustProxy: boolean) {
       },
       {
         params: FeedFileParams,
-        detail: doc({
+        detail: withNotModified(doc({
           summary: "A calendar feed (no session: the secret in the URL is the credential)",
           description: `\`text/calendar; charset=utf-8\` (RFC 5545), with a strong \`ETag\`; \`If-None-Match\` with it answers \`304\`. A revoked, unknown or forged secret is \`404\` after the same work; so is a feed whose list the user can no longer see (trashed, purged, left or removed from it) or whose account is disabled. Wrong secrets are counted per client address: past 20 the address waits (\`429 rate_limited\` with \`Retry-After\`, 1 s doubling up to a minute, then up to 15 minutes past 80); a revoked URL still polled by a calendar app is not counted. The calendar asks apps to refresh hourly (REFRESH-INTERVAL, X-PUBLISHED-TTL); most poll less often.\n\n${CONTENT}`,
           tags: TAGS,
           public: true,
           ok: { status: 200, schema: IcsBody, contentType: "text/calendar; charset=utf-8", headers: { ETag: { description: "strong validator of the body" } } },
           errors: ["not_found", "rate_limited"],
-        }),
+        })),
       },
     );
+}
+
+/** The 304 a conditional fetch gets (doc() writes one success answer). */
+function withNotModified(d: Record<string, unknown>): Record<string, unknown> {
+  const responses = d.responses as Record<string, unknown>;
+  responses["304"] = { description: "Not modified: `If-None-Match` named the current ETag (no body)", headers: { ETag: { description: "the current ETag", schema: { type: "string" } } } };
+  d.responses = Object.fromEntries(Object.entries(responses).sort(([a], [b]) => Number(a) - Number(b)));
+  return d;
 }

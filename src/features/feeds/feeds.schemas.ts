@@ -35,4 +35,6 @@ export type Feed = z.infer<typeof Feed>;
 export const FeedList = z.object({ items: z.array(Feed).describe("newest first") }).meta({ id: "FeedList" });
 
 export const FeedParams = z.object({ feed_id: UrlId });
-export const FeedFileParams = z.object({ file: z.string().meta({ description: "<secret>.ics" }) });
+/** A file name longer than FEED_FILE_MAX names no feed: 404 like any unknown one (documented, not checked by zod: a 422 would tell a prober more). */
+export const FEED_FILE_MAX = 200;
+export const FeedFileParams = z.object({ file: z.string().meta({ description: "<secret>.ics", maxLength: FEED_FILE_MAX }) });

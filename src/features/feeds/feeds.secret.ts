@@ -1,4 +1,5 @@
 import { constantTimeEqual, type ServerSecret } from "../../core/secret";
+import { FEED_FILE_MAX } from "./feeds.schemas";
 
 /**
  * A feed's secret: `<feed id>.<HMAC-SHA256 of the id under the server secret>` (256 bits,
@@ -14,7 +15,7 @@ export function feedSecret(secret: ServerSecret, feedId: string): string {
 
 /** The file name of a feed URL (`<secret>.ics`) split into the id it names and its signature; null when it has not that shape. */
 export function parseFeedFile(file: string): { id: string; signature: string } | null {
-  if (file.length > 200 || !file.endsWith(".ics")) return null;
+  if (file.length > FEED_FILE_MAX || !file.endsWith(".ics")) return null;
   const body = file.slice(0, -4);
   const dot = body.lastIndexOf(".");
   if (dot <= 0) return null;
