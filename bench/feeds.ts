@@ -6,6 +6,7 @@
 // the answer's size, a conditional fetch answered 304, and the server's resident memory before
 // and at its peak meanwhile (sampled every 5 ms). Prints figures; asserts nothing.
 // Usage: bun bench/feeds.ts
+import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { openDatabase } from "../src/core/db";
 import { addDays, dateOfDay, dayNumber } from "../src/core/days";
@@ -102,6 +103,28 @@ try {
         `304 in ${nmMs.toFixed(0)} ms (status ${nm.status}); RSS ${first.baseMiB.toFixed(0)} MiB before, peak ${Math.max(first.peakMiB, run.peakMiB).toFixed(0)} MiB`,
     );
   }
+  // Other users meanwhile: GET /api/v1/me one after another, alone for 2 s, then while the biggest
+  // feed is fetched 5 times (the render yields every 250 components; the reads are one snapshot).
+  const pinger = async (stop: () => boolean): Promise<number[]> => {
+    const out: number[] = [];
+    while (!stop()) {
+      const t0 = performance.now();
+      await (await fetch(`${s.base}/api/v1/me`, { headers: { cookie: auth.cookie } })).arrayBuffer();
+      out.push(performance.now() - t0);
+    }
+    return out;
+  };
+  const aloneUntil = performance.now() + 2000;
+  const alone = await pinger(() => performance.now() > aloneUntil);
+  let done = false;
+  const pinging = pinger(() => done);
+  for (let i = 0; i < 5; i++) await (await fetch(`${s.base}${feeds[2]![1]}`)).arrayBuffer();
+  done = true;
+  const during = await pinging;
+  const line = (xs: number[]) => `median ${median(xs).toFixed(1)} ms, p95 ${percentile(xs, 95).toFixed(1)} ms, max ${Math.max(...xs).toFixed(1)} ms (${xs.length} requests)`;
+  console.log(`GET /me alone: ${line(alone)}`);
+  console.log(`GET /me while "${feeds[2]![0]}" is fetched 5 times: ${line(during)}`);
 } finally {
   await stopServer(s);
+  rmSync(dir, { recursive: true, force: true });
 }

@@ -56,7 +56,11 @@ export async function feedContent(core: Core, feed: FeedRow): Promise<FeedConten
   const include = new Set(JSON.parse(feed.include) as FeedInclude[]);
   // The lunar calendar is loaded (once, lazily) before the read: a snapshot cannot await.
   const lunar = include.has("countdowns") ? await lunarIfNeeded(core, feed.userId) : null;
-  return readSnapshot(core.db, (c) => {
+  // Three steps, other requests served between them (each holds the event loop while it runs):
+  // the user, the list's visibility, the tasks and the countdowns' rows in one snapshot; then the
+  // countdowns' days (computed, not read); then the habits' reminders in a snapshot of their own
+  // (they belong to no list, so reading them apart from the tasks loses nothing).
+  const read = readSnapshot(core.db, (c) => {
     const user = findUserById(c, feed.userId);
     if (!user || user.disabledAt !== null) return null;
     const tz = user.timezone;
@@ -72,15 +76,27 @@ export async function feedContent(core: Core, feed: FeedRow): Promise<FeedConten
       scopes = [{ kind: "list", listId: head.id, role: role === "viewer" ? "viewer" : "editor" }];
     }
     return {
-      name,
-      timezone: tz,
-      taskFormat: feed.taskFormat,
-      tasks: include.has("tasks") ? tasksOf(c, user.id, scopes, feed.scope === "list" ? feed.listId : null, today, tz, feed.taskFormat) : [],
-      countdowns: include.has("countdowns") ? countdownDays(listCountdowns(c, user.id, false), today, lunar) : [],
-      habits: include.has("habits") ? habitReminders(c, user.id, today, tz, core.clock.now()) : [],
+      content: {
+        name,
+        timezone: tz,
+        taskFormat: feed.taskFormat,
+        tasks: include.has("tasks") ? tasksOf(c, user.id, scopes, feed.scope === "list" ? feed.listId : null, today, tz, feed.taskFormat) : [],
+      },
+      countdownRows: include.has("countdowns") ? listCountdowns(c, user.id, false) : [],
+      userId: user.id,
+      today,
+      tz,
     };
   });
+  if (read === null) return null;
+  const countdowns = include.has("countdowns") ? await countdownDays(read.countdownRows, read.today, lunar) : [];
+  if (!include.has("habits")) return { ...read.content, countdowns, habits: [] };
+  await yieldToRequests();
+  const habits = readSnapshot(core.db, (c) => habitReminders(c, read.userId, read.today, read.tz, core.clock.now()));
+  return { ...read.content, countdowns, habits };
 }
+
+const yieldToRequests = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 async function lunarIfNeeded(core: Core, userId: string): Promise<LunarCalendar | null> {
   const rows = readSnapshot(core.db, (c) => listCountdowns(c, userId, false));
@@ -180,11 +196,13 @@ function laterOccurrences(c: Conn, userId: string, listId: string | null, shown:
  * no RRULE can say, so every occurrence is its own event (Gregorian ones too, so that the
  * month-end and 29 February rules are the app's and not each client's reading of an RRULE).
  */
-function countdownDays(rows: CountdownRow[], today: string, lunar: LunarCalendar | null): FeedCountdownDay[] {
+async function countdownDays(rows: CountdownRow[], today: string, lunar: LunarCalendar | null): Promise<FeedCountdownDay[]> {
   const first = dayNumber(today) - FEED_LIMITS.countdownPastDays;
   const last = dayNumber(addDays(today, Math.round(FEED_LIMITS.countdownYears * 365.25)));
   const out: FeedCountdownDay[] = [];
-  for (const row of rows) {
+  for (const [i, row] of rows.entries()) {
+    // Other requests get their turn every 20 countdowns (a weekly one over five years is 261 days).
+    if (i % 20 === 0) await yieldToRequests();
     // Made lunar between the two reads (lunarIfNeeded's and this one): left out of this fetch.
     if (needsLunar(row) && lunar === null) continue;
     const rule = {

@@ -106,7 +106,7 @@ export class FeedsService {
     // reads only (the render is most of a big feed's time: bench/feeds.ts).
     const etag = `"${Bun.SHA256.hash(`${this.core.version}\0${JSON.stringify(content)}`, "base64").replace(/=+$/, "")}"`;
     if (ifNoneMatch !== null && matches(ifNoneMatch, etag)) return { status: 304, etag };
-    return { status: 200, body: (await this.loadRenderer())(content), etag };
+    return { status: 200, body: await (await this.loadRenderer())(content), etag };
   }
 }
 

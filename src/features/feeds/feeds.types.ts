@@ -55,6 +55,6 @@ export interface FeedContent {
 }
 
 /** Writes a feed's content as an iCalendar document (injected by app.ts: features do not import src/transfer). */
-export type FeedRenderer = (content: FeedContent) => string;
+export type FeedRenderer = (content: FeedContent) => Promise<string>;
 /** The renderer, loaded on first use (ical.js is not held by a server whose feeds nobody fetches). */
 export type LoadFeedRenderer = () => Promise<FeedRenderer>;
