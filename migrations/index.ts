@@ -18,6 +18,7 @@ import m14 from "./0014_curved_venom.sql" with { type: "text" };
 import m15 from "./0015_slim_the_captain.sql" with { type: "text" };
 import m16 from "./0016_api_tokens.sql" with { type: "text" };
 import m17 from "./0017_dav.sql" with { type: "text" };
+import m18 from "./0018_feeds.sql" with { type: "text" };
 
 export interface EmbeddedMigration { tag: string; when: number; breakpoints: boolean; sql: string }
 
@@ -40,4 +41,5 @@ export const embeddedMigrations: EmbeddedMigration[] = [
   { tag: "0015_slim_the_captain", when: 1795710102083, breakpoints: true, sql: m15 },
   { tag: "0016_api_tokens", when: 1795720788864, breakpoints: true, sql: m16 },
   { tag: "0017_dav", when: 1795721439644, breakpoints: true, sql: m17 },
+  { tag: "0018_feeds", when: 1795724327842, breakpoints: true, sql: m18 },
 ];

@@ -74,8 +74,9 @@ import { instanceMetrics } from "./features/metrics/metrics.instance";
 import { importRoutes } from "./transfer/import/import.routes";
 import { SnapshotService } from "./transfer/snapshot/snapshot.service";
 import { snapshotRoutes } from "./transfer/snapshot/snapshot.routes";
-import { DavService } from "./features/dav/dav.service";
-import { davHandler } from "./features/dav/dav.routes";
+import { FeedsService } from "./features/feeds/feeds.service";
+import { feedsRoutes } from "./features/feeds/feeds.routes";
+import { pathForLog } from "./features/feeds/feeds.secret";
 
 export interface AppOptions {
   db: Db;
@@ -189,7 +190,12 @@ export function createApp(opts: AppOptions): AppHandle {
   // Who hears of a list's changes: lists.access decides, as for every read.
   const recurrence = new RecurrenceService(core, tasks.repeatHooks, taskPurgeHooks, tasks.changeHooks);
   const tags = new TagsService(core, tagDeleteHooks);
-  const dav = davHandler(new DavService(core, tasks, lists, tags, recurrence, reminders));
+  // CalDAV (its routes and service, fast-xml-parser, ical.js) loads on the first request to its paths
+  // (core/lazy.ts): a server no phone syncs with does not hold it.
+  const dav = lazy(async () => {
+    const [{ DavService }, { davHandler }] = await Promise.all([import("./features/dav/dav.service"), import("./features/dav/dav.routes")]);
+    return davHandler(new DavService(core, tasks, lists, tags, recurrence, reminders));
+  });
   core.events.configure({ audience: (listId) => listAudience(core.db, listId), canSee: (userId, listId) => listVisibleTo(core.db, userId, listId) });
 
   const ensureContext = (request: Request): RequestContext => {
@@ -210,7 +216,7 @@ export function createApp(opts: AppOptions): AppHandle {
       refuseCrossSiteDownload(request, path);
       guard.check(request, path, ctx);
       // CalDAV's methods and XML/iCalendar bodies are its own protocol: answered here, after the guard (dav.routes.ts).
-      if (isDavPath(path)) return dav(request, ctx, path);
+      if (isDavPath(path)) return dav().then((handle) => handle(request, ctx, path));
     })
     .onParse(({ request, contentType, path }) => parseBody(request, path, contentType))
     .onError(({ error, request }) => errorResponse(error, getContext(request)?.id, logger))
@@ -239,6 +245,9 @@ export function createApp(opts: AppOptions): AppHandle {
     .use(backupRoutes(backup))
     .use(importRoutes(importer))
     .use(snapshotRoutes(async () => snapshots))
+    // Calendar feeds: the feature gathers what a feed shows, transfer/feeds writes it as iCalendar
+    // (with ical.js, loaded on the first fetch of a feed, as for the .ics import).
+    .use(feedsRoutes(new FeedsService(core, lazy(async () => (await import("./transfer/feeds/feeds.ics")).renderFeed)), core.config.trustProxy))
     .use(docsRoutes(() => root, APP_VERSION))
     .use(metricsRoutes(core.metrics, core.config.metricsToken))
     .use(webRoutes(new WebService()));
@@ -266,7 +275,8 @@ export function createApp(opts: AppOptions): AppHandle {
     if (logger.enabled) {
       logger.request({
         method: request.method,
-        path: requestPath(request.url),
+        // A feed URL's secret is not written to the log (features/feeds/feeds.secret.ts).
+        path: pathForLog(requestPath(request.url)),
         status: res.status,
         duration_ms: Math.round((performance.now() - ctx.startedAt) * 10) / 10,
         request_id: ctx.id,

@@ -35,3 +35,22 @@ export function sessionPrincipalOf(request: Request): SessionPrincipal {
   if (p.via !== "session") throw forbidden("this operation needs a signed-in session; API tokens cannot perform it");
   return p;
 }
+
+/**
+ * The origin the client reached the server at (scheme://host[:port]), for absolute URLs in answers:
+ * https when the request came over TLS or, with --trust-proxy, a proxy's X-Forwarded-Proto says so;
+ * the host from X-Forwarded-Host behind a trusted proxy, else Host, else the URL's (as the cross-site checks of
+ * core/auth/guard.ts read them). Null when the host is not a valid one.
+ */
+export function requestOrigin(request: Request, trustProxy: boolean): string | null {
+  const secure = getContext(request)?.secure ?? request.url.startsWith("https:");
+  const host = (trustProxy && request.headers.get("x-forwarded-host")?.split(",")[0]?.trim()) || request.headers.get("host") || new URL(request.url).host;
+  try {
+    const u = new URL(`${secure ? "https" : "http"}://${host}`);
+    // A Host with a path, user info or query is not a host: refuse rather than build a URL from it.
+    if (u.pathname !== "/" || u.username || u.password || u.search || u.hash) return null;
+    return u.origin;
+  } catch {
+    return null;
+  }
+}

@@ -26,7 +26,7 @@ export function buildOpenApiDocument(app: AnyElysia, version: string): Record<st
   jsonSchema(Problem, "output"); // registers components.schemas.Problem
   const paths: Record<string, Record<string, Record<string, unknown>>> = {};
   for (const [path, ops] of Object.entries(generated.paths)) {
-    if (!path.startsWith("/api/v1/")) continue;
+    if (!path.startsWith("/api/v1/") && !DOCUMENTED_OUTSIDE_API.has(path)) continue;
     for (const [method, deferredOp] of Object.entries(ops)) {
       const op = resolveDeferred(deferredOp) as Record<string, unknown>;
       const isPublic = op["x-app-public"] === true;
@@ -123,6 +123,8 @@ export const TAG_DESCRIPTIONS: Record<string, string> = {
   reminders: "Reminders on tasks (before the due time, or at an instant), habits (daily at a local time on scheduled days) and countdowns (days before each occurrence): each with its next fire time, re-armed when its target changes.",
   notifications: "Where reminders go: per-user channels (webhook, ntfy, e-mail, Web Push) with a test action, the deliveries list, and the signed done/snooze links notifications carry.",
   admin: "Instance settings for notifications (administrators only): the SMTP server e-mail channels use, and the outbound rule limiting where webhook, ntfy and push requests may go.",
+  feeds:
+    "Read-only calendar feeds: secret, revocable webcal URLs (all the user sees, or one list) that calendar apps subscribe to, with dated tasks as events or to-dos, countdowns (lunar ones on their Gregorian dates) and habit reminders.",
   backup: "Complete backups (app-backup v2 ZIP archives with attachments): streamed export, a preflight that validates an upload whole, and a merge or replace restore in one transaction.",
 };
 
@@ -172,6 +174,12 @@ function addImpliedProblems(op: Record<string, unknown>, isPublic: boolean, isWr
   // Keep the answers in status order, as doc() writes them.
   op.responses = Object.fromEntries(Object.entries(responses).sort(([a], [b]) => Number(a) - Number(b)));
 }
+
+/**
+ * Paths outside /api/v1 that belong in the document: what a client of the API needs to know of
+ * (the calendar feed a created feed's `url` points at). The web app, the docs and /metrics stay out.
+ */
+export const DOCUMENTED_OUTSIDE_API: ReadonlySet<string> = new Set(["/feeds/{file}"]);
 
 /** Stable camelCase operation ids: `get /api/v1/tasks/{task_id}` → `getTasksByTaskId`. */
 function operationId(method: string, path: string): string {

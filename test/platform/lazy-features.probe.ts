@@ -24,6 +24,9 @@ const WATCHED = {
   legacyRecords: "/src/transfer/legacy/legacy.records.ts",
   lunar: "/src/features/countdowns/lunar-calendar.ts",
   lunarTypescript: "/node_modules/lunar-typescript/",
+  // CalDAV (issue 16): its service and fast-xml-parser wait for the first request to /dav/.
+  dav: "/src/features/dav/dav.service.ts",
+  fastXml: "/node_modules/fast-xml-parser/",
 };
 type Watched = keyof typeof WATCHED;
 
@@ -66,6 +69,14 @@ try {
   report.legacy = { status: legacy.status, countdowns: (JSON.parse(legacy.text) as { countdowns: unknown[] }).countdowns.length, loaded: loaded() };
   const backup = await call("GET", "/api/v1/backup/export.zip");
   report.backup = { status: backup.status, type: backup.type, loaded: loaded() };
+  // Calendar feeds (issue 16): listing and creating them loads nothing; the first fetch loads ical.js.
+  const feed = await call("POST", "/api/v1/feeds", { scope: "all", include: ["tasks"] });
+  const feedLoadedBefore = loaded();
+  const ics = await call("GET", new URL((JSON.parse(feed.text) as { url: string }).url).pathname);
+  report.feed = { create: feed.status, before: feedLoadedBefore.includes("icalJs"), fetch: ics.status, after: loaded().includes("icalJs") };
+  const davBefore = loaded();
+  const davOptions = await call("OPTIONS", "/dav/");
+  report.dav = { before: davBefore.includes("dav") || davBefore.includes("fastXml"), options: davOptions.status, after: ["dav", "fastXml"].every((w) => loaded().includes(w as Watched)) };
   console.log(JSON.stringify(report));
 } finally {
   app?.close();

@@ -40,6 +40,9 @@ describe("features loaded on first use", () => {
     expect(r.backup.status).toBe(200);
     expect(r.backup.type).toBe("application/zip");
     expect(r.backup.loaded).toEqual(["backup", "legacy", "lunar", "lunarTypescript"]);
+    expect(r.feed).toEqual({ create: 201, before: false, fetch: 200, after: true });
+    // CalDAV loads on the first request to its paths (an OPTIONS probe, as clients start), not before.
+    expect(r.dav).toEqual({ before: false, options: 200, after: true });
   });
 
   test("the first lunar countdown, legacy export and restore, backup export and API document of a started server work", async () => {

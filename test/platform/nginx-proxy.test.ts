@@ -188,6 +188,21 @@ describe.skipIf(skip)("behind the README's nginx (TLS)", () => {
     await caldavThroughProxy((m, p, h, b) => rawRequest(port, false, m, p, h, b), creds, { origin: "https://localhost" });
   });
 
+  test("a calendar feed's URL is the browser's https origin (port included), and the feed answers through nginx", async () => {
+    for (const host of ["localhost", `localhost:${port}`]) {
+      const login = await request("POST", "/api/v1/auth/login", { host, origin: `https://${host}` }, creds);
+      const { cookie, csrf } = sessionOf(login);
+      const created = await request("POST", "/api/v1/feeds", { host, cookie, "x-csrf-token": csrf, origin: `https://${host}` }, { scope: "all", include: ["tasks"] });
+      expect(created.status).toBe(201);
+      const url = JSON.parse(created.body).url as string;
+      expect(url).toMatch(new RegExp(`^https://${host}/feeds/[^/]+\\.ics$`));
+      const feed = await request("GET", new URL(url).pathname, { host });
+      expect(feed.status).toBe(200);
+      expect(feed.headers.find((h) => /^content-type:/i.test(h))?.replace(/^content-type:\s*/i, "")).toBe("text/calendar; charset=utf-8");
+      expect(feed.body).toContain("BEGIN:VCALENDAR");
+    }
+  });
+
   test("plain http is redirected to https, path and query kept", async () => {
     const r = await request("GET", "/tasks?list=inbox", {}, undefined, true);
     expect(r.status).toBe(301);

@@ -55,6 +55,7 @@ const OWNERS: Record<string, string[]> = {
   dav_floors: ["features/dav/dav.repo.ts"],
   dav_objects: ["features/dav/dav.repo.ts"],
   dav_collections: ["features/dav/dav.repo.ts"],
+  feeds: ["features/feeds/feeds.repo.ts"],
 };
 
 /**

@@ -8,3 +8,4 @@ export * from "./snapshots";
 export * from "./reminders";
 export * from "./tokens";
 export * from "./dav";
+export * from "./feeds";

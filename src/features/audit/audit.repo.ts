@@ -35,7 +35,10 @@ export type AuditAction =
   // API tokens / app passwords (devices.md): created, revoked, and every refused use of one.
   | "token_created"
   | "token_revoked"
-  | "token_failed";
+  | "token_failed"
+  // Calendar feeds (devices.md): a secret URL made or revoked.
+  | "feed_created"
+  | "feed_revoked";
 
 /** Who did it and from where; written in the same transaction as the change it records. */
 export interface AuditEntry {

@@ -7,6 +7,7 @@ import { navigate } from "../router";
 import { ServerBackupsCard } from "./server-backups";
 import { TokensCard } from "./settings-tokens";
 import { ReminderSettings } from "./notifications";
+import { FeedsCard } from "./settings-feeds";
 import { ErrorBox, errorText, formatInstant, toast, toastError, useLoad, useTitle } from "../ui";
 
 const ZONES: string[] = (() => {
@@ -104,6 +105,7 @@ export function SettingsPage({ user, onUser, onSignedOut }: { user: User; onUser
       </div>
       <TokensCard user={user} />
       <ReminderSettings isAdmin={user.is_admin} />
+      <FeedsCard />
       {user.is_admin && <UsersCard />}
       {user.is_admin && <ServerBackupsCard />}
       <div class="card">
