@@ -363,15 +363,85 @@ describe("resources: GET, PUT, DELETE with ETags and preconditions", () => {
   test("the same UID under another name or in another list is no-uid-conflict (never a second task)", async () => {
     const other = (await web.post(`${V}/lists`, { name: "Other" })).body;
     expect((await dav.put(`${coll}one.ics`, vtodo("same-uid", ["SUMMARY:one"]))).status).toBe(201);
-    for (const p of [`${coll}two.ics`, `${home}${other.id}/one.ics`]) {
+    // Under another name, here or in another list: a conflict, whose href is the existing resource's URL path (RFC 4791 §5.3.2.1).
+    for (const p of [`${coll}two.ics`, `${home}${other.id}/two.ics`]) {
       const r = await unchanged(() => dav.put(p, vtodo("same-uid", ["SUMMARY:two"])));
       expect(r.status).toBe(403);
-      expect(r.text).toContain("no-uid-conflict");
-      expect(r.text).toContain("one.ics");
+      expect(r.text).toContain(`<cal:no-uid-conflict><d:href>${coll}one.ics</d:href></cal:no-uid-conflict>`);
     }
     // tasks.org moves a task: DELETE in the old list, PUT in the new one → one task.
     expect((await dav.request("DELETE", `${coll}one.ics`)).status).toBe(204);
     expect((await dav.put(`${home}${other.id}/one.ics`, vtodo("same-uid", ["SUMMARY:one"]))).status).toBe(201);
+  });
+
+  test("MOVE (RFC 4918 §9.9) to another collection: same task, UID and kept properties; 201/204; tombstone in the source, member in the target", async () => {
+    const other = (await web.post(`${V}/lists`, { name: "Other" })).body;
+    const ocoll = `${home}${other.id}/`;
+    expect((await dav.put(`${coll}a.ics`, vtodo("uid-a", ["SUMMARY:a", "X-ODD;P=1:kept"]))).status).toBe(201);
+    const [ta] = (await web.get(`${V}/tasks?list_id=${list.id}`)).body.items;
+    const tok = (p: string) => dav.propfind(p, "<d:sync-token/>").then((r) => textOf(r.text, "d:sync-token")!);
+    const [s0, o0] = [await tok(coll), await tok(ocoll)];
+    // Absolute URL through a proxy (another host and scheme), the default Overwrite.
+    const mv = await dav.request("MOVE", `${coll}a.ics`, undefined, { destination: `https://tasks.example.org${ocoll}a.ics` });
+    expect(mv.status).toBe(201);
+    expect(mv.headers.get("location")).toBe(`${ocoll}a.ics`);
+    const moved = (await web.get(`${V}/tasks/${ta.id}`)).body;
+    expect(moved.list_id).toBe(other.id);
+    expect((await web.get(`${V}/tasks?list_id=${list.id}`)).body.items).toHaveLength(0);
+    const got = await dav.request("GET", `${ocoll}a.ics`);
+    expect(got.text).toContain("UID:uid-a");
+    expect(got.text).toContain("X-ODD;P=1:kept");
+    expect((await dav.request("GET", `${coll}a.ics`)).status).toBe(404);
+    const src = await dav.report(coll, SYNC(s0));
+    expect(src.text).toContain(`<d:response><d:href>${coll}a.ics</d:href><d:status>HTTP/1.1 404 Not Found</d:status></d:response>`);
+    const dst = await dav.report(ocoll, SYNC(o0));
+    expect(responseHrefs(dst.text)).toEqual([`${ocoll}a.ics`]);
+    expect(dst.text).not.toContain("404 Not Found");
+    // Back by path, percent-encoded; Overwrite: F onto an occupied name is 412 and changes nothing.
+    expect((await dav.put(`${coll}a.ics`, vtodo("uid-b", ["SUMMARY:b"]))).status).toBe(201);
+    await unchanged(async () => expect((await dav.request("MOVE", `${ocoll}a.ics`, undefined, { destination: `${coll}%61.ics`, overwrite: "F" })).status).toBe(412));
+    // Overwrite: T replaces it (the occupant goes to the trash): 204.
+    expect((await dav.request("MOVE", `${ocoll}a.ics`, undefined, { destination: `${coll}a.ics`, overwrite: "T" })).status).toBe(204);
+    const items = (await web.get(`${V}/tasks?list_id=${list.id}`)).body.items;
+    expect(items.map((t: { id: string }) => t.id)).toEqual([ta.id]);
+    expect((await dav.request("GET", `${coll}a.ics`)).text).toContain("UID:uid-a");
+    expect((await web.get(`${V}/trash`)).body.items.some((t: { title: string }) => t.title === "b")).toBe(true);
+    const allow = (await dav.request("OPTIONS", coll, undefined, {}, null)).headers.get("allow")!;
+    expect(allow).toContain("MOVE");
+  });
+
+  test("MOVE refusals: 404 source, 409 missing collection, 403 viewer/same collection/rename/collection, 502 elsewhere, 400 bad headers; nothing changes", async () => {
+    const other = (await web.post(`${V}/lists`, { name: "Other" })).body;
+    const ocoll = `${home}${other.id}/`;
+    expect((await dav.put(`${coll}a.ics`, vtodo("uid-a", ["SUMMARY:a"]))).status).toBe(201);
+    const bobWeb = await signedInUser(app, web, "bob");
+    const bob = await davClientFor(app, bobWeb, "bob");
+    const inv = (await web.post(`${V}/lists/${list.id}/invitations`, { username: "bob", role: "viewer" })).body;
+    expect((await bobWeb.post(`${V}/invitations/${inv.id}/accept`)).status).toBe(200);
+    const bobList = (await bobWeb.post(`${V}/lists`, { name: "Bob's" })).body;
+    expect((await bob.put(`/dav/calendars/bob/${bobList.id}/mine.ics`, vtodo("uid-bob", ["SUMMARY:bob's"]))).status).toBe(201);
+    const mv = (c: DavClient, from: string, h: Record<string, string>) => c.request("MOVE", from, undefined, h);
+    await unchanged(async () => {
+      expect((await mv(dav, `${coll}nope.ics`, { destination: `${ocoll}nope.ics` })).status).toBe(404);
+      expect((await mv(dav, `${coll}a.ics`, { destination: `${home}no-such-list/a.ics` })).status).toBe(409);
+      expect((await mv(dav, `${coll}a.ics`, { destination: ocoll })).status).toBe(409);
+      expect((await mv(dav, `${coll}a.ics`, { destination: `${coll}a.ics` })).status).toBe(403);
+      expect((await mv(dav, `${coll}a.ics`, { destination: `${ocoll}b.ics` })).status).toBe(403);
+      expect((await mv(dav, coll, { destination: `${home}x/` })).status).toBe(403);
+      expect((await mv(dav, `${coll}a.ics`, { destination: `/dav/calendars/bob/${bobList.id}/a.ics` })).status).toBe(403);
+      expect((await mv(dav, `${coll}a.ics`, { destination: "https://elsewhere.example/remote.php/dav/a.ics" })).status).toBe(502);
+      expect((await mv(dav, `${coll}a.ics`, {})).status).toBe(400);
+      expect((await mv(dav, `${coll}a.ics`, { destination: `${ocoll}a.ics`, overwrite: "maybe" })).status).toBe(400);
+      expect((await mv(dav, `${coll}a.ics`, { destination: `${ocoll}a.ics`, "if-match": '"0-0"' })).status).toBe(412);
+      // A viewer's source, or a viewer's list as the destination.
+      const [ta] = (await web.get(`${V}/tasks?list_id=${list.id}`)).body.items;
+      expect((await mv(bob, `/dav/calendars/bob/${list.id}/a.ics`, { destination: `/dav/calendars/bob/${bobList.id}/a.ics` })).status).toBe(403);
+      expect((await mv(bob, `/dav/calendars/bob/${bobList.id}/mine.ics`, { destination: `/dav/calendars/bob/${list.id}/mine.ics` })).status).toBe(403);
+      // The PUT fallback into a viewer's list, or from one: still refused.
+      expect((await bob.put(`/dav/calendars/bob/${list.id}/mine.ics`, vtodo("uid-bob", ["SUMMARY:bob's"]))).status).toBe(403);
+      expect((await bob.put(`/dav/calendars/bob/${bobList.id}/a.ics`, vtodo("uid-a", ["SUMMARY:a"]))).status).toBe(403);
+      expect(ta.title).toBe("a");
+    });
   });
 
   test("bad input: malformed XML, a DOCTYPE, non-iCalendar, a VEVENT, a UID-less object → 4xx, nothing stored, never 5xx", async () => {

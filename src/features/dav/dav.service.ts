@@ -57,6 +57,7 @@ import {
 export type DavRefusalKind =
   | "not-found"
   | "forbidden"
+  | "conflict"
   | "precondition-failed"
   | "valid-sync-token"
   | "number-of-matches-within-limits"
@@ -360,18 +361,24 @@ export class DavService {
       const id = taskIdByName(c, listId, name);
       const e = id ? this.render(c, user, listId, liveTasksIn(c, listId, [id]), false)[0] : undefined;
       const holders = liveTaskIdsByUid(c, null, obj.uid).filter((h) => h.id !== id);
-      const visible = new Set(listLists(c, user.id, false).map((l) => l.id));
+      const visible = new Map(listLists(c, user.id, false).map((l) => [l.id, l.role]));
       const other = holders.find((h) => visible.has(h.list_id)) ?? null;
+      const otherRole = other ? visible.get(other.list_id)! : null;
       const otherName = other ? (objectsOf(c, [other.id]).get(other.id)?.name ?? `${other.id}.ics`) : null;
       const ownUid = id ? (objectsOf(c, [id]).get(id)?.uid ?? id) : null;
       const otherSegment = other ? (collectionNames(c, [other.list_id]).get(other.list_id) ?? other.list_id) : null;
-      return { existing: id, etag: e?.etag ?? null, sameUid: { other, otherName, otherSegment, ownUid } };
+      return { existing: id, etag: e?.etag ?? null, sameUid: { other, otherName, otherSegment, otherRole, ownUid } };
     });
     if (cond.ifNoneMatchAny && existing) throw new DavRefusal("precondition-failed", "the resource exists (If-None-Match: *)");
     if (cond.ifMatch !== null && (existing === null || !(cond.ifMatch.includes("*") || cond.ifMatch.includes(etag!)))) {
       throw new DavRefusal("precondition-failed", "the resource changed since (If-Match)");
     }
-    if (sameUid.other) throw new DavRefusal("no-uid-conflict", "a task with this UID already exists", { segment: sameUid.otherSegment!, name: sameUid.otherName! });
+    // iOS moves a reminder to another list by PUTting it (same UID, same name) into the target after
+    // a MOVE failed (owncloud/core#23829): when the UID lives under that name in another list the
+    // user may edit, the task moves here. RFC 4791 §5.3.2.1's no-uid-conflict is about the target
+    // collection; a UID under another name (here or elsewhere) is still one.
+    const moveFrom = sameUid.other && existing === null && sameUid.other.list_id !== listId && sameUid.otherName === name && canEdit(sameUid.otherRole) ? sameUid.other.id : null;
+    if (sameUid.other && moveFrom === null) throw new DavRefusal("no-uid-conflict", "a task with this UID already exists", { segment: sameUid.otherSegment!, name: sameUid.otherName! });
     if (existing && sameUid.ownUid !== obj.uid) throw new DavRefusal("valid-calendar-object-resource", "the UID of an existing resource cannot change");
 
     let vt: VtodoTask;
@@ -390,11 +397,13 @@ export class DavService {
     for (const n of vt.tags) if (n.trim()) valid(TagCreate, { name: n.trim(), color: "#808080" });
     let kept = obj.kept;
     const tagIds = this.wrap(() => this.tagIdsFor(user, vt.tags));
-    const parentId = vt.parentUid === null ? null : this.parentFor(user, listId, vt.parentUid, existing);
+    const parentId = vt.parentUid === null ? null : this.parentFor(user, listId, vt.parentUid, existing ?? moveFrom);
     if (vt.parentUid !== null && parentId === null) kept = keepRelatedTo(kept, obj.master);
 
     let taskId: string;
-    if (existing === null) {
+    if (moveFrom !== null) this.moveTask(user, moveFrom, listId);
+    const target = existing ?? moveFrom;
+    if (target === null) {
       const t = this.wrap(() =>
         this.tasks.create(
           user,
@@ -413,7 +422,7 @@ export class DavService {
       taskId = t.id;
       kept = this.applyRrule(user, taskId, vt.rrule, obj.master, kept);
     } else {
-      taskId = existing;
+      taskId = target;
       kept = this.applyRrule(user, taskId, vt.rrule, obj.master, kept);
       const cur = this.tasks.getTaskForUser(user.id, taskId);
       const patch: Parameters<TasksService["update"]>[2] = { version: cur.version };
@@ -435,7 +444,7 @@ export class DavService {
     if (vt.order !== null) this.applySortOrder(user, taskId, vt.order);
     kept = await this.applyAlarms(user, taskId, obj.master, vt, kept);
     writeTx(this.core.db, (tx) => upsertObject(tx, user.id, { task_id: taskId, name, uid: obj.uid, extra: kept }, this.core.clock.now().toISOString()));
-    if (existing === null && parentId === null) this.adoptWaitingChildren(user, listId, taskId, obj.uid);
+    if (target === null && parentId === null) this.adoptWaitingChildren(user, listId, taskId, obj.uid);
     return { created: existing === null };
   }
 
@@ -521,6 +530,51 @@ export class DavService {
     }
     for (const r of mine) if (!seen.has(r.id)) this.reminders.remove(user, r.id);
     return dropKeptAlarms(kept, mapped);
+  }
+
+  /**
+   * MOVE (RFC 4918 §9.9) of a resource into another of the user's collections: the task changes
+   * lists through the tasks service (its rules, events and audit; its subtasks go with it), and
+   * keeps its UID, name and kept properties. The source's sync log gets a tombstone, the target a
+   * member (the triggers). A resource keeps its name: a move under another name (a rename) is
+   * refused, since the source's tombstone is written under the task's one name.
+   */
+  move(
+    user: AuthUser,
+    from: { segment: string; name: string },
+    to: { segment: string; name: string },
+    cond: { ifMatch: string[] | null; overwrite: boolean },
+  ): { created: boolean } {
+    const src = this.collection(user, from.segment);
+    const r = this.membersByName(user, from.segment, [from.name], false).get(from.name);
+    if (!r) throw new DavRefusal("not-found", "no such resource");
+    if (cond.ifMatch !== null && !(cond.ifMatch.includes("*") || cond.ifMatch.includes(r.etag))) throw new DavRefusal("precondition-failed", "the resource changed since (If-Match)");
+    let dst: Collection;
+    try {
+      dst = this.collection(user, to.segment);
+    } catch (e) {
+      // RFC 4918 §9.9.4: the destination's collection does not exist.
+      if (e instanceof DavRefusal && e.kind === "not-found") throw new DavRefusal("conflict", "the destination collection does not exist");
+      throw e;
+    }
+    if (!canEdit(src.role) || !canEdit(dst.role)) throw new DavRefusal("forbidden", "a viewer of a shared list cannot change it");
+    if (src.id === dst.id) throw new DavRefusal("forbidden", "the source and the destination are the same collection (a rename is not supported)");
+    if (to.name !== from.name) throw new DavRefusal("forbidden", "a resource keeps its name when it moves to another collection");
+    const occupant = readTx(this.core.db, (c) => taskIdByName(c, dst.id, to.name));
+    if (occupant !== null && !cond.overwrite) throw new DavRefusal("precondition-failed", "the destination exists (Overwrite: F)");
+    // Overwrite: T deletes the destination first (RFC 4918 §9.9.3), as DELETE would.
+    if (occupant !== null) this.wrap(() => this.tasks.softDelete(user, occupant));
+    this.moveTask(user, r.taskId, dst.id);
+    return { created: occupant === null };
+  }
+
+  /**
+   * The task into another list through the tasks service; its subtasks go with it. A subtask moved
+   * on its own leaves its parent (a subtask lives in its parent's list) and is top-level there.
+   */
+  private moveTask(user: AuthUser, taskId: string, listId: string): void {
+    const cur = this.tasks.getTaskForUser(user.id, taskId);
+    this.wrap(() => this.tasks.update(user, taskId, valid(TaskPatch, { version: cur.version, list_id: listId, ...(cur.parent_id !== null ? { parent_id: null } : {}) })));
   }
 
   /** DELETE of a resource: the task goes to the trash (with its subtasks), as DELETE /tasks/{id} does. */
