@@ -210,7 +210,7 @@ describe("resources: GET, PUT, DELETE with ETags and preconditions", () => {
     expect((await dav.request("GET", href, undefined, { "if-none-match": g2.headers.get("etag")! })).status).toBe(304);
     // The PROPFIND/REPORT etag is the GET one.
     const q = await dav.report(coll, QUERY_VTODO());
-    expect(q.text).toContain(`<d:href>${coll}0A1B-uid@example.com.ics</d:href>`);
+    expect(q.text).toContain(`<d:href>${coll}0A1B-uid%40example.com.ics</d:href>`);
     expect(q.text.replace(/&quot;/g, '"')).toContain(`<d:getetag>${g2.headers.get("etag")}</d:getetag>`);
     // If-Match on a resource that does not exist.
     await unchanged(async () => expect((await dav.put(`${coll}nope.ics`, vtodo("nope", ["SUMMARY:x"]), { "if-match": etag })).status).toBe(412));
@@ -528,6 +528,35 @@ describe("REPORTs", () => {
     expect(r.text.match(/HTTP\/1.1 200 OK/g)!.length).toBe(2);
     expect(r.text).toContain(`<d:response><d:href>${coll}gone.ics</d:href><d:status>HTTP/1.1 404 Not Found</d:status></d:response>`);
     expect(r.text).toContain("SUMMARY:sp");
+  });
+
+  test("hrefs keep one canonical percent-encoding (all but RFC 3986 unreserved): a client's %40, %20, %2B, %25, UTF-8 spelling comes back exactly, everywhere", async () => {
+    const names = ["abc%40host.ics", "a%20b.ics", "a%2Bb.ics", "100%25.ics", "%C3%A9t%C3%A9%F0%9F%8D%8E.ics", "x~y_z-1.ics"];
+    const tok = textOf((await dav.propfind(coll, "<d:sync-token/>")).text, "d:sync-token")!;
+    for (const [i, n] of names.entries()) expect((await dav.put(`${coll}${n}`, vtodo(`uid-${i}@host`, [`SUMMARY:n${i}`]))).status).toBe(201);
+    // A client that wrote @, +, ( unencoded gets the canonical spelling back (equal once decoded).
+    expect((await dav.put(`${coll}raw@x+(1).ics`, vtodo("raw@x", ["SUMMARY:raw"]))).status).toBe(201);
+    const want = [...names.map((n) => `${coll}${n}`), `${coll}raw%40x%2B%281%29.ics`].sort();
+    const listing = await dav.propfind(coll, "<d:getetag/>", "1");
+    expect(responseHrefs(listing.text).filter((h) => h !== coll).sort()).toEqual(want);
+    expect(responseHrefs((await dav.report(coll, QUERY_VTODO())).text).sort()).toEqual(want);
+    expect(responseHrefs((await dav.report(coll, SYNC(tok))).text).sort()).toEqual(want);
+    expect(responseHrefs((await dav.report(coll, SYNC(""))).text).sort()).toEqual(want);
+    const mg = await dav.report(coll, `<c:calendar-multiget xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:caldav"><d:prop><d:getetag/></d:prop>${want.map((h) => `<d:href>${h}</d:href>`).join("")}</c:calendar-multiget>`);
+    expect(responseHrefs(mg.text).sort()).toEqual(want);
+    expect(mg.text).not.toContain("404");
+    // The resource answers at its spelling and at the decoded one.
+    expect((await dav.request("GET", `${coll}abc%40host.ics`)).text).toContain("UID:uid-0@host");
+    expect((await dav.request("GET", `${coll}abc@host.ics`)).status).toBe(200);
+    // no-uid-conflict names the existing resource in the same spelling.
+    const conflict = await dav.put(`${coll}other.ics`, vtodo("uid-0@host", ["SUMMARY:dup"]));
+    expect(conflict.text).toContain(`<d:href>${coll}abc%40host.ics</d:href>`);
+    // Tombstones too.
+    const before = textOf((await dav.propfind(coll, "<d:sync-token/>")).text, "d:sync-token")!;
+    for (const n of names) expect((await dav.request("DELETE", `${coll}${n}`)).status).toBe(204);
+    const gone = await dav.report(coll, SYNC(before));
+    expect(responseHrefs(gone.text).sort()).toEqual(names.map((n) => `${coll}${n}`).sort());
+    expect(gone.text.match(/404 Not Found/g)).toHaveLength(names.length);
   });
 
   test("sync-collection with DAV:limit: at most n answers, a 507 on the collection, and the rest from the token given back", async () => {
