@@ -610,6 +610,59 @@ describe("REPORTs", () => {
 describe("repeating tasks complete exactly once", () => {
   const series = (lines: string[]) => vtodo("rep-uid", ["SUMMARY:water plants", "DTSTART;VALUE=DATE:20261201", "RRULE:FREQ=DAILY;COUNT=5", ...lines]);
 
+  test("EXDATE ↔ skipped occurrences both ways (date-only series): a web-app skip is an EXDATE, a client's EXDATE a skip, a dropped one un-skipped; never twice", async () => {
+    const href = `${coll}rep.ics`;
+    expect((await dav.put(href, series(["DUE;VALUE=DATE:20261201"]))).status).toBe(201);
+    const [task] = (await web.get(`${V}/tasks?list_id=${list.id}`)).body.items as { id: string }[];
+    const rec = (await web.get(`${V}/tasks/${task!.id}/recurrence`)).body as { id: string };
+    const exceptions = async () => ((await web.get(`${V}/recurrences/${rec.id}`)).body as { exceptions: string[] }).exceptions;
+    const exdates = (ics: string) => ics.split("\r\n").filter((l) => l.startsWith("EXDATE"));
+    // Web app → client.
+    expect((await web.post(`${V}/recurrences/${rec.id}/exceptions`, { date: "2026-12-03" })).status).toBe(200);
+    let g = await dav.request("GET", href);
+    expect(exdates(g.text)).toEqual(["EXDATE;VALUE=DATE:20261203"]);
+    const q = await dav.report(coll, QUERY_VTODO("<c:calendar-data/>"));
+    expect(q.text.match(/EXDATE;VALUE=DATE:20261203/g)).toHaveLength(1);
+    // Client → web app: sent back as it came, nothing changes and it is still there once.
+    expect((await dav.put(href, series(["DUE;VALUE=DATE:20261201", "EXDATE;VALUE=DATE:20261203"]))).status).toBe(204);
+    expect(await exceptions()).toEqual(["2026-12-03"]);
+    expect(exdates((await dav.request("GET", href)).text)).toEqual(["EXDATE;VALUE=DATE:20261203"]);
+    // The client skips the 4th and un-skips the 3rd (several values in one property, too).
+    expect((await dav.put(href, series(["DUE;VALUE=DATE:20261201", "EXDATE;VALUE=DATE:20261204,20261205"]))).status).toBe(204);
+    expect(await exceptions()).toEqual(["2026-12-04", "2026-12-05"]);
+    g = await dav.request("GET", href);
+    expect(exdates(g.text).sort()).toEqual(["EXDATE;VALUE=DATE:20261204", "EXDATE;VALUE=DATE:20261205"]);
+    // Skipping the current occurrence moves the task on, as in the web app.
+    expect((await dav.put(href, series(["DUE;VALUE=DATE:20261201", "EXDATE;VALUE=DATE:20261201,20261204,20261205"]))).status).toBe(204);
+    expect((await web.get(`${V}/tasks/${task!.id}`)).body.due_at).toBe("2026-12-02");
+    expect(await exceptions()).toEqual(["2026-12-01", "2026-12-04", "2026-12-05"]);
+    // A date the series cannot skip (no occurrence that day) stays verbatim, once.
+    expect((await dav.put(href, series(["DUE;VALUE=DATE:20261202", "EXDATE;VALUE=DATE:20261201,20261204,20261205", "EXDATE;VALUE=DATE:20270101"]))).status).toBe(204);
+    expect(await exceptions()).toEqual(["2026-12-01", "2026-12-04", "2026-12-05"]);
+    g = await dav.request("GET", href);
+    expect(exdates(g.text).sort()).toEqual(["EXDATE;VALUE=DATE:20261201", "EXDATE;VALUE=DATE:20261204", "EXDATE;VALUE=DATE:20261205", "EXDATE;VALUE=DATE:20270101"]);
+  });
+
+  test("EXDATE ↔ skipped occurrences (timed series): written with the rule's TZID at the occurrence's time; a client's UTC or TZID EXDATE is a skip", async () => {
+    const href = `${coll}timed.ics`;
+    const timed = (lines: string[]) => vtodo("timed-uid", ["SUMMARY:standup", "DTSTART;TZID=Europe/Berlin:20261201T090000", "DUE;TZID=Europe/Berlin:20261201T090000", "RRULE:FREQ=DAILY;COUNT=10", ...lines]);
+    expect((await web.patch(`${V}/me`, { timezone: "Europe/Berlin" })).status).toBe(200);
+    expect((await dav.put(href, timed([]))).status).toBe(201);
+    const [task] = (await web.get(`${V}/tasks?list_id=${list.id}`)).body.items as { id: string }[];
+    const rec = (await web.get(`${V}/tasks/${task!.id}/recurrence`)).body as { id: string };
+    const exceptions = async () => ((await web.get(`${V}/recurrences/${rec.id}`)).body as { exceptions: string[] }).exceptions;
+    const exdates = (ics: string) => ics.split("\r\n").filter((l) => l.startsWith("EXDATE"));
+    expect((await web.post(`${V}/recurrences/${rec.id}/exceptions`, { date: "2026-12-03" })).status).toBe(200);
+    expect(exdates((await dav.request("GET", href)).text)).toEqual(["EXDATE;TZID=Europe/Berlin:20261203T090000"]);
+    // Back with the TZID one, plus one in UTC (09:00 Berlin = 08:00Z).
+    expect((await dav.put(href, timed(["EXDATE;TZID=Europe/Berlin:20261203T090000", "EXDATE:20261206T080000Z"]))).status).toBe(204);
+    expect(await exceptions()).toEqual(["2026-12-03", "2026-12-06"]);
+    expect(exdates((await dav.request("GET", href)).text).sort()).toEqual(["EXDATE;TZID=Europe/Berlin:20261203T090000", "EXDATE;TZID=Europe/Berlin:20261206T090000"]);
+    // The web app un-skips: the EXDATE goes.
+    expect((await web.delete(`${V}/recurrences/${rec.id}/exceptions/2026-12-06`)).status).toBe(204);
+    expect(exdates((await dav.request("GET", href)).text)).toEqual(["EXDATE;TZID=Europe/Berlin:20261203T090000"]);
+  });
+
   test("iOS way: STATUS:COMPLETED on the series advances it once; a retry with the old If-Match is 412", async () => {
     const href = `${coll}rep.ics`;
     expect((await dav.put(href, series(["DUE;VALUE=DATE:20261201"]))).status).toBe(201);

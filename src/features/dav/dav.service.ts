@@ -17,9 +17,11 @@ import { RecurrenceCreate, RecurrencePatch } from "../recurrence/recurrence.sche
 import { listLists, type ListView } from "../lists/lists.repo";
 import { canEdit, type ListRole } from "../lists/lists.access";
 import { tagsAt } from "../tasks/tasks.repo";
-import { rruleRecurrencesInLists, findRecurrenceOfTask } from "../recurrence/recurrence.repo";
+import { rruleRecurrencesInLists, findRecurrenceOfTask, listExceptions, type RecurrenceRecord } from "../recurrence/recurrence.repo";
+import { parseRRule, seriesFor, type Series } from "../recurrence/recurrence.engine";
+import { isDateOnly } from "../../core/time";
 // The one VTODO mapping, shared with the .ics importer (an allowed exception in .dependency-cruiser.cjs).
-import { REMINDER_MARK, dropKeptAlarms, dropKeptParent, keptParentIs, keepRrule, readCalendarObject, reminderTrigger, sortOrderOfRank, taskToCalendarObject, vtodoToTask, type ReminderForVtodo, type VtodoTask } from "../../transfer/import/vtodo.mapping";
+import { REMINDER_MARK, dropKeptAlarms, dropKeptExdates, exdatesOf, dropKeptParent, keptParentIs, keepRrule, readCalendarObject, reminderTrigger, sortOrderOfRank, taskToCalendarObject, vtodoToTask, type ReminderForVtodo, type VtodoTask } from "../../transfer/import/vtodo.mapping";
 import {
   DAV_TOMBSTONE_DAYS,
   changedSince,
@@ -114,7 +116,7 @@ export interface SyncResult {
 const TOKEN_BASE = "https://app.invalid/ns/sync/";
 const tokenOf = (listId: string, seq: number) => `${TOKEN_BASE}${listId}/${seq}`;
 /** Bumped when the serialisation changes, so every ETag changes with it. */
-const RENDER_VERSION = 2;
+const RENDER_VERSION = 3;
 const etagOf = (seq: number) => `"${seq}-${RENDER_VERSION}"`;
 const PRUNE_EVERY_MS = 60 * 60 * 1000;
 
@@ -224,7 +226,7 @@ export class DavService {
     const objects = objectsOf(c, ids);
     const out: Resource[] = [];
     let tags: Map<string, string[]> | null = null;
-    let rules: Map<string, { rrule: string; timezone: string }> | null = null;
+    let rules: Map<string, { rrule: string; timezone: string; exdates: string[] }> | null = null;
     let parents: Map<string, DavObject> | null = null;
     let alarms: Map<string, ReminderForVtodo[]> | null = null;
     if (withData) {
@@ -243,7 +245,12 @@ export class DavService {
         l.push(t.name);
         tags.set(id, l);
       }
-      rules = new Map(rruleRecurrencesInLists(c, [listId]).filter((r) => r.rrule).map((r) => [r.task_id, { rrule: r.rrule!, timezone: r.timezone }]));
+      const dues = new Map(rows.map((r) => [r.id, r.due_at]));
+      rules = new Map(
+        rruleRecurrencesInLists(c, [listId])
+          .filter((r) => r.rrule && dues.has(r.task_id))
+          .map((r) => [r.task_id, { rrule: r.rrule!, timezone: r.timezone, exdates: exceptionDeadlines(c, r, dues.get(r.task_id) ?? null) }]),
+      );
       parents = objectsOf(c, [...new Set(rows.map((r) => r.parent_id).filter((p): p is string => p !== null))]);
     }
     for (const t of rows) {
@@ -269,6 +276,7 @@ export class DavService {
             timezone: rule?.timezone ?? null,
             uid: o?.uid ?? t.id,
             sortOrder: sortOrderOfRank(t.rank),
+            exdates: rule?.exdates ?? [],
           },
           kept,
           { reminders: alarms!.get(t.id) ?? [], reminderTime: user.reminderTime ?? "09:00" },
@@ -441,6 +449,7 @@ export class DavService {
       if (ownTags.join() !== [...tagIds].sort().join()) patch.tag_ids = tagIds;
       if (Object.keys(patch).length > 1) this.wrap(() => this.tasks.update(user, taskId, valid(TaskPatch, patch)));
     }
+    kept = this.applyExdates(user, taskId, obj.master, kept);
     if (vt.order !== null) this.applySortOrder(user, taskId, vt.order);
     kept = await this.applyAlarms(user, taskId, obj.master, vt, kept);
     writeTx(this.core.db, (tx) => upsertObject(tx, user.id, { task_id: taskId, name, uid: obj.uid, extra: kept }, this.core.clock.now().toISOString()));
@@ -624,6 +633,49 @@ export class DavService {
     }
   }
 
+  /**
+   * EXDATE ↔ the recurrence's exceptions (skipped occurrences), through the recurrence service: a
+   * date the client skips that is no exception yet becomes one (skipping the current occurrence
+   * moves the task on, as in the web app); an exception the client's object no longer names is
+   * removed (a PUT is the whole object). EXDATEs held as exceptions leave the kept object (they are
+   * written from the exceptions); one the service refuses (a past date, a date with no occurrence)
+   * or of a task with no rule of ours stays verbatim.
+   */
+  private applyExdates(user: AuthUser, taskId: string, master: ICAL.Component, kept: string): string {
+    const rec = readTx(this.core.db, (c) => findRecurrenceOfTask(c, taskId));
+    const series = rec ? seriesOfRecord(rec) : null;
+    if (!rec || !series) return kept;
+    const wanted = new Set<string>();
+    for (const x of exdatesOf(master, user.timezone)) {
+      const key = dateKeyOf(series, x);
+      if (key) wanted.add(key);
+    }
+    const have = new Set(readTx(this.core.db, (c) => listExceptions(c, rec.id)));
+    const held = new Set<string>();
+    const refusable = (e: unknown) => e instanceof AppError && e.code !== "internal_error";
+    for (const key of [...wanted].sort()) {
+      if (have.has(key)) {
+        held.add(key);
+        continue;
+      }
+      try {
+        this.recurrence.addException(user, rec.id, key);
+        held.add(key);
+      } catch (e) {
+        if (!refusable(e)) throw e;
+      }
+    }
+    for (const key of have) {
+      if (wanted.has(key)) continue;
+      try {
+        this.recurrence.removeException(user, rec.id, key);
+      } catch (e) {
+        if (!refusable(e)) throw e;
+      }
+    }
+    return dropKeptExdates(kept, (x) => held.has(dateKeyOf(series, x) ?? ""), user.timezone);
+  }
+
   /** A service's refusal of a client's write, as the protocol says it (the task's rules stay the services'). */
   private wrap<T>(fn: () => T): T {
     try {
@@ -646,6 +698,42 @@ function valid<S extends z.ZodType>(schema: S, input: z.input<S>): z.output<S> {
   const r = schema.safeParse(input);
   if (r.success) return r.data;
   throw new DavRefusal("valid-calendar-object-resource", r.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ").slice(0, 300));
+}
+
+/** The series of a stored rrule recurrence, or null when it is not one (or not usable). */
+function seriesOfRecord(rec: RecurrenceRecord): Series | null {
+  if (rec.kind !== "rrule" || !rec.rrule || !rec.dtstart) return null;
+  const parsed = parseRRule(rec.rrule, isDateOnly(rec.dtstart));
+  return parsed.ok ? seriesFor(parsed.rule, rec.dtstart, rec.timezone) : null;
+}
+
+/** The local date (the recurrence's zone) an exception of this deadline is written in; null when it cannot be read. */
+function dateKeyOf(series: Series, deadline: string): string | null {
+  try {
+    return series.dateKey(deadline);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The recurrence's exceptions as EXDATE deadlines in the due's form: a date for a date-only task,
+ * else the occurrence's instant on that date (an exception whose date the rule no longer has, or a
+ * rule that cannot be expanded, is left out).
+ */
+function exceptionDeadlines(c: Conn, rec: RecurrenceRecord, dueAt: string | null): string[] {
+  const dates = listExceptions(c, rec.id);
+  if (dates.length === 0 || dueAt === null) return [];
+  if (isDateOnly(dueAt)) return dates;
+  const series = seriesOfRecord(rec);
+  if (!series) return [];
+  return dates.flatMap((d) => {
+    try {
+      return series.occurrencesOn(d).slice(0, 1);
+    } catch {
+      return [];
+    }
+  });
 }
 
 /** A due's instant for ordering (a date-only due counts from its day's start, UTC). */
