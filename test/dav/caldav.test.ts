@@ -210,7 +210,7 @@ describe("resources: GET, PUT, DELETE with ETags and preconditions", () => {
     expect((await dav.request("GET", href, undefined, { "if-none-match": g2.headers.get("etag")! })).status).toBe(304);
     // The PROPFIND/REPORT etag is the GET one.
     const q = await dav.report(coll, QUERY_VTODO());
-    expect(q.text).toContain(`<d:href>${coll}0A1B-uid@example.com.ics</d:href>`);
+    expect(q.text).toContain(`<d:href>${coll}0A1B-uid%40example.com.ics</d:href>`);
     expect(q.text.replace(/&quot;/g, '"')).toContain(`<d:getetag>${g2.headers.get("etag")}</d:getetag>`);
     // If-Match on a resource that does not exist.
     await unchanged(async () => expect((await dav.put(`${coll}nope.ics`, vtodo("nope", ["SUMMARY:x"]), { "if-match": etag })).status).toBe(412));
@@ -363,15 +363,85 @@ describe("resources: GET, PUT, DELETE with ETags and preconditions", () => {
   test("the same UID under another name or in another list is no-uid-conflict (never a second task)", async () => {
     const other = (await web.post(`${V}/lists`, { name: "Other" })).body;
     expect((await dav.put(`${coll}one.ics`, vtodo("same-uid", ["SUMMARY:one"]))).status).toBe(201);
-    for (const p of [`${coll}two.ics`, `${home}${other.id}/one.ics`]) {
+    // Under another name, here or in another list: a conflict, whose href is the existing resource's URL path (RFC 4791 §5.3.2.1).
+    for (const p of [`${coll}two.ics`, `${home}${other.id}/two.ics`]) {
       const r = await unchanged(() => dav.put(p, vtodo("same-uid", ["SUMMARY:two"])));
       expect(r.status).toBe(403);
-      expect(r.text).toContain("no-uid-conflict");
-      expect(r.text).toContain("one.ics");
+      expect(r.text).toContain(`<cal:no-uid-conflict><d:href>${coll}one.ics</d:href></cal:no-uid-conflict>`);
     }
     // tasks.org moves a task: DELETE in the old list, PUT in the new one → one task.
     expect((await dav.request("DELETE", `${coll}one.ics`)).status).toBe(204);
     expect((await dav.put(`${home}${other.id}/one.ics`, vtodo("same-uid", ["SUMMARY:one"]))).status).toBe(201);
+  });
+
+  test("MOVE (RFC 4918 §9.9) to another collection: same task, UID and kept properties; 201/204; tombstone in the source, member in the target", async () => {
+    const other = (await web.post(`${V}/lists`, { name: "Other" })).body;
+    const ocoll = `${home}${other.id}/`;
+    expect((await dav.put(`${coll}a.ics`, vtodo("uid-a", ["SUMMARY:a", "X-ODD;P=1:kept"]))).status).toBe(201);
+    const [ta] = (await web.get(`${V}/tasks?list_id=${list.id}`)).body.items;
+    const tok = (p: string) => dav.propfind(p, "<d:sync-token/>").then((r) => textOf(r.text, "d:sync-token")!);
+    const [s0, o0] = [await tok(coll), await tok(ocoll)];
+    // Absolute URL through a proxy (another host and scheme), the default Overwrite.
+    const mv = await dav.request("MOVE", `${coll}a.ics`, undefined, { destination: `https://tasks.example.org${ocoll}a.ics` });
+    expect(mv.status).toBe(201);
+    expect(mv.headers.get("location")).toBe(`${ocoll}a.ics`);
+    const moved = (await web.get(`${V}/tasks/${ta.id}`)).body;
+    expect(moved.list_id).toBe(other.id);
+    expect((await web.get(`${V}/tasks?list_id=${list.id}`)).body.items).toHaveLength(0);
+    const got = await dav.request("GET", `${ocoll}a.ics`);
+    expect(got.text).toContain("UID:uid-a");
+    expect(got.text).toContain("X-ODD;P=1:kept");
+    expect((await dav.request("GET", `${coll}a.ics`)).status).toBe(404);
+    const src = await dav.report(coll, SYNC(s0));
+    expect(src.text).toContain(`<d:response><d:href>${coll}a.ics</d:href><d:status>HTTP/1.1 404 Not Found</d:status></d:response>`);
+    const dst = await dav.report(ocoll, SYNC(o0));
+    expect(responseHrefs(dst.text)).toEqual([`${ocoll}a.ics`]);
+    expect(dst.text).not.toContain("404 Not Found");
+    // Back by path, percent-encoded; Overwrite: F onto an occupied name is 412 and changes nothing.
+    expect((await dav.put(`${coll}a.ics`, vtodo("uid-b", ["SUMMARY:b"]))).status).toBe(201);
+    await unchanged(async () => expect((await dav.request("MOVE", `${ocoll}a.ics`, undefined, { destination: `${coll}%61.ics`, overwrite: "F" })).status).toBe(412));
+    // Overwrite: T replaces it (the occupant goes to the trash): 204.
+    expect((await dav.request("MOVE", `${ocoll}a.ics`, undefined, { destination: `${coll}a.ics`, overwrite: "T" })).status).toBe(204);
+    const items = (await web.get(`${V}/tasks?list_id=${list.id}`)).body.items;
+    expect(items.map((t: { id: string }) => t.id)).toEqual([ta.id]);
+    expect((await dav.request("GET", `${coll}a.ics`)).text).toContain("UID:uid-a");
+    expect((await web.get(`${V}/trash`)).body.items.some((t: { title: string }) => t.title === "b")).toBe(true);
+    const allow = (await dav.request("OPTIONS", coll, undefined, {}, null)).headers.get("allow")!;
+    expect(allow).toContain("MOVE");
+  });
+
+  test("MOVE refusals: 404 source, 409 missing collection, 403 viewer/same collection/rename/collection, 502 elsewhere, 400 bad headers; nothing changes", async () => {
+    const other = (await web.post(`${V}/lists`, { name: "Other" })).body;
+    const ocoll = `${home}${other.id}/`;
+    expect((await dav.put(`${coll}a.ics`, vtodo("uid-a", ["SUMMARY:a"]))).status).toBe(201);
+    const bobWeb = await signedInUser(app, web, "bob");
+    const bob = await davClientFor(app, bobWeb, "bob");
+    const inv = (await web.post(`${V}/lists/${list.id}/invitations`, { username: "bob", role: "viewer" })).body;
+    expect((await bobWeb.post(`${V}/invitations/${inv.id}/accept`)).status).toBe(200);
+    const bobList = (await bobWeb.post(`${V}/lists`, { name: "Bob's" })).body;
+    expect((await bob.put(`/dav/calendars/bob/${bobList.id}/mine.ics`, vtodo("uid-bob", ["SUMMARY:bob's"]))).status).toBe(201);
+    const mv = (c: DavClient, from: string, h: Record<string, string>) => c.request("MOVE", from, undefined, h);
+    await unchanged(async () => {
+      expect((await mv(dav, `${coll}nope.ics`, { destination: `${ocoll}nope.ics` })).status).toBe(404);
+      expect((await mv(dav, `${coll}a.ics`, { destination: `${home}no-such-list/a.ics` })).status).toBe(409);
+      expect((await mv(dav, `${coll}a.ics`, { destination: ocoll })).status).toBe(409);
+      expect((await mv(dav, `${coll}a.ics`, { destination: `${coll}a.ics` })).status).toBe(403);
+      expect((await mv(dav, `${coll}a.ics`, { destination: `${ocoll}b.ics` })).status).toBe(403);
+      expect((await mv(dav, coll, { destination: `${home}x/` })).status).toBe(403);
+      expect((await mv(dav, `${coll}a.ics`, { destination: `/dav/calendars/bob/${bobList.id}/a.ics` })).status).toBe(403);
+      expect((await mv(dav, `${coll}a.ics`, { destination: "https://elsewhere.example/remote.php/dav/a.ics" })).status).toBe(502);
+      expect((await mv(dav, `${coll}a.ics`, {})).status).toBe(400);
+      expect((await mv(dav, `${coll}a.ics`, { destination: `${ocoll}a.ics`, overwrite: "maybe" })).status).toBe(400);
+      expect((await mv(dav, `${coll}a.ics`, { destination: `${ocoll}a.ics`, "if-match": '"0-0"' })).status).toBe(412);
+      // A viewer's source, or a viewer's list as the destination.
+      const [ta] = (await web.get(`${V}/tasks?list_id=${list.id}`)).body.items;
+      expect((await mv(bob, `/dav/calendars/bob/${list.id}/a.ics`, { destination: `/dav/calendars/bob/${bobList.id}/a.ics` })).status).toBe(403);
+      expect((await mv(bob, `/dav/calendars/bob/${bobList.id}/mine.ics`, { destination: `/dav/calendars/bob/${list.id}/mine.ics` })).status).toBe(403);
+      // The PUT fallback into a viewer's list, or from one: still refused.
+      expect((await bob.put(`/dav/calendars/bob/${list.id}/mine.ics`, vtodo("uid-bob", ["SUMMARY:bob's"]))).status).toBe(403);
+      expect((await bob.put(`/dav/calendars/bob/${bobList.id}/a.ics`, vtodo("uid-a", ["SUMMARY:a"]))).status).toBe(403);
+      expect(ta.title).toBe("a");
+    });
   });
 
   test("bad input: malformed XML, a DOCTYPE, non-iCalendar, a VEVENT, a UID-less object → 4xx, nothing stored, never 5xx", async () => {
@@ -460,6 +530,35 @@ describe("REPORTs", () => {
     expect(r.text).toContain("SUMMARY:sp");
   });
 
+  test("hrefs keep one canonical percent-encoding (all but RFC 3986 unreserved): a client's %40, %20, %2B, %25, UTF-8 spelling comes back exactly, everywhere", async () => {
+    const names = ["abc%40host.ics", "a%20b.ics", "a%2Bb.ics", "100%25.ics", "%C3%A9t%C3%A9%F0%9F%8D%8E.ics", "x~y_z-1.ics"];
+    const tok = textOf((await dav.propfind(coll, "<d:sync-token/>")).text, "d:sync-token")!;
+    for (const [i, n] of names.entries()) expect((await dav.put(`${coll}${n}`, vtodo(`uid-${i}@host`, [`SUMMARY:n${i}`]))).status).toBe(201);
+    // A client that wrote @, +, ( unencoded gets the canonical spelling back (equal once decoded).
+    expect((await dav.put(`${coll}raw@x+(1).ics`, vtodo("raw@x", ["SUMMARY:raw"]))).status).toBe(201);
+    const want = [...names.map((n) => `${coll}${n}`), `${coll}raw%40x%2B%281%29.ics`].sort();
+    const listing = await dav.propfind(coll, "<d:getetag/>", "1");
+    expect(responseHrefs(listing.text).filter((h) => h !== coll).sort()).toEqual(want);
+    expect(responseHrefs((await dav.report(coll, QUERY_VTODO())).text).sort()).toEqual(want);
+    expect(responseHrefs((await dav.report(coll, SYNC(tok))).text).sort()).toEqual(want);
+    expect(responseHrefs((await dav.report(coll, SYNC(""))).text).sort()).toEqual(want);
+    const mg = await dav.report(coll, `<c:calendar-multiget xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:caldav"><d:prop><d:getetag/></d:prop>${want.map((h) => `<d:href>${h}</d:href>`).join("")}</c:calendar-multiget>`);
+    expect(responseHrefs(mg.text).sort()).toEqual(want);
+    expect(mg.text).not.toContain("404");
+    // The resource answers at its spelling and at the decoded one.
+    expect((await dav.request("GET", `${coll}abc%40host.ics`)).text).toContain("UID:uid-0@host");
+    expect((await dav.request("GET", `${coll}abc@host.ics`)).status).toBe(200);
+    // no-uid-conflict names the existing resource in the same spelling.
+    const conflict = await dav.put(`${coll}other.ics`, vtodo("uid-0@host", ["SUMMARY:dup"]));
+    expect(conflict.text).toContain(`<d:href>${coll}abc%40host.ics</d:href>`);
+    // Tombstones too.
+    const before = textOf((await dav.propfind(coll, "<d:sync-token/>")).text, "d:sync-token")!;
+    for (const n of names) expect((await dav.request("DELETE", `${coll}${n}`)).status).toBe(204);
+    const gone = await dav.report(coll, SYNC(before));
+    expect(responseHrefs(gone.text).sort()).toEqual(names.map((n) => `${coll}${n}`).sort());
+    expect(gone.text.match(/404 Not Found/g)).toHaveLength(names.length);
+  });
+
   test("sync-collection with DAV:limit: at most n answers, a 507 on the collection, and the rest from the token given back", async () => {
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) ids.push((await web.post(`${V}/tasks`, { title: `t${i}`, list_id: list.id })).body.id);
@@ -510,6 +609,59 @@ describe("REPORTs", () => {
 
 describe("repeating tasks complete exactly once", () => {
   const series = (lines: string[]) => vtodo("rep-uid", ["SUMMARY:water plants", "DTSTART;VALUE=DATE:20261201", "RRULE:FREQ=DAILY;COUNT=5", ...lines]);
+
+  test("EXDATE ↔ skipped occurrences both ways (date-only series): a web-app skip is an EXDATE, a client's EXDATE a skip, a dropped one un-skipped; never twice", async () => {
+    const href = `${coll}rep.ics`;
+    expect((await dav.put(href, series(["DUE;VALUE=DATE:20261201"]))).status).toBe(201);
+    const [task] = (await web.get(`${V}/tasks?list_id=${list.id}`)).body.items as { id: string }[];
+    const rec = (await web.get(`${V}/tasks/${task!.id}/recurrence`)).body as { id: string };
+    const exceptions = async () => ((await web.get(`${V}/recurrences/${rec.id}`)).body as { exceptions: string[] }).exceptions;
+    const exdates = (ics: string) => ics.split("\r\n").filter((l) => l.startsWith("EXDATE"));
+    // Web app → client.
+    expect((await web.post(`${V}/recurrences/${rec.id}/exceptions`, { date: "2026-12-03" })).status).toBe(200);
+    let g = await dav.request("GET", href);
+    expect(exdates(g.text)).toEqual(["EXDATE;VALUE=DATE:20261203"]);
+    const q = await dav.report(coll, QUERY_VTODO("<c:calendar-data/>"));
+    expect(q.text.match(/EXDATE;VALUE=DATE:20261203/g)).toHaveLength(1);
+    // Client → web app: sent back as it came, nothing changes and it is still there once.
+    expect((await dav.put(href, series(["DUE;VALUE=DATE:20261201", "EXDATE;VALUE=DATE:20261203"]))).status).toBe(204);
+    expect(await exceptions()).toEqual(["2026-12-03"]);
+    expect(exdates((await dav.request("GET", href)).text)).toEqual(["EXDATE;VALUE=DATE:20261203"]);
+    // The client skips the 4th and un-skips the 3rd (several values in one property, too).
+    expect((await dav.put(href, series(["DUE;VALUE=DATE:20261201", "EXDATE;VALUE=DATE:20261204,20261205"]))).status).toBe(204);
+    expect(await exceptions()).toEqual(["2026-12-04", "2026-12-05"]);
+    g = await dav.request("GET", href);
+    expect(exdates(g.text).sort()).toEqual(["EXDATE;VALUE=DATE:20261204", "EXDATE;VALUE=DATE:20261205"]);
+    // Skipping the current occurrence moves the task on, as in the web app.
+    expect((await dav.put(href, series(["DUE;VALUE=DATE:20261201", "EXDATE;VALUE=DATE:20261201,20261204,20261205"]))).status).toBe(204);
+    expect((await web.get(`${V}/tasks/${task!.id}`)).body.due_at).toBe("2026-12-02");
+    expect(await exceptions()).toEqual(["2026-12-01", "2026-12-04", "2026-12-05"]);
+    // A date the series cannot skip (no occurrence that day) stays verbatim, once.
+    expect((await dav.put(href, series(["DUE;VALUE=DATE:20261202", "EXDATE;VALUE=DATE:20261201,20261204,20261205", "EXDATE;VALUE=DATE:20270101"]))).status).toBe(204);
+    expect(await exceptions()).toEqual(["2026-12-01", "2026-12-04", "2026-12-05"]);
+    g = await dav.request("GET", href);
+    expect(exdates(g.text).sort()).toEqual(["EXDATE;VALUE=DATE:20261201", "EXDATE;VALUE=DATE:20261204", "EXDATE;VALUE=DATE:20261205", "EXDATE;VALUE=DATE:20270101"]);
+  });
+
+  test("EXDATE ↔ skipped occurrences (timed series): written with the rule's TZID at the occurrence's time; a client's UTC or TZID EXDATE is a skip", async () => {
+    const href = `${coll}timed.ics`;
+    const timed = (lines: string[]) => vtodo("timed-uid", ["SUMMARY:standup", "DTSTART;TZID=Europe/Berlin:20261201T090000", "DUE;TZID=Europe/Berlin:20261201T090000", "RRULE:FREQ=DAILY;COUNT=10", ...lines]);
+    expect((await web.patch(`${V}/me`, { timezone: "Europe/Berlin" })).status).toBe(200);
+    expect((await dav.put(href, timed([]))).status).toBe(201);
+    const [task] = (await web.get(`${V}/tasks?list_id=${list.id}`)).body.items as { id: string }[];
+    const rec = (await web.get(`${V}/tasks/${task!.id}/recurrence`)).body as { id: string };
+    const exceptions = async () => ((await web.get(`${V}/recurrences/${rec.id}`)).body as { exceptions: string[] }).exceptions;
+    const exdates = (ics: string) => ics.split("\r\n").filter((l) => l.startsWith("EXDATE"));
+    expect((await web.post(`${V}/recurrences/${rec.id}/exceptions`, { date: "2026-12-03" })).status).toBe(200);
+    expect(exdates((await dav.request("GET", href)).text)).toEqual(["EXDATE;TZID=Europe/Berlin:20261203T090000"]);
+    // Back with the TZID one, plus one in UTC (09:00 Berlin = 08:00Z).
+    expect((await dav.put(href, timed(["EXDATE;TZID=Europe/Berlin:20261203T090000", "EXDATE:20261206T080000Z"]))).status).toBe(204);
+    expect(await exceptions()).toEqual(["2026-12-03", "2026-12-06"]);
+    expect(exdates((await dav.request("GET", href)).text).sort()).toEqual(["EXDATE;TZID=Europe/Berlin:20261203T090000", "EXDATE;TZID=Europe/Berlin:20261206T090000"]);
+    // The web app un-skips: the EXDATE goes.
+    expect((await web.delete(`${V}/recurrences/${rec.id}/exceptions/2026-12-06`)).status).toBe(204);
+    expect(exdates((await dav.request("GET", href)).text)).toEqual(["EXDATE;TZID=Europe/Berlin:20261203T090000"]);
+  });
 
   test("iOS way: STATUS:COMPLETED on the series advances it once; a retry with the old If-Match is 412", async () => {
     const href = `${coll}rep.ics`;

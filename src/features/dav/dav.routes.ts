@@ -19,7 +19,7 @@ import { NS, XmlError, buildXml, child, children, d, el, is, parseXml, type Out,
 
 const BODY_LIMIT = 1024 * 1024;
 const DAV_HEADER = "1, 3, calendar-access, extended-mkcol";
-const ALLOW = "OPTIONS, GET, HEAD, PUT, DELETE, PROPFIND, PROPPATCH, REPORT, MKCOL, MKCALENDAR";
+const ALLOW = "OPTIONS, GET, HEAD, PUT, DELETE, MOVE, PROPFIND, PROPPATCH, REPORT, MKCOL, MKCALENDAR";
 const CALENDAR_CT = "text/calendar; charset=utf-8";
 const XML_CT = "application/xml; charset=utf-8";
 const decoder = new TextDecoder("utf-8", { fatal: true });
@@ -33,7 +33,14 @@ type Target =
   | { kind: "collection"; user: string; segment: string }
   | { kind: "resource"; user: string; segment: string; name: string };
 
-const enc = (s: string) => encodeURIComponent(s).replace(/%40/g, "@");
+/**
+ * The one spelling of a path segment in every href: every octet but RFC 3986's unreserved
+ * characters (ALPHA, DIGIT, "-", ".", "_", "~") percent-encoded, upper-case hex, as Radicale and
+ * Evolution (g_uri_escape_string) write them. A client that named a resource `abc%40host.ics` gets
+ * exactly that back (Evolution keys its cache by the href string); one that wrote `@`, `+`, `(`…
+ * unencoded gets the encoded (equivalent once decoded) spelling, the same on every answer.
+ */
+const enc = (s: string) => encodeURIComponent(s).replace(/[!'()*]/g, (ch) => `%${ch.charCodeAt(0).toString(16).toUpperCase()}`);
 const principalHref = (u: string) => `/dav/principals/${enc(u)}/`;
 const homeHref = (u: string) => `/dav/calendars/${enc(u)}/`;
 const collectionHref = (u: string, seg: string) => `${homeHref(u)}${enc(seg)}/`;
@@ -69,20 +76,22 @@ function xmlResponse(status: number, body: Out, headers: Record<string, string> 
 
 const errorBody = (condition: Out) => d("error", [condition]);
 
-function refusalResponse(r: DavRefusal): Response {
+function refusalResponse(r: DavRefusal, username: string): Response {
   switch (r.kind) {
     case "not-found":
       return new Response(null, { status: 404 });
     case "precondition-failed":
       return new Response(null, { status: 412 });
     case "forbidden":
-      return xmlResponse(403, errorBody(d("need-privileges")));
+      return xmlResponse(403, errorBody(d("need-privileges")), { "x-dav-error": r.message.slice(0, 200).replace(/[^\x20-\x7e]/g, "?") });
+    case "conflict":
+      return new Response(null, { status: 409 });
     case "valid-sync-token":
       return xmlResponse(403, errorBody(d("valid-sync-token")));
     case "number-of-matches-within-limits":
       return xmlResponse(507, errorBody(d("number-of-matches-within-limits")));
     case "no-uid-conflict":
-      return xmlResponse(403, errorBody(el(NS.caldav, "no-uid-conflict", r.href ? [d("href", r.href.name)] : [])));
+      return xmlResponse(403, errorBody(el(NS.caldav, "no-uid-conflict", r.href ? [d("href", resourceHref(username, r.href.segment, r.href.name))] : [])));
     default:
       return xmlResponse(403, errorBody(el(NS.caldav, r.kind, [])), { "x-dav-error": r.message.slice(0, 200).replace(/[^\x20-\x7e]/g, "?") });
   }
@@ -126,6 +135,8 @@ export function davHandler(dav: DavService) {
           return await put(dav, c, target);
         case "DELETE":
           return del(dav, c, target);
+        case "MOVE":
+          return move(dav, c, target);
         case "MKCALENDAR":
         case "MKCOL":
           return await mkcol(dav, c, target, method);
@@ -135,7 +146,7 @@ export function davHandler(dav: DavService) {
           return new Response(null, { status: 405, headers: { allow: ALLOW } });
       }
     } catch (e) {
-      if (e instanceof DavRefusal) return refusalResponse(e);
+      if (e instanceof DavRefusal) return refusalResponse(e, user.username);
       if (e instanceof XmlError) return new Response(`${e.message}\n`, { status: 400, headers: { "content-type": "text/plain" } });
       if (e instanceof AppError && e.code === "payload_too_large") return new Response(null, { status: 413 });
       throw e;
@@ -519,6 +530,35 @@ async function put(dav: DavService, c: Ctx, t: Target): Promise<Response> {
   const res = await dav.put(c.user, t.segment, t.name, body, { ifMatch: ifMatch(c.req.headers.get("if-match")), ifNoneMatchAny: none !== null && none.trim() === "*" });
   // The stored object is rebuilt from the task, not the bytes sent: no ETag (RFC 4791 §5.3.4), so the client fetches it.
   return new Response(null, { status: res.created ? 201 : 204 });
+}
+
+/**
+ * MOVE (RFC 4918 §9.9) of a resource into another of the user's collections. Destination is an
+ * absolute URL (its scheme and host are not checked: a reverse proxy's public name differs from
+ * ours) or an absolute path. 201 when nothing was at the destination, 204 when Overwrite: T (the
+ * default) replaced a resource, 412 with Overwrite: F; 409 when the destination collection does
+ * not exist; 403 for a viewer's source or destination, the same collection, or another name; 502
+ * for a destination outside this server's /dav/ tree. A collection cannot be moved (403).
+ */
+function move(dav: DavService, c: Ctx, t: Target): Response {
+  if (t.kind !== "resource") return xmlResponse(403, errorBody(d("need-privileges")), { "x-dav-error": "only a task resource can be moved" });
+  const header = c.req.headers.get("destination")?.trim();
+  if (!header) return new Response("MOVE needs a Destination header\n", { status: 400, headers: { "content-type": "text/plain" } });
+  let path: string;
+  try {
+    path = /^[a-z][a-z0-9+.-]*:/i.test(header) ? new URL(header).pathname : header;
+  } catch {
+    return new Response("the Destination header is not a URL\n", { status: 400, headers: { "content-type": "text/plain" } });
+  }
+  const dest = path.startsWith("/dav/") ? parseTarget(path) : null;
+  if (!dest) return new Response(null, { status: 502 });
+  if (!("user" in dest) || dest.user.toLowerCase() !== c.user.username.toLowerCase()) return xmlResponse(403, errorBody(d("need-privileges")));
+  if (dest.kind !== "resource") return new Response(null, { status: 409 });
+  const overwrite = (c.req.headers.get("overwrite") ?? "T").trim().toUpperCase();
+  if (overwrite !== "T" && overwrite !== "F") return new Response("Overwrite is T or F\n", { status: 400, headers: { "content-type": "text/plain" } });
+  const res = dav.move(c.user, { segment: t.segment, name: t.name }, { segment: dest.segment, name: dest.name }, { ifMatch: ifMatch(c.req.headers.get("if-match")), overwrite: overwrite === "T" });
+  if (!res.created) return new Response(null, { status: 204 });
+  return new Response(null, { status: 201, headers: { location: resourceHref(c.user.username, dest.segment, dest.name) } });
 }
 
 function del(dav: DavService, c: Ctx, t: Target): Response {

@@ -17,9 +17,11 @@ import { RecurrenceCreate, RecurrencePatch } from "../recurrence/recurrence.sche
 import { listLists, type ListView } from "../lists/lists.repo";
 import { canEdit, type ListRole } from "../lists/lists.access";
 import { tagsAt } from "../tasks/tasks.repo";
-import { rruleRecurrencesInLists, findRecurrenceOfTask } from "../recurrence/recurrence.repo";
+import { rruleRecurrencesInLists, findRecurrenceOfTask, listExceptions, type RecurrenceRecord } from "../recurrence/recurrence.repo";
+import { parseRRule, seriesFor, type Series } from "../recurrence/recurrence.engine";
+import { isDateOnly } from "../../core/time";
 // The one VTODO mapping, shared with the .ics importer (an allowed exception in .dependency-cruiser.cjs).
-import { REMINDER_MARK, dropKeptAlarms, dropKeptParent, keptParentIs, keepRrule, readCalendarObject, reminderTrigger, sortOrderOfRank, taskToCalendarObject, vtodoToTask, type ReminderForVtodo, type VtodoTask } from "../../transfer/import/vtodo.mapping";
+import { REMINDER_MARK, dropKeptAlarms, dropKeptExdates, exdatesOf, dropKeptParent, keptParentIs, keepRrule, readCalendarObject, reminderTrigger, sortOrderOfRank, taskToCalendarObject, vtodoToTask, type ReminderForVtodo, type VtodoTask } from "../../transfer/import/vtodo.mapping";
 import {
   DAV_TOMBSTONE_DAYS,
   changedSince,
@@ -57,6 +59,7 @@ import {
 export type DavRefusalKind =
   | "not-found"
   | "forbidden"
+  | "conflict"
   | "precondition-failed"
   | "valid-sync-token"
   | "number-of-matches-within-limits"
@@ -113,7 +116,7 @@ export interface SyncResult {
 const TOKEN_BASE = "https://app.invalid/ns/sync/";
 const tokenOf = (listId: string, seq: number) => `${TOKEN_BASE}${listId}/${seq}`;
 /** Bumped when the serialisation changes, so every ETag changes with it. */
-const RENDER_VERSION = 2;
+const RENDER_VERSION = 3;
 const etagOf = (seq: number) => `"${seq}-${RENDER_VERSION}"`;
 const PRUNE_EVERY_MS = 60 * 60 * 1000;
 
@@ -223,7 +226,7 @@ export class DavService {
     const objects = objectsOf(c, ids);
     const out: Resource[] = [];
     let tags: Map<string, string[]> | null = null;
-    let rules: Map<string, { rrule: string; timezone: string }> | null = null;
+    let rules: Map<string, { rrule: string; timezone: string; exdates: string[] }> | null = null;
     let parents: Map<string, DavObject> | null = null;
     let alarms: Map<string, ReminderForVtodo[]> | null = null;
     if (withData) {
@@ -242,7 +245,12 @@ export class DavService {
         l.push(t.name);
         tags.set(id, l);
       }
-      rules = new Map(rruleRecurrencesInLists(c, [listId]).filter((r) => r.rrule).map((r) => [r.task_id, { rrule: r.rrule!, timezone: r.timezone }]));
+      const dues = new Map(rows.map((r) => [r.id, r.due_at]));
+      rules = new Map(
+        rruleRecurrencesInLists(c, [listId])
+          .filter((r) => r.rrule && dues.has(r.task_id))
+          .map((r) => [r.task_id, { rrule: r.rrule!, timezone: r.timezone, exdates: exceptionDeadlines(c, r, dues.get(r.task_id) ?? null) }]),
+      );
       parents = objectsOf(c, [...new Set(rows.map((r) => r.parent_id).filter((p): p is string => p !== null))]);
     }
     for (const t of rows) {
@@ -268,6 +276,7 @@ export class DavService {
             timezone: rule?.timezone ?? null,
             uid: o?.uid ?? t.id,
             sortOrder: sortOrderOfRank(t.rank),
+            exdates: rule?.exdates ?? [],
           },
           kept,
           { reminders: alarms!.get(t.id) ?? [], reminderTime: user.reminderTime ?? "09:00" },
@@ -360,18 +369,24 @@ export class DavService {
       const id = taskIdByName(c, listId, name);
       const e = id ? this.render(c, user, listId, liveTasksIn(c, listId, [id]), false)[0] : undefined;
       const holders = liveTaskIdsByUid(c, null, obj.uid).filter((h) => h.id !== id);
-      const visible = new Set(listLists(c, user.id, false).map((l) => l.id));
+      const visible = new Map(listLists(c, user.id, false).map((l) => [l.id, l.role]));
       const other = holders.find((h) => visible.has(h.list_id)) ?? null;
+      const otherRole = other ? visible.get(other.list_id)! : null;
       const otherName = other ? (objectsOf(c, [other.id]).get(other.id)?.name ?? `${other.id}.ics`) : null;
       const ownUid = id ? (objectsOf(c, [id]).get(id)?.uid ?? id) : null;
       const otherSegment = other ? (collectionNames(c, [other.list_id]).get(other.list_id) ?? other.list_id) : null;
-      return { existing: id, etag: e?.etag ?? null, sameUid: { other, otherName, otherSegment, ownUid } };
+      return { existing: id, etag: e?.etag ?? null, sameUid: { other, otherName, otherSegment, otherRole, ownUid } };
     });
     if (cond.ifNoneMatchAny && existing) throw new DavRefusal("precondition-failed", "the resource exists (If-None-Match: *)");
     if (cond.ifMatch !== null && (existing === null || !(cond.ifMatch.includes("*") || cond.ifMatch.includes(etag!)))) {
       throw new DavRefusal("precondition-failed", "the resource changed since (If-Match)");
     }
-    if (sameUid.other) throw new DavRefusal("no-uid-conflict", "a task with this UID already exists", { segment: sameUid.otherSegment!, name: sameUid.otherName! });
+    // iOS moves a reminder to another list by PUTting it (same UID, same name) into the target after
+    // a MOVE failed (owncloud/core#23829): when the UID lives under that name in another list the
+    // user may edit, the task moves here. RFC 4791 §5.3.2.1's no-uid-conflict is about the target
+    // collection; a UID under another name (here or elsewhere) is still one.
+    const moveFrom = sameUid.other && existing === null && sameUid.other.list_id !== listId && sameUid.otherName === name && canEdit(sameUid.otherRole) ? sameUid.other.id : null;
+    if (sameUid.other && moveFrom === null) throw new DavRefusal("no-uid-conflict", "a task with this UID already exists", { segment: sameUid.otherSegment!, name: sameUid.otherName! });
     if (existing && sameUid.ownUid !== obj.uid) throw new DavRefusal("valid-calendar-object-resource", "the UID of an existing resource cannot change");
 
     let vt: VtodoTask;
@@ -390,11 +405,13 @@ export class DavService {
     for (const n of vt.tags) if (n.trim()) valid(TagCreate, { name: n.trim(), color: "#808080" });
     let kept = obj.kept;
     const tagIds = this.wrap(() => this.tagIdsFor(user, vt.tags));
-    const parentId = vt.parentUid === null ? null : this.parentFor(user, listId, vt.parentUid, existing);
+    const parentId = vt.parentUid === null ? null : this.parentFor(user, listId, vt.parentUid, existing ?? moveFrom);
     if (vt.parentUid !== null && parentId === null) kept = keepRelatedTo(kept, obj.master);
 
     let taskId: string;
-    if (existing === null) {
+    if (moveFrom !== null) this.moveTask(user, moveFrom, listId);
+    const target = existing ?? moveFrom;
+    if (target === null) {
       const t = this.wrap(() =>
         this.tasks.create(
           user,
@@ -413,7 +430,7 @@ export class DavService {
       taskId = t.id;
       kept = this.applyRrule(user, taskId, vt.rrule, obj.master, kept);
     } else {
-      taskId = existing;
+      taskId = target;
       kept = this.applyRrule(user, taskId, vt.rrule, obj.master, kept);
       const cur = this.tasks.getTaskForUser(user.id, taskId);
       const patch: Parameters<TasksService["update"]>[2] = { version: cur.version };
@@ -432,10 +449,11 @@ export class DavService {
       if (ownTags.join() !== [...tagIds].sort().join()) patch.tag_ids = tagIds;
       if (Object.keys(patch).length > 1) this.wrap(() => this.tasks.update(user, taskId, valid(TaskPatch, patch)));
     }
+    kept = this.applyExdates(user, taskId, obj.master, kept);
     if (vt.order !== null) this.applySortOrder(user, taskId, vt.order);
     kept = await this.applyAlarms(user, taskId, obj.master, vt, kept);
     writeTx(this.core.db, (tx) => upsertObject(tx, user.id, { task_id: taskId, name, uid: obj.uid, extra: kept }, this.core.clock.now().toISOString()));
-    if (existing === null && parentId === null) this.adoptWaitingChildren(user, listId, taskId, obj.uid);
+    if (target === null && parentId === null) this.adoptWaitingChildren(user, listId, taskId, obj.uid);
     return { created: existing === null };
   }
 
@@ -523,6 +541,51 @@ export class DavService {
     return dropKeptAlarms(kept, mapped);
   }
 
+  /**
+   * MOVE (RFC 4918 §9.9) of a resource into another of the user's collections: the task changes
+   * lists through the tasks service (its rules, events and audit; its subtasks go with it), and
+   * keeps its UID, name and kept properties. The source's sync log gets a tombstone, the target a
+   * member (the triggers). A resource keeps its name: a move under another name (a rename) is
+   * refused, since the source's tombstone is written under the task's one name.
+   */
+  move(
+    user: AuthUser,
+    from: { segment: string; name: string },
+    to: { segment: string; name: string },
+    cond: { ifMatch: string[] | null; overwrite: boolean },
+  ): { created: boolean } {
+    const src = this.collection(user, from.segment);
+    const r = this.membersByName(user, from.segment, [from.name], false).get(from.name);
+    if (!r) throw new DavRefusal("not-found", "no such resource");
+    if (cond.ifMatch !== null && !(cond.ifMatch.includes("*") || cond.ifMatch.includes(r.etag))) throw new DavRefusal("precondition-failed", "the resource changed since (If-Match)");
+    let dst: Collection;
+    try {
+      dst = this.collection(user, to.segment);
+    } catch (e) {
+      // RFC 4918 §9.9.4: the destination's collection does not exist.
+      if (e instanceof DavRefusal && e.kind === "not-found") throw new DavRefusal("conflict", "the destination collection does not exist");
+      throw e;
+    }
+    if (!canEdit(src.role) || !canEdit(dst.role)) throw new DavRefusal("forbidden", "a viewer of a shared list cannot change it");
+    if (src.id === dst.id) throw new DavRefusal("forbidden", "the source and the destination are the same collection (a rename is not supported)");
+    if (to.name !== from.name) throw new DavRefusal("forbidden", "a resource keeps its name when it moves to another collection");
+    const occupant = readTx(this.core.db, (c) => taskIdByName(c, dst.id, to.name));
+    if (occupant !== null && !cond.overwrite) throw new DavRefusal("precondition-failed", "the destination exists (Overwrite: F)");
+    // Overwrite: T deletes the destination first (RFC 4918 §9.9.3), as DELETE would.
+    if (occupant !== null) this.wrap(() => this.tasks.softDelete(user, occupant));
+    this.moveTask(user, r.taskId, dst.id);
+    return { created: occupant === null };
+  }
+
+  /**
+   * The task into another list through the tasks service; its subtasks go with it. A subtask moved
+   * on its own leaves its parent (a subtask lives in its parent's list) and is top-level there.
+   */
+  private moveTask(user: AuthUser, taskId: string, listId: string): void {
+    const cur = this.tasks.getTaskForUser(user.id, taskId);
+    this.wrap(() => this.tasks.update(user, taskId, valid(TaskPatch, { version: cur.version, list_id: listId, ...(cur.parent_id !== null ? { parent_id: null } : {}) })));
+  }
+
   /** DELETE of a resource: the task goes to the trash (with its subtasks), as DELETE /tasks/{id} does. */
   remove(user: AuthUser, segment: string, name: string, ifMatch: string[] | null): void {
     const col = this.collection(user, segment);
@@ -570,6 +633,49 @@ export class DavService {
     }
   }
 
+  /**
+   * EXDATE ↔ the recurrence's exceptions (skipped occurrences), through the recurrence service: a
+   * date the client skips that is no exception yet becomes one (skipping the current occurrence
+   * moves the task on, as in the web app); an exception the client's object no longer names is
+   * removed (a PUT is the whole object). EXDATEs held as exceptions leave the kept object (they are
+   * written from the exceptions); one the service refuses (a past date, a date with no occurrence)
+   * or of a task with no rule of ours stays verbatim.
+   */
+  private applyExdates(user: AuthUser, taskId: string, master: ICAL.Component, kept: string): string {
+    const rec = readTx(this.core.db, (c) => findRecurrenceOfTask(c, taskId));
+    const series = rec ? seriesOfRecord(rec) : null;
+    if (!rec || !series) return kept;
+    const wanted = new Set<string>();
+    for (const x of exdatesOf(master, user.timezone)) {
+      const key = dateKeyOf(series, x);
+      if (key) wanted.add(key);
+    }
+    const have = new Set(readTx(this.core.db, (c) => listExceptions(c, rec.id)));
+    const held = new Set<string>();
+    const refusable = (e: unknown) => e instanceof AppError && e.code !== "internal_error";
+    for (const key of [...wanted].sort()) {
+      if (have.has(key)) {
+        held.add(key);
+        continue;
+      }
+      try {
+        this.recurrence.addException(user, rec.id, key);
+        held.add(key);
+      } catch (e) {
+        if (!refusable(e)) throw e;
+      }
+    }
+    for (const key of have) {
+      if (wanted.has(key)) continue;
+      try {
+        this.recurrence.removeException(user, rec.id, key);
+      } catch (e) {
+        if (!refusable(e)) throw e;
+      }
+    }
+    return dropKeptExdates(kept, (x) => held.has(dateKeyOf(series, x) ?? ""), user.timezone);
+  }
+
   /** A service's refusal of a client's write, as the protocol says it (the task's rules stay the services'). */
   private wrap<T>(fn: () => T): T {
     try {
@@ -592,6 +698,42 @@ function valid<S extends z.ZodType>(schema: S, input: z.input<S>): z.output<S> {
   const r = schema.safeParse(input);
   if (r.success) return r.data;
   throw new DavRefusal("valid-calendar-object-resource", r.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ").slice(0, 300));
+}
+
+/** The series of a stored rrule recurrence, or null when it is not one (or not usable). */
+function seriesOfRecord(rec: RecurrenceRecord): Series | null {
+  if (rec.kind !== "rrule" || !rec.rrule || !rec.dtstart) return null;
+  const parsed = parseRRule(rec.rrule, isDateOnly(rec.dtstart));
+  return parsed.ok ? seriesFor(parsed.rule, rec.dtstart, rec.timezone) : null;
+}
+
+/** The local date (the recurrence's zone) an exception of this deadline is written in; null when it cannot be read. */
+function dateKeyOf(series: Series, deadline: string): string | null {
+  try {
+    return series.dateKey(deadline);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The recurrence's exceptions as EXDATE deadlines in the due's form: a date for a date-only task,
+ * else the occurrence's instant on that date (an exception whose date the rule no longer has, or a
+ * rule that cannot be expanded, is left out).
+ */
+function exceptionDeadlines(c: Conn, rec: RecurrenceRecord, dueAt: string | null): string[] {
+  const dates = listExceptions(c, rec.id);
+  if (dates.length === 0 || dueAt === null) return [];
+  if (isDateOnly(dueAt)) return dates;
+  const series = seriesOfRecord(rec);
+  if (!series) return [];
+  return dates.flatMap((d) => {
+    try {
+      return series.occurrencesOn(d).slice(0, 1);
+    } catch {
+      return [];
+    }
+  });
 }
 
 /** A due's instant for ordering (a date-only due counts from its day's start, UTC). */

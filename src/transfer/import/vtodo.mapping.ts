@@ -90,7 +90,10 @@ const MAPPED = new Set([
 
 /** A date or date-time property's value in this app's form, with the zone it was read in. */
 function timeOf(prop: ICAL.Property, userTz: string, changes: string[], what: string): { value: string; tz: string } {
-  const t = prop.getFirstValue() as ICAL.Time;
+  return timeOfValue(prop.getFirstValue() as ICAL.Time, prop, userTz, changes, what);
+}
+
+function timeOfValue(t: ICAL.Time, prop: ICAL.Property, userTz: string, changes: string[], what: string): { value: string; tz: string } {
   if (t.isDate) return { value: `${String(t.year).padStart(4, "0")}-${String(t.month).padStart(2, "0")}-${String(t.day).padStart(2, "0")}`, tz: userTz };
   const parts = { year: t.year, month: t.month, day: t.day, hour: t.hour, minute: t.minute, second: t.second };
   if (t.zone?.tzid === "UTC") return { value: instantIso(Temporal.PlainDateTime.from(parts).toZonedDateTime("UTC").toInstant()), tz: userTz };
@@ -224,9 +227,27 @@ export interface TaskForVtodo {
   parentUid?: string | null;
   /** X-APPLE-SORT-ORDER: the manual order (sortOrderOfRank of the task's rank). */
   sortOrder?: number;
+  /** EXDATE: the skipped occurrences of its repeat (deadlines in the due's form: dates, or instants). */
+  exdates?: string[];
 }
 
 const utcTime = (iso: string) => ICAL.Time.fromJSDate(new Date(iso), true);
+
+/**
+ * A date or date-time property for a deadline: a date is a DATE; an instant of a repeating task
+ * is written in its recurrence's zone with TZID (the series keeps its wall-clock time), any other
+ * instant in UTC.
+ */
+function addDeadline(c: ICAL.Component, name: string, value: string, t: Pick<TaskForVtodo, "rrule" | "timezone">): void {
+  if (value.length === 10) {
+    const [y, m, d] = value.split("-").map(Number);
+    c.addPropertyWithValue(name, ICAL.Time.fromData({ year: y!, month: m!, day: d!, isDate: true }));
+  } else if (t.rrule && t.timezone && t.timezone !== "UTC") {
+    const z = Temporal.Instant.from(value).toZonedDateTimeISO(t.timezone);
+    const p = c.addPropertyWithValue(name, ICAL.Time.fromData({ year: z.year, month: z.month, day: z.day, hour: z.hour, minute: z.minute, second: z.second, isDate: false }));
+    p.setParameter("tzid", t.timezone);
+  } else c.addPropertyWithValue(name, utcTime(value));
+}
 
 /** The other direction: a VTODO for a task (UID = the task's id). */
 export function taskToVtodo(t: TaskForVtodo): ICAL.Component {
@@ -237,16 +258,7 @@ export function taskToVtodo(t: TaskForVtodo): ICAL.Component {
   c.addPropertyWithValue("last-modified", utcTime(t.updatedAt));
   c.addPropertyWithValue("summary", t.title);
   if (t.description) c.addPropertyWithValue("description", t.description);
-  if (t.dueAt !== null) {
-    if (t.dueAt.length === 10) {
-      const [y, m, d] = t.dueAt.split("-").map(Number);
-      c.addPropertyWithValue("due", ICAL.Time.fromData({ year: y!, month: m!, day: d!, isDate: true }));
-    } else if (t.rrule && t.timezone && t.timezone !== "UTC") {
-      const z = Temporal.Instant.from(t.dueAt).toZonedDateTimeISO(t.timezone);
-      const p = c.addPropertyWithValue("due", ICAL.Time.fromData({ year: z.year, month: z.month, day: z.day, hour: z.hour, minute: z.minute, second: z.second, isDate: false }));
-      p.setParameter("tzid", t.timezone);
-    } else c.addPropertyWithValue("due", utcTime(t.dueAt));
-  }
+  if (t.dueAt !== null) addDeadline(c, "due", t.dueAt, t);
   const prio = priorityToIcal(t.priority);
   if (prio) c.addPropertyWithValue("priority", prio);
   c.addPropertyWithValue("status", t.completed ? "COMPLETED" : "NEEDS-ACTION");
@@ -259,6 +271,8 @@ export function taskToVtodo(t: TaskForVtodo): ICAL.Component {
   const parentUid = t.parentUid !== undefined ? t.parentUid : t.parentId;
   if (parentUid) c.addPropertyWithValue("related-to", parentUid);
   if (t.rrule) c.addPropertyWithValue("rrule", ICAL.Recur.fromString(t.rrule));
+  // Skipped occurrences in DTSTART's (the due's) form, as RFC 5545 §3.8.5.1 wants.
+  if (t.rrule) for (const x of t.exdates ?? []) addDeadline(c, "exdate", x, t);
   if (t.sortOrder !== undefined) c.addPropertyWithValue("x-apple-sort-order", String(t.sortOrder));
   return c;
 }
@@ -304,7 +318,8 @@ export function triggerOfAlarm(alarm: ICAL.Component, dueProp: ICAL.Property | n
 /**
  * Properties of a VTODO that CalDAV sync keeps verbatim, beside those the task maps: what
  * vtodoToTask reports as having no place in a task, DTSTART (a task has a due only), EXDATE and
- * RDATE (single dates of a client's series), every VALARM, and the client's own PRIORITY value
+ * RDATE (single dates of a client's series; CalDAV drops the EXDATEs its recurrence then holds as
+ * exceptions, dropKeptExdates), every VALARM, and the client's own PRIORITY value
  * (written back while the task's priority band is unchanged, so PRIORITY 2 stays 2 instead of
  * becoming the band's 1). X-APPLE-SORT-ORDER is the task's manual order (sortOrderOfRank).
  */
@@ -378,6 +393,7 @@ export function taskToCalendarObject(t: TaskForVtodo, kept: string, alarms: { re
           continue;
         }
         if (p.name === "rrule" && todo.hasProperty("rrule")) continue;
+        if (p.name === "exdate" && todo.getAllProperties("exdate").some((x) => x.toICALString() === p.toICALString())) continue;
         if (p.name === "dtstart" && startsAfterDue(p, todo)) continue;
         todo.addProperty(p);
       }
@@ -476,6 +492,31 @@ export function dropKeptParent(kept: string, uid: string): string {
   const m = k.getAllSubcomponents("vtodo").find((t) => !t.hasProperty("recurrence-id"));
   for (const p of [...(m?.getAllProperties("related-to") ?? [])]) {
     if (String(p.getParameter("reltype") ?? "PARENT").toUpperCase() === "PARENT" && String(p.getFirstValue()).trim() === uid) m!.removeProperty(p);
+  }
+  return k.toString();
+}
+
+// ---- CalDAV: EXDATE ↔ skipped occurrences --------------------------------------------------------
+
+/** Every EXDATE value of a VTODO as a deadline (a date, or an instant; a floating or unknown-zone time read in the user's zone). */
+export function exdatesOf(master: ICAL.Component, userTz: string): string[] {
+  return master.getAllProperties("exdate").flatMap((p) => p.getValues().filter((v): v is ICAL.Time => v instanceof ICAL.Time).map((v) => timeOfValue(v, p, userTz, [], "EXDATE").value));
+}
+
+/**
+ * The kept object without the EXDATE values `applied` says are held by the recurrence now (its
+ * exceptions write them back); the others (a date the recurrence refused to skip) stay verbatim.
+ */
+export function dropKeptExdates(kept: string, applied: (deadline: string) => boolean, userTz: string): string {
+  const k = new ICAL.Component(ICAL.parse(kept));
+  const m = k.getAllSubcomponents("vtodo").find((t) => !t.hasProperty("recurrence-id"));
+  if (!m || !m.hasProperty("exdate")) return kept;
+  for (const p of [...m.getAllProperties("exdate")]) {
+    const values = p.getValues();
+    const rest = values.filter((v) => !(v instanceof ICAL.Time) || !applied(timeOfValue(v, p, userTz, [], "EXDATE").value));
+    if (rest.length === values.length) continue;
+    if (rest.length === 0) m.removeProperty(p);
+    else p.setValues(rest);
   }
   return k.toString();
 }
