@@ -1,6 +1,7 @@
 import ICAL from "ical.js";
 import { readLimited } from "../../core/body";
 import { AppError } from "../../core/errors";
+import { davStatus } from "../../core/problem";
 import type { AuthUser } from "../../core/auth/principal";
 import type { RequestContext } from "../../core/request-context";
 import { DavRefusal, type Collection, type DavService, type Resource } from "./dav.service";
@@ -79,13 +80,13 @@ const errorBody = (condition: Out) => d("error", [condition]);
 function refusalResponse(r: DavRefusal, username: string): Response {
   switch (r.kind) {
     case "not-found":
-      return new Response(null, { status: 404 });
+      return davStatus(404);
     case "precondition-failed":
-      return new Response(null, { status: 412 });
+      return davStatus(412);
     case "forbidden":
       return xmlResponse(403, errorBody(d("need-privileges")), { "x-dav-error": r.message.slice(0, 200).replace(/[^\x20-\x7e]/g, "?") });
     case "conflict":
-      return new Response(null, { status: 409 });
+      return davStatus(409);
     case "valid-sync-token":
       return xmlResponse(403, errorBody(d("valid-sync-token")));
     case "number-of-matches-within-limits":
@@ -117,9 +118,9 @@ export function davHandler(dav: DavService) {
     const principal = ctx.principal;
     if (!principal) return new Response("authentication required\n", { status: 401, headers: { "www-authenticate": 'Basic realm="app", charset="UTF-8"', "content-type": "text/plain" } });
     const target = parseTarget(path);
-    if (!target) return new Response(null, { status: 404 });
+    if (!target) return davStatus(404);
     const user = principal.user;
-    if ("user" in target && target.user.toLowerCase() !== user.username.toLowerCase()) return new Response(null, { status: 404 });
+    if ("user" in target && target.user.toLowerCase() !== user.username.toLowerCase()) return davStatus(404);
     const prefer = `${request.headers.get("prefer") ?? ""}`.toLowerCase();
     const c: Ctx = { user, req: request, minimal: prefer.includes("return=minimal") || request.headers.get("brief")?.toLowerCase() === "t" };
     try {
@@ -143,12 +144,12 @@ export function davHandler(dav: DavService) {
         case "PROPPATCH":
           return await proppatch(dav, c, target);
         default:
-          return new Response(null, { status: 405, headers: { allow: ALLOW } });
+          return davStatus(405, { allow: ALLOW });
       }
     } catch (e) {
       if (e instanceof DavRefusal) return refusalResponse(e, user.username);
       if (e instanceof XmlError) return new Response(`${e.message}\n`, { status: 400, headers: { "content-type": "text/plain" } });
-      if (e instanceof AppError && e.code === "payload_too_large") return new Response(null, { status: 413 });
+      if (e instanceof AppError && e.code === "payload_too_large") return davStatus(413);
       throw e;
     }
   };
@@ -524,7 +525,7 @@ function get(dav: DavService, c: Ctx, t: Target, head: boolean): Response {
 }
 
 async function put(dav: DavService, c: Ctx, t: Target): Promise<Response> {
-  if (t.kind !== "resource") return new Response(null, { status: 405, headers: { allow: ALLOW } });
+  if (t.kind !== "resource") return davStatus(405, { allow: ALLOW });
   const body = await bodyText(c.req);
   const none = c.req.headers.get("if-none-match");
   const res = await dav.put(c.user, t.segment, t.name, body, { ifMatch: ifMatch(c.req.headers.get("if-match")), ifNoneMatchAny: none !== null && none.trim() === "*" });
@@ -551,9 +552,9 @@ function move(dav: DavService, c: Ctx, t: Target): Response {
     return new Response("the Destination header is not a URL\n", { status: 400, headers: { "content-type": "text/plain" } });
   }
   const dest = path.startsWith("/dav/") ? parseTarget(path) : null;
-  if (!dest) return new Response(null, { status: 502 });
+  if (!dest) return davStatus(502);
   if (!("user" in dest) || dest.user.toLowerCase() !== c.user.username.toLowerCase()) return xmlResponse(403, errorBody(d("need-privileges")));
-  if (dest.kind !== "resource") return new Response(null, { status: 409 });
+  if (dest.kind !== "resource") return davStatus(409);
   const overwrite = (c.req.headers.get("overwrite") ?? "T").trim().toUpperCase();
   if (overwrite !== "T" && overwrite !== "F") return new Response("Overwrite is T or F\n", { status: 400, headers: { "content-type": "text/plain" } });
   const res = dav.move(c.user, { segment: t.segment, name: t.name }, { segment: dest.segment, name: dest.name }, { ifMatch: ifMatch(c.req.headers.get("if-match")), overwrite: overwrite === "T" });
@@ -564,7 +565,7 @@ function move(dav: DavService, c: Ctx, t: Target): Response {
 function del(dav: DavService, c: Ctx, t: Target): Response {
   if (t.kind === "resource") dav.remove(c.user, t.segment, t.name, ifMatch(c.req.headers.get("if-match")));
   else if (t.kind === "collection") dav.deleteCollection(c.user, t.segment);
-  else return new Response(null, { status: 403 });
+  else return davStatus(403);
   return new Response(null, { status: 204 });
 }
 
@@ -586,7 +587,7 @@ async function mkcol(dav: DavService, c: Ctx, t: Target, method: string): Promis
   try {
     dav.createCollection(c.user, t.segment, { displayName: find(NS.dav, "displayname")?.text ?? null, color: find(NS.apple, "calendar-color")?.text ?? null });
   } catch (e) {
-    if (e instanceof DavRefusal && e.kind === "precondition-failed") return new Response(null, { status: 405, headers: { allow: ALLOW } });
+    if (e instanceof DavRefusal && e.kind === "precondition-failed") return davStatus(405, { allow: ALLOW });
     throw e;
   }
   return new Response(null, { status: 201, headers: { location: collectionHref(c.user.username, t.segment) } });
