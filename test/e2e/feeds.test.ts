@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Page } from "playwright-core";
 import { en as t } from "../../web/src/i18n";
-import { apiFromPage, axeViolations, browserToday, DESKTOP, hasChromium, launchBrowser, PHONE, screenshot, type Server, startSession } from "./harness";
+import { apiFromPage, axeViolations, browserToday, decodedQr, DESKTOP, hasChromium, launchBrowser, PHONE, screenshot, type Server, startSession } from "./harness";
 
 const STEP = 180_000;
 const USER = { username: "fern", password: "a long enough password" };
@@ -48,6 +48,12 @@ describe.skipIf(!hasChromium)("Calendar feeds in Settings", () => {
     expect(href).toStartWith(`${server.base}/feeds/`);
     expect(await card.getByRole("link", { name: t.feeds.subscribe }).getAttribute("href")).toBe(href.replace(/^http:/, "webcal:"));
     await card.locator(".feed-list strong", { hasText: "Garden" }).waitFor();
+    // Its QR code (the webcal link, for a phone's camera), shown on demand and read by a real decoder.
+    await card.getByRole("button", { name: t.feeds.qr }).click();
+    const qr = card.getByRole("img", { name: t.feeds.qrLabel });
+    await qr.waitFor();
+    const said = await decodedQr(qr, "test/e2e/feeds.test.ts");
+    if (said !== null) expect(said).toBe(href.replace(/^http:/, "webcal:"));
 
     for (const size of [DESKTOP, PHONE]) {
       await page.setViewportSize(size);

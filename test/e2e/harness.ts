@@ -3,7 +3,7 @@
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { chromium, type BrowserContext, type Page } from "playwright-core";
+import { chromium, type BrowserContext, type Locator, type Page } from "playwright-core";
 import { AppProcess, cleanEnv, FROM_SOURCE } from "../helpers/spawn";
 
 export const CHROMIUM = "/usr/bin/chromium";
@@ -214,4 +214,23 @@ export async function startSession(user: { username: string; password: string } 
   const errors = watchErrors(page);
   await firstRunSetup(page, user);
   return { server, browser, page, errors };
+}
+
+/**
+ * What a QR code on the page says, read by a real decoder (zbar's zbarimg, Debian zbar-tools) from a
+ * screenshot of it; null, with a warning naming the caller, when zbarimg is missing.
+ */
+export async function decodedQr(qr: Locator, who: string): Promise<string | null> {
+  const zbarimg = Bun.which("zbarimg");
+  if (!zbarimg) {
+    console.warn(`${who}: zbarimg is missing (apt-get install zbar-tools): the QR code was not decoded`);
+    return null;
+  }
+  const dir = mkdtempSync(join(tmpdir(), "app-qr-"));
+  try {
+    await qr.screenshot({ path: join(dir, "qr.png") });
+    return Bun.spawnSync([zbarimg, "--quiet", "--raw", join(dir, "qr.png")], { stderr: "ignore" }).stdout.toString().trim();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }

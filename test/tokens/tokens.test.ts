@@ -426,6 +426,12 @@ describe("Authorization: Bearer on the JSON API", () => {
       // A refused request (a read token writing) records no use: it leaves the data as it was.
       clock.advance(61_000);
       await rejected(app, () => bearer(app, t.secret, "POST", "/api/v1/lists", { name: "no" }, "192.0.2.10"), 403, "forbidden");
+      // Each recorded use is in the owner's audit log too (token_used), at the same once-a-minute pace.
+      const used = auditActions(app).filter((r) => r.action === "token_used");
+      expect(used.map((r) => [r.target_id, r.ip, JSON.parse(r.detail!)])).toEqual([
+        [t.id, "192.0.2.7", { via: "bearer" }],
+        [t.id, "192.0.2.9", { via: "bearer" }],
+      ]);
     }));
 
   test("failed uses are audited: to the owner when the token is known, without a user when not", () =>

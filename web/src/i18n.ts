@@ -395,6 +395,8 @@ export const en = {
     copied: "Link copied.",
     copyManually: "Select the link and copy it.",
     subscribe: "Subscribe (webcal)",
+    qr: "QR code",
+    qrLabel: "QR code of this feed's webcal link (scan it with a phone to subscribe)",
     revoke: "Revoke",
     revokeTitle: "Revoke this feed?",
     revokeText: "Calendars subscribed to it stop receiving updates. This cannot be undone; you can create a new feed.",

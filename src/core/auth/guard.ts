@@ -121,7 +121,7 @@ export class AuthGuard {
       const allowed = reading ? found.scopes.includes("read") || found.scopes.includes("write") : found.scopes.includes("write");
       if (!allowed) throw forbidden(`this token's scopes (${found.scopes.join(", ")}) do not allow ${method} requests`);
       // Recorded for a request the token may make only: a refused one leaves the data as it was.
-      this.markUsed(found, ctx);
+      this.markUsed(found, ctx, "bearer");
       return;
     }
     if (SESSION_STARTING_PATHS.has(path) && isWrite) this.rejectCrossSite(request, ctx.secure);
@@ -212,15 +212,15 @@ export class AuthGuard {
     }
     this.throttle.accepted(attempt.reservation);
     ctx.principal = tokenPrincipal(found);
-    this.markUsed(found, ctx);
+    this.markUsed(found, ctx, "basic");
   }
 
   /** Records an accepted token's use: at most once a minute per token (TOKEN_TOUCH_MS), so a read stays a read. */
-  private markUsed(found: TokenRecord, ctx: RequestContext): void {
+  private markUsed(found: TokenRecord, ctx: RequestContext, via: "bearer" | "basic"): void {
     const now = this.clock.now();
     if (found.lastUsedAt !== null && Date.parse(found.lastUsedAt) > now.getTime() - TOKEN_TOUCH_MS) return;
     try {
-      this.tokens.markUsed(found.tokenId, now.toISOString(), ctx.ip);
+      this.tokens.markUsed({ tokenId: found.tokenId, userId: found.user.id, at: now, ip: ctx.ip, userAgent: ctx.userAgent, via });
     } catch {
       // A busy or read-only database must not turn a read into an error.
     }

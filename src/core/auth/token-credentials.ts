@@ -15,6 +15,16 @@ export interface TokenRecord {
   user: AuthUser;
 }
 
+/** An accepted use of a token (recorded at most once a minute per token). */
+export interface TokenUse {
+  tokenId: string;
+  userId: string;
+  at: Date;
+  ip: string | null;
+  userAgent: string | null;
+  via: "bearer" | "basic";
+}
+
 /** A failed use of a token, for the audit log (the owner's when the token or the username is known). */
 export interface TokenFailure {
   userId: string | null;
@@ -36,8 +46,8 @@ export interface TokenCredentials {
   usernameKey(username: string): string;
   /** The id of the user with that case-folded username, or null. */
   userIdOf(usernameKey: string): string | null;
-  /** Records a successful use (called at most once a minute per token). */
-  markUsed(tokenId: string, at: string, ip: string | null): void;
+  /** Records a successful use: last_used_at/ip and the audit log's `token_used` (called at most once a minute per token). */
+  markUsed(use: TokenUse): void;
   /** Audits a refused token (`token_failed`). */
   recordFailure(f: TokenFailure): void;
 }

@@ -35,6 +35,7 @@ export type AuditAction =
   // API tokens / app passwords (devices.md): created, revoked, and every refused use of one.
   | "token_created"
   | "token_revoked"
+  | "token_used"
   | "token_failed"
   // Calendar feeds (devices.md): a secret URL made or revoked.
   | "feed_created"

@@ -3,7 +3,7 @@ import { z } from "zod";
 export const AuditLogEntry = z.object({
   id: z.string(),
   at: z.string().describe("RFC 3339 UTC instant"),
-  action: z.string().describe("setup, login, login_failed, logout, password_changed, session_revoked, token_created, token_revoked, token_failed, …"),
+  action: z.string().describe("setup, login, login_failed, logout, password_changed, session_revoked, token_created, token_revoked, token_used, token_failed, …"),
   ip: z.string().nullable(),
   user_agent: z.string().nullable(),
   target_type: z.string().nullable(),

@@ -2,6 +2,7 @@ import ICAL from "ical.js";
 import type { Core } from "../../core/core";
 import { readTx, writeTx, type Conn } from "../../core/db";
 import { AppError } from "../../core/errors";
+import { failpoint } from "../../core/failpoint";
 import type { AuthUser } from "../../core/auth/principal";
 import type { TasksService } from "../tasks/tasks.service";
 import type { ListsService } from "../lists/lists.service";
@@ -428,6 +429,13 @@ export class DavService {
         ),
       );
       taskId = t.id;
+      // The resource (UID, name) is recorded at once, not after the steps below (its repeat, its
+      // alarms: service transactions of their own, one of them awaited): a client that retries this
+      // PUT, because an answer was lost, the server stopped, or simply concurrently, finds the task
+      // by its UID and updates it, never a second task (duplicates: what users of other servers
+      // report). The steps below are idempotent, so the retry completes what was cut short.
+      writeTx(this.core.db, (tx) => upsertObject(tx, user.id, { task_id: taskId, name, uid: obj.uid, extra: kept }, this.core.clock.now().toISOString()));
+      failpoint("dav.put.after_task");
       kept = this.applyRrule(user, taskId, vt.rrule, obj.master, kept);
     } else {
       taskId = target;

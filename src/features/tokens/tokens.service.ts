@@ -113,7 +113,12 @@ export class TokensService {
       },
       usernameKey: (username) => usernameKey(username.trim()),
       userIdOf: (key) => findUserByKey(db, key)?.id ?? null,
-      markUsed: (tokenId, at, ip) => markTokenUsed(db, tokenId, at, ip),
+      // Each recorded use is audited too (`token_used`, at most once a minute per token, as last_used_* is).
+      markUsed: (u) =>
+        writeTx(db, (tx) => {
+          markTokenUsed(tx, u.tokenId, u.at.toISOString(), u.ip);
+          recordAudit(tx, { userId: u.userId, action: "token_used", at: u.at, ip: u.ip, userAgent: u.userAgent, targetType: "token", targetId: u.tokenId, detail: { via: u.via } });
+        }),
       recordFailure: (f) =>
         writeTx(db, (tx) => recordAudit(tx, { userId: f.userId, action: "token_failed", at: f.at, ip: f.ip, userAgent: f.userAgent, targetType: "token", targetId: typeof f.detail.token_id === "string" ? f.detail.token_id : null, detail: f.detail })),
     };

@@ -5,6 +5,7 @@ import { api } from "../api/client";
 import type { List } from "../api/types";
 import { t } from "../i18n";
 import { ConfirmDialog, ErrorBox, formatInstant, toast, toastError, useLoad } from "../ui";
+import { QrCode } from "./qr-code";
 
 type Include = Feed["include"][number];
 const INCLUDES: Include[] = ["tasks", "countdowns", "habits"];
@@ -15,6 +16,8 @@ export function FeedsCard() {
   const [scope, setScope] = useState<"all" | "list">("all");
   const [include, setInclude] = useState<Include[]>(["tasks", "countdowns"]);
   const [revoking, setRevoking] = useState<Feed | null>(null);
+  // The feed whose QR code (its webcal link, for a phone's camera) is shown.
+  const [qrFor, setQrFor] = useState<string | null>(null);
   const listName = (id: string | null) => (id === null ? "" : (lists.data?.items.find((l) => l.id === id)?.name ?? null));
 
   const create = async (e: Event) => {
@@ -73,8 +76,10 @@ export function FeedsCard() {
                 <input class="feed-url" readOnly value={f.url} aria-label={t.feeds.url} onFocus={(e) => (e.currentTarget as HTMLInputElement).select()} />
                 <button type="button" class="small" onClick={() => copy(f.url)}>{t.feeds.copy}</button>
                 <a class="button small" href={f.webcal_url}>{t.feeds.subscribe}</a>
+                <button type="button" class="small" aria-expanded={qrFor === f.id} onClick={() => setQrFor(qrFor === f.id ? null : f.id)}>{t.feeds.qr}</button>
                 <button type="button" class="small danger" onClick={() => setRevoking(f)}>{t.feeds.revoke}</button>
               </div>
+              {qrFor === f.id && <QrCode text={f.webcal_url} label={t.feeds.qrLabel} />}
             </li>
           );
         })}

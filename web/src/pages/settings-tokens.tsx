@@ -8,6 +8,7 @@ import { api } from "../api/client";
 import type { User } from "../api/types";
 import { t } from "../i18n";
 import { ConfirmDialog, ErrorBox, errorText, formatInstant, toast, toastError, todayLocal, useLoad } from "../ui";
+import { QrCode } from "./qr-code";
 
 type Scope = "read" | "write" | "caldav";
 const SCOPES: Scope[] = ["read", "write", "caldav"];
@@ -171,39 +172,5 @@ export function TokensCard({ user }: { user: User }) {
         />
       )}
     </section>
-  );
-}
-
-type Uqr = typeof import("uqr");
-let uqr: Promise<Uqr> | null = null;
-
-/** A QR code of `text` as SVG (dark modules on white, whatever the theme, so a camera reads it). */
-function QrCode({ text, label }: { text: string; label: string }) {
-  const [matrix, setMatrix] = useState<boolean[][] | null>(null);
-  const [failed, setFailed] = useState(false);
-  useEffect(() => {
-    let live = true;
-    uqr ??= import("uqr");
-    uqr.then(
-      (m) => live && setMatrix(m.encode(text, { ecc: "M", border: 2 }).data),
-      () => {
-        uqr = null;
-        if (live) setFailed(true);
-      },
-    );
-    return () => {
-      live = false;
-    };
-  }, [text]);
-  if (failed) return <p class="muted small">{t.tokens.qrUnavailable}</p>;
-  if (!matrix) return <div class="qr" aria-busy="true" />;
-  const size = matrix.length;
-  let d = "";
-  matrix.forEach((row, y) => row.forEach((on, x) => on && (d += `M${x} ${y}h1v1h-1z`)));
-  return (
-    <svg class="qr" role="img" aria-label={label} viewBox={`0 0 ${size} ${size}`} width={176} height={176} shape-rendering="crispEdges">
-      <rect width={size} height={size} fill="#fff" />
-      <path d={d} fill="#000" />
-    </svg>
   );
 }
