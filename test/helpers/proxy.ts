@@ -2,7 +2,10 @@
 // plain TCP (exactly the bytes a browser would send: Host and Origin as given, no client library
 // adding its own), a free port, a self-signed certificate for "localhost", a session's cookies.
 import { expect } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { AppProcess, serverEnv } from "./spawn";
 import net from "node:net";
 import tls from "node:tls";
 
@@ -111,4 +114,20 @@ export async function caldavThroughProxy(send: ProxySend, creds: { username: str
   const sync = await send("REPORT", coll, { ...dav, depth: "1" }, `<d:sync-collection xmlns:d="DAV:"><d:sync-token/><d:sync-level>1</d:sync-level><d:prop><d:getetag/></d:prop></d:sync-collection>`);
   expect(sync.status).toBe(207);
   expect(sync.body).toContain("<d:sync-token>");
+}
+
+/**
+ * The server behind the proxy: the program under test (APP_EXE, e.g. dist/app, else the sources)
+ * as a process with --trust-proxy on a fresh data directory, listening on 127.0.0.1:<port>.
+ */
+export async function startUpstream(): Promise<{ port: number; stop: () => Promise<void> }> {
+  const dataDir = mkdtempSync(join(tmpdir(), "app-upstream-"));
+  const server = await AppProcess.start(["serve", "--data-dir", dataDir, "--port", "0", "--trust-proxy", "--log-format", "json"], { env: serverEnv() });
+  return {
+    port: Number(new URL(server.base).port),
+    stop: async () => {
+      await server.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
 }

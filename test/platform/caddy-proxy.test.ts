@@ -3,9 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import tls from "node:tls";
-import { makeTestApp, type TestApp } from "../helpers/app";
-import { caldavThroughProxy, freePort, headerOf, rawRequest, selfSignedLocalhost, sessionOf, type Answer } from "../helpers/proxy";
-import { serve, type ServedApp } from "../helpers/server";
+import { caldavThroughProxy, freePort, headerOf, rawRequest, selfSignedLocalhost, startUpstream, sessionOf, type Answer } from "../helpers/proxy";
 
 // The README's Caddy site, for real: Debian's caddy runs the README's own block (read from
 // README.md at run time; only what must differ on a test machine is replaced: the site address
@@ -22,8 +20,7 @@ const skip = !haveCaddy || !haveOpenssl;
 if (skip) console.warn("caddy-proxy.test.ts: skipped (needs caddy and openssl: apt-get install -y caddy openssl)");
 
 let dir = "";
-let app: TestApp;
-let upstream: ServedApp;
+let upstream: Awaited<ReturnType<typeof startUpstream>> | null = null;
 let caddy: ReturnType<typeof Bun.spawn> | null = null;
 let port = 0;
 let httpPort = 0;
@@ -51,8 +48,7 @@ beforeAll(async () => {
   if (skip) return;
   dir = mkdtempSync(join(tmpdir(), "app-caddy-"));
   const cert = selfSignedLocalhost(dir);
-  app = makeTestApp({ config: { trustProxy: true } });
-  upstream = serve(app);
+  upstream = await startUpstream();
   do port = freePort();
   while (port === 443);
   httpPort = freePort();
@@ -65,7 +61,7 @@ beforeAll(async () => {
     skip_install_trust
 }
 
-${readmeSite({ port, upstreamPort: upstream.port, certificate: cert.certificate, key: cert.key })}`;
+${readmeSite({ port, upstreamPort: upstream!.port, certificate: cert.certificate, key: cert.key })}`;
   writeFileSync(join(dir, "Caddyfile"), conf);
   caddy = Bun.spawn(["caddy", "run", "--adapter", "caddyfile", "--config", join(dir, "Caddyfile")], {
     env: { ...process.env, HOME: dir, XDG_DATA_HOME: join(dir, "data"), XDG_CONFIG_HOME: join(dir, "config") },
@@ -89,8 +85,7 @@ afterAll(async () => {
     caddy.kill("SIGTERM");
     await caddy.exited;
   }
-  upstream?.stop();
-  app?.close();
+  await upstream?.stop();
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 

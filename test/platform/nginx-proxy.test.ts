@@ -3,9 +3,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import tls from "node:tls";
-import { makeTestApp, type TestApp } from "../helpers/app";
-import { caldavThroughProxy, freePort, rawRequest, selfSignedLocalhost, sessionOf, type Answer } from "../helpers/proxy";
-import { serve, type ServedApp } from "../helpers/server";
+import { caldavThroughProxy, freePort, rawRequest, selfSignedLocalhost, startUpstream, sessionOf, type Answer } from "../helpers/proxy";
 
 // The README's nginx site, for real: nginx terminates TLS with the README's own block (read from
 // README.md at run time; only what must differ on a test machine is replaced: the listen addresses,
@@ -22,8 +20,7 @@ const skip = !haveNginx || !haveOpenssl;
 if (skip) console.warn("nginx-proxy.test.ts: skipped (needs nginx and openssl: apt-get install -y nginx openssl)");
 
 let dir = "";
-let app: TestApp;
-let upstream: ServedApp;
+let upstream: Awaited<ReturnType<typeof startUpstream>> | null = null;
 let nginx: ReturnType<typeof Bun.spawn> | null = null;
 /** nginx's TLS port (any free port, never 443) and its plain-http port (the redirect). */
 let port = 0;
@@ -68,8 +65,7 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "app-nginx-"));
   for (const d of ["body", "proxy", "fastcgi", "uwsgi", "scgi"]) mkdirSync(join(dir, d));
   const cert = selfSignedLocalhost(dir);
-  app = makeTestApp({ config: { trustProxy: true } });
-  upstream = serve(app);
+  upstream = await startUpstream();
   do port = freePort();
   while (port === 443);
   httpPort = freePort();
@@ -86,7 +82,7 @@ http {
   fastcgi_temp_path ${dir}/fastcgi;
   uwsgi_temp_path ${dir}/uwsgi;
   scgi_temp_path ${dir}/scgi;
-${readmeSite({ tlsPort: port, httpPort, upstreamPort: upstream.port, certificate: cert.certificate, key: cert.key })}
+${readmeSite({ tlsPort: port, httpPort, upstreamPort: upstream!.port, certificate: cert.certificate, key: cert.key })}
 }`;
   writeFileSync(join(dir, "nginx.conf"), conf);
   nginx = Bun.spawn([Bun.which("nginx") ?? "/usr/sbin/nginx", "-p", dir, "-c", join(dir, "nginx.conf"), "-g", "daemon off;"], { stdout: "ignore", stderr: "pipe" });
@@ -106,8 +102,7 @@ afterAll(async () => {
     nginx.kill("SIGQUIT");
     await nginx.exited;
   }
-  upstream?.stop();
-  app?.close();
+  await upstream?.stop();
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
