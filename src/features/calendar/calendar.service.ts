@@ -13,7 +13,7 @@ import { listExceptions, rruleRecurrencesInLists, rruleRecurrencesOfUser } from 
 import { visibleScopes } from "../lists/lists.access";
 import { parseRRule, seriesFor, SeriesError } from "../recurrence/recurrence.engine";
 import { listCountdowns } from "../countdowns/countdowns.repo";
-import { loadLunar, needsLunar, occurrence } from "../countdowns/countdowns.occurrence";
+import { loadLunar, needsLunar, occurrence, countdownRule } from "../countdowns/countdowns.occurrence";
 import { listHabits, logsOfActiveHabits } from "../habits/habits.repo";
 import { MAX_CALENDAR_TASKS, MAX_OCCURRENCES, MAX_RANGE_DAYS, type CalendarQuery, type CalendarRange, type RescheduleBody } from "./calendar.schemas";
 
@@ -125,13 +125,7 @@ export class CalendarService {
     const first = dayNumber(q.from);
     const last = dayNumber(through);
     for (const row of countdowns) {
-      const rule = {
-        date: row.date,
-        repeat: row.repeat,
-        calendar: row.calendar,
-        type: row.type,
-        lunar: row.calendar === "lunar" && row.lunarMonth !== null && row.lunarDay !== null ? { month: row.lunarMonth, day: row.lunarDay, leap: row.lunarLeap === true } : null,
-      };
+      const rule = countdownRule(row);
       for (let from = first, guard = 0; from <= last && guard <= MAX_RANGE_DAYS; guard++) {
         const occ = occurrence(rule, from, lunar);
         if (occ.next_date === null) break;

@@ -38,6 +38,28 @@ export interface CountdownRule {
   lunar: { month: number; day: number; leap: boolean } | null;
 }
 
+/** What a countdown's row holds of its rule (countdowns.repo's CountdownRow, or any row with these columns). */
+export interface CountdownRuleColumns {
+  date: string;
+  repeat: CountdownRule["repeat"];
+  calendar: CountdownRule["calendar"];
+  type: CountdownRule["type"];
+  lunarMonth: number | null;
+  lunarDay: number | null;
+  lunarLeap: boolean | null;
+}
+
+/** The rule of a countdown's row (a lunar one with its lunar month and day; null for a Gregorian one). */
+export function countdownRule(row: CountdownRuleColumns): CountdownRule {
+  return {
+    date: row.date,
+    repeat: row.repeat,
+    calendar: row.calendar,
+    type: row.type,
+    lunar: row.calendar === "lunar" && row.lunarMonth !== null && row.lunarDay !== null ? { month: row.lunarMonth, day: row.lunarDay, leap: row.lunarLeap === true } : null,
+  };
+}
+
 export interface Occurrence {
   next_date: string | null;
   days_until: number;

@@ -1,6 +1,6 @@
 import type { CountdownRow } from "./countdowns.repo";
 import type { Countdown } from "./countdowns.schemas";
-import type { Occurrence } from "./countdowns.occurrence";
+import { countdownRule, type Occurrence } from "./countdowns.occurrence";
 
 export function presentCountdown(r: CountdownRow, o: Occurrence): Countdown {
   return {
@@ -11,7 +11,7 @@ export function presentCountdown(r: CountdownRow, o: Occurrence): Countdown {
     repeat: r.repeat,
     icon: r.icon,
     calendar: r.calendar,
-    lunar: r.calendar === "lunar" && r.lunarMonth !== null && r.lunarDay !== null ? { month: r.lunarMonth, day: r.lunarDay, leap: r.lunarLeap === true } : null,
+    lunar: countdownRule(r).lunar,
     pinned: r.pinned,
     archived: r.archivedAt !== null,
     next_date: o.next_date,

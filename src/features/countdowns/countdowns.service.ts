@@ -8,7 +8,7 @@ import { newId } from "../../core/ids";
 import { today as todayOf } from "../../core/time";
 import { deleteCountdown, findCountdown, insertCountdown, listCountdowns, unpinAll, updateCountdown, type CountdownRow } from "./countdowns.repo";
 import type { CountdownCreate, CountdownPatch } from "./countdowns.schemas";
-import { loadLunar, needsLunar, occurrence, type LunarCalendar, type Occurrence } from "./countdowns.occurrence";
+import { loadLunar, needsLunar, occurrence, type LunarCalendar, type Occurrence, countdownRule } from "./countdowns.occurrence";
 import { lunarFieldsOf } from "./countdowns.rules";
 
 /** A countdown with its next occurrence as of the user's today. */
@@ -36,17 +36,7 @@ export class CountdownsService {
   private view(row: CountdownRow, today: number, lunar: LunarCalendar | null): CountdownView {
     return {
       row,
-      occ: occurrence(
-        {
-          date: row.date,
-          repeat: row.repeat,
-          calendar: row.calendar,
-          type: row.type,
-          lunar: row.calendar === "lunar" && row.lunarMonth !== null && row.lunarDay !== null ? { month: row.lunarMonth, day: row.lunarDay, leap: row.lunarLeap === true } : null,
-        },
-        today,
-        lunar,
-      ),
+      occ: occurrence(countdownRule(row), today, lunar),
     };
   }
 

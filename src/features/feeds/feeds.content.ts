@@ -12,7 +12,7 @@ import { parseRRule, seriesFor, SeriesError } from "../recurrence/recurrence.eng
 import { visibleScopes } from "../lists/lists.access";
 import { datedInRange } from "../tasks/tasks.views.repo";
 import { listCountdowns, type CountdownRow } from "../countdowns/countdowns.repo";
-import { loadLunar, needsLunar, occurrence, type LunarCalendar } from "../countdowns/countdowns.occurrence";
+import { loadLunar, needsLunar, occurrence, type LunarCalendar, countdownRule } from "../countdowns/countdowns.occurrence";
 import { listHabits } from "../habits/habits.repo";
 import { remindersOfTargets } from "../reminders/reminders.repo";
 import { loadTarget } from "../reminders/reminders.targets";
@@ -205,13 +205,7 @@ async function countdownDays(rows: CountdownRow[], today: string, lunar: LunarCa
     if (i % 20 === 0) await yieldToRequests();
     // Made lunar between the two reads (lunarIfNeeded's and this one): left out of this fetch.
     if (needsLunar(row) && lunar === null) continue;
-    const rule = {
-      date: row.date,
-      repeat: row.repeat,
-      calendar: row.calendar,
-      type: row.type,
-      lunar: row.calendar === "lunar" && row.lunarMonth !== null && row.lunarDay !== null ? { month: row.lunarMonth, day: row.lunarDay, leap: row.lunarLeap === true } : null,
-    };
+    const rule = countdownRule(row);
     for (let from = first, n = 0; from <= last && n < FEED_LIMITS.maxPerCountdown; n++) {
       const occ = occurrence(rule, from, lunar);
       if (occ.next_date === null) break;

@@ -1,3 +1,4 @@
+import { countdownRule } from "../countdowns/countdowns.occurrence";
 import type { Conn } from "../../core/db";
 import { dateOfDay, dayNumber } from "../../core/days";
 import { localDate } from "../../core/time";
@@ -69,13 +70,7 @@ export function loadTarget(c: Conn, userId: string, type: TargetType, id: string
         state: {
           type: "countdown",
           active: r.archivedAt === null,
-          rule: {
-            date: r.date,
-            repeat: r.repeat,
-            calendar: r.calendar,
-            type: r.type,
-            lunar: r.calendar === "lunar" && r.lunarMonth !== null && r.lunarDay !== null ? { month: r.lunarMonth, day: r.lunarDay, leap: r.lunarLeap === true } : null,
-          },
+          rule: countdownRule(r),
         },
         info: { type, id, title: r.name },
       };
