@@ -1,3 +1,37 @@
+/**
+ * The user's columns a credential lookup reads beside its own (a session's, a token's): what
+ * authUserOf makes the AuthUser from. The account feature, which owns users, writes the SQL
+ * (account.repo.ts AUTH_USER_COLUMNS).
+ */
+export interface AuthUserColumns {
+  user_id: string;
+  username: string;
+  timezone: string;
+  is_admin: number;
+  display_name: string;
+  created_at: string;
+  reminder_time: string;
+  quiet_start: string | null;
+  quiet_end: string | null;
+  attachment_bytes: number;
+}
+
+/** The AuthUser of a credential lookup's row, the same whichever credential found it. */
+export function authUserOf(r: AuthUserColumns): AuthUser {
+  return {
+    id: r.user_id,
+    username: r.username,
+    timezone: r.timezone,
+    isAdmin: r.is_admin === 1,
+    displayName: r.display_name,
+    createdAt: r.created_at,
+    reminderTime: r.reminder_time,
+    quietStart: r.quiet_start,
+    quietEnd: r.quiet_end,
+    attachmentBytes: r.attachment_bytes,
+  };
+}
+
 /** The authenticated user as every feature sees it. */
 export interface AuthUser {
   id: string;

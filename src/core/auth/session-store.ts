@@ -4,7 +4,7 @@ import { and, desc, eq, isNull, ne } from "drizzle-orm";
 import { newId, newToken } from "../ids";
 import { sha256Hex } from "../secret";
 import type { Clock } from "../time";
-import type { AuthUser } from "./principal";
+import { authUserOf, type AuthUser, type AuthUserColumns } from "./principal";
 
 export interface SessionLifetimes {
   idleSeconds: number;
@@ -19,20 +19,10 @@ export interface IssuedSession {
 }
 
 /** A session found by its token hash (not revoked), with its user: what every authenticated request reads. */
-export interface SessionLookupRow {
+export interface SessionLookupRow extends AuthUserColumns {
   session_id: string;
   last_seen_at: string;
   expires_at: string;
-  user_id: string;
-  username: string;
-  timezone: string;
-  is_admin: number;
-  display_name: string;
-  created_at: string;
-  reminder_time: string;
-  quiet_start: string | null;
-  quiet_end: string | null;
-  attachment_bytes: number;
 }
 
 /**
@@ -131,18 +121,7 @@ export class SessionStore {
     }
     return {
       sessionId: row.session_id,
-      user: {
-        id: row.user_id,
-        username: row.username,
-        timezone: row.timezone,
-        isAdmin: row.is_admin === 1,
-        displayName: row.display_name,
-        createdAt: row.created_at,
-        reminderTime: row.reminder_time,
-        quietStart: row.quiet_start,
-        quietEnd: row.quiet_end,
-        attachmentBytes: row.attachment_bytes,
-      },
+      user: authUserOf(row),
     };
   }
 

@@ -71,10 +71,13 @@ export function findSessionWithUser(c: Conn, tokenHash: string): SessionLookupRo
   return sessionLookup(c).get(tokenHash);
 }
 
+/** The user's columns of a credential lookup (core/auth/principal.ts AuthUserColumns), `u` being users. */
+export const AUTH_USER_COLUMNS =
+  "u.id AS user_id, u.username, u.timezone, u.is_admin, u.display_name, u.created_at, u.reminder_time, u.quiet_start, u.quiet_end, coalesce((SELECT bytes FROM attachment_usage WHERE user_id = u.id), 0) AS attachment_bytes";
+
 const sessionLookup = perConnection((s) =>
   s.query<SessionLookupRow, [string]>(
-    `SELECT s.id AS session_id, s.last_seen_at, s.expires_at, u.id AS user_id, u.username, u.timezone, u.is_admin, u.display_name, u.created_at, u.reminder_time, u.quiet_start, u.quiet_end,
-            coalesce((SELECT bytes FROM attachment_usage WHERE user_id = u.id), 0) AS attachment_bytes
+    `SELECT s.id AS session_id, s.last_seen_at, s.expires_at, ${AUTH_USER_COLUMNS}
        FROM sessions s JOIN users u ON u.id = s.user_id
       WHERE s.token_hash = ? AND s.revoked_at IS NULL AND u.disabled_at IS NULL`,
   ),

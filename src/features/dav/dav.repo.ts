@@ -1,3 +1,4 @@
+import type { TaskRow } from "../tasks/tasks.repo";
 import type { Conn } from "../../core/db";
 
 /**
@@ -112,19 +113,7 @@ export function pruneTombstones(c: Conn, cutoff: number): number {
 }
 
 /** A member task as a VTODO is built from it (tasks' own columns). */
-export interface MemberTask {
-  id: string;
-  parent_id: string | null;
-  title: string;
-  description: string;
-  completed: number;
-  completed_at: string | null;
-  due_at: string | null;
-  priority: number;
-  created_at: string;
-  updated_at: string;
-  rank: string;
-}
+export type MemberTask = Pick<TaskRow, "id" | "parent_id" | "title" | "description" | "completed" | "completed_at" | "due_at" | "priority" | "created_at" | "updated_at" | "rank">;
 
 const MEMBER_COLS = "t.id, t.parent_id, t.title, t.description, t.completed, t.completed_at, t.due_at, t.priority, t.created_at, t.updated_at, t.rank";
 

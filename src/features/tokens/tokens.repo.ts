@@ -1,6 +1,8 @@
 import { and, desc, eq, isNull, lt, sql } from "drizzle-orm";
 import { changes, perConnection, type Conn } from "../../core/db";
 import { apiTokens } from "../../core/schema";
+import type { AuthUserColumns } from "../../core/auth/principal";
+import { AUTH_USER_COLUMNS } from "../account/account.repo";
 
 export type TokenRow = typeof apiTokens.$inferSelect;
 
@@ -53,24 +55,14 @@ export function revokeAllTokensOf(c: Conn, userId: string, at: string): number {
 }
 
 /** A token's row as the guard reads it, joined with its user (one statement through the unique index). */
-export interface TokenLookupRow {
+export interface TokenLookupRow extends AuthUserColumns {
   token_id: string;
   scopes: string;
   expires_at: string | null;
   revoked_at: string | null;
   last_used_at: string | null;
-  user_id: string;
-  username: string;
   username_key: string;
   disabled_at: string | null;
-  timezone: string;
-  is_admin: number;
-  display_name: string;
-  created_at: string;
-  reminder_time: string;
-  quiet_start: string | null;
-  quiet_end: string | null;
-  attachment_bytes: number;
 }
 
 /** Every request with a token runs it, before any handler: prepared once per connection. */
@@ -80,9 +72,7 @@ export function findTokenBySecretHash(c: Conn, secretHash: string): TokenLookupR
 
 const tokenLookup = perConnection((s) =>
   s.query<TokenLookupRow, [string]>(
-    `SELECT t.id AS token_id, t.scopes, t.expires_at, t.revoked_at, t.last_used_at,
-            u.id AS user_id, u.username, u.username_key, u.disabled_at, u.timezone, u.is_admin, u.display_name, u.created_at, u.reminder_time, u.quiet_start, u.quiet_end,
-            coalesce((SELECT bytes FROM attachment_usage WHERE user_id = u.id), 0) AS attachment_bytes
+    `SELECT t.id AS token_id, t.scopes, t.expires_at, t.revoked_at, t.last_used_at, u.username_key, u.disabled_at, ${AUTH_USER_COLUMNS}
        FROM api_tokens t JOIN users u ON u.id = t.user_id
       WHERE t.secret_hash = ?`,
   ),

@@ -3,7 +3,7 @@ import { readTx, writeTx } from "../../core/db";
 import { notFound, stateConflict, validationFailed } from "../../core/errors";
 import type { RequestMeta } from "../../core/http";
 import { newId, newToken } from "../../core/ids";
-import type { SessionPrincipal } from "../../core/auth/principal";
+import { authUserOf, type SessionPrincipal } from "../../core/auth/principal";
 import { tokenSecretHash, type TokenCredentials } from "../../core/auth/token-credentials";
 import { recordAudit } from "../audit/audit.repo";
 import { findUserByKey, usernameKey } from "../account/account.repo";
@@ -97,18 +97,7 @@ export class TokensService {
           lastUsedAt: r.last_used_at,
           userDisabled: r.disabled_at !== null,
           usernameKey: r.username_key,
-          user: {
-            id: r.user_id,
-            username: r.username,
-            timezone: r.timezone,
-            isAdmin: r.is_admin === 1,
-            displayName: r.display_name,
-            createdAt: r.created_at,
-            reminderTime: r.reminder_time,
-            quietStart: r.quiet_start,
-            quietEnd: r.quiet_end,
-            attachmentBytes: r.attachment_bytes,
-          },
+          user: authUserOf(r),
         };
       },
       usernameKey: (username) => usernameKey(username.trim()),
