@@ -5,7 +5,8 @@
 // with this checkout's node_modules linked in). CPU time per request (process-wide) and wall time.
 // Usage: BENCH_BASE=/tmp/f19-base bun bench/sharing-ab.ts /tmp/app-bench-share [rounds]
 // knobs: BENCH_N (requests per round and case, default 300), BENCH_VIEWS=0 (pages and search only),
-// BENCH_ONLY=<regex on the case names>
+// BENCH_ONLY=<regex on the case names>, BENCH_BASE_SEED=<data dir> (the "before" tree reads this seed instead:
+// the fair baseline of bench/sharing-fair-seed.ts, where member1 owns what sharing shows them)
 import { rmSync } from "node:fs";
 import { resolve } from "node:path";
 import { appOfTree, signInInProcess } from "./lib";
@@ -24,7 +25,8 @@ interface Case {
 }
 
 async function setUp(label: string, root: string): Promise<{ cases: Case[]; close: () => void }> {
-  const { app, db, dir } = await appOfTree(root, src, `ab-${label}`);
+  const seed = label === "before" && process.env.BENCH_BASE_SEED ? resolve(process.env.BENCH_BASE_SEED) : src;
+  const { app, db, dir } = await appOfTree(root, seed, `ab-${label}`);
   const cases: Case[] = [];
   for (const [username, password] of [
     ["bench", "bench-password-1"],

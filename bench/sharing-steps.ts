@@ -58,7 +58,9 @@ function replay(db: string, stmts: Recorded[], show = false): { steps: number; p
 const results = new Map<string, { statements: number; steps: number; pages: number; fullscan: number }>();
 const names: string[] = [];
 for (const [label, root] of trees) {
-  const { app, db, dir } = await appOfTree(root, src, `steps-${label}`);
+  // BENCH_BASE_SEED: the "before" tree reads this seed instead (bench/sharing-fair-seed.ts).
+  const seed = label === "before" && process.env.BENCH_BASE_SEED ? resolve(process.env.BENCH_BASE_SEED) : src;
+  const { app, db, dir } = await appOfTree(root, seed, `steps-${label}`);
   const s = db.sqlite as unknown as { query: (sql: string) => unknown; prepare: (sql: string) => unknown };
   let recording: Recorded[] | null = null;
   const plainQuery = s.query.bind(s) as (sql: string) => { all: (...a: Value[]) => unknown[] };
