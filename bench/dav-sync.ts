@@ -3,8 +3,10 @@
 // - "ios": sync-collection (getetag), then calendar-multiget in batches of 100;
 // - "tasks.org": PROPFIND getctag, calendar-query (getetag) of the whole list, calendar-multiget in batches of 30.
 // Prints requests, response bytes and time per phase (wall time of the requests on loopback, i.e. server
-// time plus the client's parsing). Run: bun bench/dav-sync.ts   (APP_EXE=dist/app to use the executable)
-import { freshDir, setupAndLogin, startServer, stopServer } from "./lib";
+// time plus the client's parsing), the slowest single request, and what another user's GET /api/v1/me
+// waits while a phone syncs the whole list: the iOS initial sync, then one calendar-query asking for
+// every object's data at once (the heaviest single request a client can send for a list). Run: bun bench/dav-sync.ts   (APP_EXE=dist/app to use the executable)
+import { freshDir, median, percentile, setupAndLogin, startServer, stopServer } from "./lib";
 import { rmSync } from "node:fs";
 
 const N = Number(process.env.DAV_BENCH_TASKS ?? 5000);
@@ -36,12 +38,16 @@ interface Tally {
   requests: number;
   bytes: number;
   ms: number;
+  /** The slowest single request. */
+  max?: number;
 }
 async function dav(t: Tally, method: string, path: string, body: string, depth = "1"): Promise<string> {
   const t0 = performance.now();
   const r = await fetch(`${s.base}${path}`, { method, headers: { authorization: basic, depth, "content-type": "application/xml" }, body });
   const text = await r.text();
-  t.ms += performance.now() - t0;
+  const ms = performance.now() - t0;
+  t.ms += ms;
+  t.max = Math.max(t.max ?? 0, ms);
   t.requests++;
   t.bytes += Buffer.byteLength(text);
   if (r.status !== 207) throw new Error(`${method} ${path}: ${r.status} ${text.slice(0, 200)}`);
@@ -62,7 +68,9 @@ async function fetchAll(t: Tally, hrefs: string[], per: number): Promise<number>
 }
 
 const row = (name: string, t: Tally, items: number) =>
-  console.log(`${name.padEnd(34)} ${String(t.requests).padStart(5)} req ${(t.bytes / 1024).toFixed(0).padStart(7)} KiB ${t.ms.toFixed(0).padStart(7)} ms  (${items} objects)`);
+  console.log(
+    `${name.padEnd(34)} ${String(t.requests).padStart(5)} req ${(t.bytes / 1024).toFixed(0).padStart(7)} KiB ${t.ms.toFixed(0).padStart(7)} ms, slowest ${(t.max ?? 0).toFixed(0)} ms  (${items} objects)`,
+  );
 
 // Initial sync, both ways.
 const iosInit: Tally = { requests: 0, bytes: 0, ms: 0 };
@@ -91,6 +99,41 @@ const q1 = await dav(todoInc, "REPORT", coll, query);
 const before = new Map([...q0.matchAll(/<d:href>([^<]*)<\/d:href><d:propstat><d:prop><d:getetag>([^<]*)</g)].map((m) => [m[1]!, m[2]!]));
 const changed = [...q1.matchAll(/<d:href>([^<]*)<\/d:href><d:propstat><d:prop><d:getetag>([^<]*)</g)].filter((m) => before.get(m[1]!) !== m[2]).map((m) => m[1]!);
 row("tasks.org incremental (ctag+query+mget)", todoInc, await fetchAll(todoInc, changed, 30));
+
+// Another user meanwhile: GET /api/v1/me one after another (a second account, its own session), alone
+// for 2 s, then during an iOS initial sync and during one calendar-query with every object's data.
+const other = await (async () => {
+  const r = await fetch(`${s.base}/api/v1/users`, { method: "POST", headers: auth.headers, body: JSON.stringify({ username: "other", password: "other-password-1" }) });
+  if (r.status !== 201) throw new Error(`POST /users: ${r.status} ${await r.text()}`);
+  const login = await fetch(`${s.base}/api/v1/auth/login`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "other", password: "other-password-1" }) });
+  return login.headers.getSetCookie().map((c) => c.split(";")[0]).join("; ");
+})();
+const pinger = async (stop: () => boolean): Promise<number[]> => {
+  const out: number[] = [];
+  while (!stop()) {
+    const t0 = performance.now();
+    await (await fetch(`${s.base}/api/v1/me`, { headers: { cookie: other } })).arrayBuffer();
+    out.push(performance.now() - t0);
+  }
+  return out;
+};
+const line = (xs: number[]) => `median ${median(xs).toFixed(1)} ms, p95 ${percentile(xs, 95).toFixed(1)} ms, max ${Math.max(...xs).toFixed(1)} ms (${xs.length} requests)`;
+const aloneUntil = performance.now() + 2000;
+console.log(`GET /me alone: ${line(await pinger(() => performance.now() > aloneUntil))}`);
+let done = false;
+let pinging = pinger(() => done);
+const again: Tally = { requests: 0, bytes: 0, ms: 0 };
+const s2 = await dav(again, "REPORT", coll, sync(""));
+await fetchAll(again, hrefsOf(s2), 100);
+done = true;
+console.log(`GET /me during an iOS initial sync (${again.requests} requests, slowest ${(again.max ?? 0).toFixed(0)} ms): ${line(await pinging)}`);
+const whole = `<c:calendar-query xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:caldav"><d:prop><d:getetag/><c:calendar-data/></d:prop><c:filter><c:comp-filter name="VCALENDAR"><c:comp-filter name="VTODO"/></c:comp-filter></c:filter></c:calendar-query>`;
+done = false;
+pinging = pinger(() => done);
+const one: Tally = { requests: 0, bytes: 0, ms: 0 };
+for (let i = 0; i < 3; i++) await dav(one, "REPORT", coll, whole);
+done = true;
+console.log(`GET /me during 3 calendar-queries with all data (${(one.bytes / 3 / 1024).toFixed(0)} KiB each, slowest ${(one.max ?? 0).toFixed(0)} ms): ${line(await pinging)}`);
 
 await stopServer(s);
 rmSync(dir, { recursive: true, force: true });
