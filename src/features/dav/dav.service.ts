@@ -21,6 +21,7 @@ import { tagsAt } from "../tasks/tasks.repo";
 import { rruleRecurrencesInLists, findRecurrenceOfTask, listExceptions, type RecurrenceRecord } from "../recurrence/recurrence.repo";
 import { parseRRule, seriesFor, type Series } from "../recurrence/recurrence.engine";
 import { isDateOnly } from "../../core/time";
+import { laterInstances, type LaterInstances } from "./dav.instances";
 // The one VTODO mapping, shared with the .ics importer (an allowed exception in .dependency-cruiser.cjs).
 import { REMINDER_MARK, dropKeptAlarms, dropKeptExdates, exdatesOf, dropKeptParent, keptParentIs, keepRrule, readCalendarObject, reminderTrigger, sortOrderOfRank, taskToCalendarObject, vtodoToTask, type ReminderForVtodo, type VtodoTask } from "../../transfer/import/vtodo.mapping";
 import {
@@ -103,6 +104,8 @@ export interface Resource {
   dueAt: string | null;
   completedAt: string | null;
   createdAt: string;
+  /** A repeating task's instances after its current due, when asked for (calendar-query's time-range). */
+  later?: LaterInstances;
 }
 
 export interface SyncResult {
@@ -191,11 +194,22 @@ export class DavService {
 
   // ---- members -----------------------------------------------------------------------------
 
-  /** Every member with its ETag (and its iCalendar when `withData`). */
-  members(user: AuthUser, segment: string, withData: boolean): Resource[] {
+  /**
+   * Every member with its ETag (and its iCalendar when `withData`; a repeating task's later
+   * instances when `instances`: one query for the list's rules, the exceptions of the dated ones).
+   */
+  members(user: AuthUser, segment: string, withData: boolean, instances = false): Resource[] {
     return readTx(this.core.db, (c) => {
       const listId = this.collectionIn(c, user, segment).id;
-      return this.render(c, user, listId, liveTasksOfList(c, listId), withData);
+      const out = this.render(c, user, listId, liveTasksOfList(c, listId), withData);
+      if (instances) {
+        const byTask = new Map(out.map((r) => [r.taskId, r]));
+        for (const rec of rruleRecurrencesInLists(c, [listId])) {
+          const r = byTask.get(rec.task_id);
+          if (r?.dueAt) r.later = laterInstances(rec, r.dueAt, listExceptions(c, rec.id)) ?? undefined;
+        }
+      }
+      return out;
     });
   }
 
