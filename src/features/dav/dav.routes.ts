@@ -547,12 +547,13 @@ async function put(dav: DavService, c: Ctx, t: Target): Promise<Response> {
 }
 
 /**
- * MOVE (RFC 4918 §9.9) of a resource into another of the user's collections. Destination is an
- * absolute URL (its scheme and host are not checked: a reverse proxy's public name differs from
- * ours) or an absolute path. 201 when nothing was at the destination, 204 when Overwrite: T (the
- * default) replaced a resource, 412 with Overwrite: F; 409 when the destination collection does
- * not exist; 403 for a viewer's source or destination, the same collection, or another name; 502
- * for a destination outside this server's /dav/ tree. A collection cannot be moved (403).
+ * MOVE (RFC 4918 §9.9) of a resource into another of the user's collections, or to another name
+ * (in its own collection or another). Destination is an absolute URL (its scheme and host are not
+ * checked: a reverse proxy's public name differs from ours) or an absolute path. 201 when nothing
+ * was at the destination, 204 when Overwrite: T (the default) replaced a resource, 412 with
+ * Overwrite: F; 409 when the destination collection does not exist; 403 for a viewer's source or
+ * destination, another user's collection, or the resource itself as its destination; 502 for a
+ * destination outside this server's /dav/ tree. A collection cannot be moved (403).
  */
 function move(dav: DavService, c: Ctx, t: Target): Response {
   if (t.kind !== "resource") return xmlResponse(403, errorBody(d("need-privileges")), { "x-dav-error": "only a task resource can be moved" });
