@@ -110,3 +110,12 @@ test("after the series moved on, its earlier instances are not the series' (the 
   expect(await inRange("20270112T000000Z", "20270113T000000Z")).toEqual(["weekly"]);
   expect(await inRange("20270126T000000Z", "20270127T000000Z")).toEqual(["weekly"]);
 });
+
+test("a task without a due (§9.9's CREATED and COMPLETED rows): open, it matches a range ending after its creation; completed, one reaching its creation or completion", async () => {
+  await put("undated", []);
+  await put("done", ["STATUS:COMPLETED", `COMPLETED:${new Date().toISOString().replace(/[-:]/g, "").slice(0, 15)}Z`]);
+  expect(await inRange("20000101T000000Z", "20010101T000000Z")).toEqual([]);
+  expect(await inRange("20000101T000000Z", "22000101T000000Z")).toEqual(["done", "undated"]);
+  // After both: the open one still matches (end > CREATED), the completed one no more.
+  expect(await inRange("21000101T000000Z", "22000101T000000Z")).toEqual(["undated"]);
+});
