@@ -113,3 +113,46 @@ test.skipIf(!available)("protocol answers agree: bad sync token 403 valid-sync-t
   expect(answers[0]).toEqual(answers[1]!);
   expect(answers[0]).toEqual({ sync: 403, validSyncToken: true, created: 201, again: 412, propfind: 207, unknown404: true });
 });
+
+test.skipIf(!available)("calendar-query time-range on repeating VTODOs: both servers match a series by any instance (RFC 4791 §9.9), not by a skipped one or one before DTSTART", async () => {
+  const targets = [
+    { base: server.base, coll: "/dav/calendars/owner/range-cmp/", auth: basic(secret) },
+    { base: radicaleBase, coll: "/owner/range-cmp/", auth: basic("x") },
+  ];
+  const objects: Record<string, string[]> = {
+    weekly: ["DTSTART;VALUE=DATE:20270105", "DUE;VALUE=DATE:20270105", "RRULE:FREQ=WEEKLY", "EXDATE;VALUE=DATE:20270119"],
+    timed: ["DTSTART:20270104T080000Z", "DUE:20270104T080000Z", "RRULE:FREQ=WEEKLY"],
+    until: ["DTSTART;VALUE=DATE:20270101", "DUE;VALUE=DATE:20270101", "RRULE:FREQ=DAILY;UNTIL=20270110"],
+    plain: ["DUE:20270112T080000Z"],
+  };
+  // Ranges clear of the one boundary where the two read a date DUE differently (a range ending
+  // within the day before it: see the time-range tests).
+  const ranges = [
+    ["20270111T000000Z", "20270113T000000Z"],
+    ["20270118T120000Z", "20270120T120000Z"],
+    ["20280101T000000Z", "20280201T000000Z"],
+    ["20270112T070000Z", "20270112T090000Z"],
+    ["20261201T000000Z", "20261231T000000Z"],
+  ];
+  const answers: string[][][] = [];
+  for (const t of targets) {
+    const req = (method: string, path: string, body: string | undefined, h: Record<string, string> = {}) =>
+      fetch(`${t.base}${path}`, { method, body, headers: { authorization: t.auth, "content-type": body?.startsWith("BEGIN") ? "text/calendar" : "application/xml", ...h }, redirect: "manual" });
+    await req("PROPFIND", t.coll.replace(/range-cmp\/$/, ""), undefined, { depth: "0" });
+    const mk = await req("MKCALENDAR", t.coll, `<c:mkcalendar xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:caldav"><d:set><d:prop><d:displayname>range</d:displayname><c:supported-calendar-component-set><c:comp name="VTODO"/></c:supported-calendar-component-set></d:prop></d:set></c:mkcalendar>`);
+    expect(mk.status).toBe(201);
+    for (const [name, lines] of Object.entries(objects)) {
+      const ics = ["BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//x//EN", "BEGIN:VTODO", `UID:${name}-uid`, "DTSTAMP:20261101T000000Z", `SUMMARY:${name}`, ...lines, "END:VTODO", "END:VCALENDAR", ""].join("\r\n");
+      expect((await req("PUT", `${t.coll}${name}.ics`, ics)).status).toBe(201);
+    }
+    const per: string[][] = [];
+    for (const [start, end] of ranges) {
+      const q = await req("REPORT", t.coll, `<c:calendar-query xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:caldav"><d:prop><d:getetag/></d:prop><c:filter><c:comp-filter name="VCALENDAR"><c:comp-filter name="VTODO"><c:time-range start="${start}" end="${end}"/></c:comp-filter></c:comp-filter></c:filter></c:calendar-query>`, { depth: "1" });
+      expect(q.status).toBe(207);
+      per.push([...(await q.text()).matchAll(/([a-z]+)\.ics<\//g)].map((m) => m[1]!).sort());
+    }
+    answers.push(per);
+  }
+  expect(answers[0]).toEqual(answers[1]!);
+  expect(answers[0]).toEqual([["plain", "timed", "weekly"], [], ["timed", "weekly"], ["plain"], []]);
+});

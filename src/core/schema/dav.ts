@@ -9,7 +9,9 @@ import { timestamps } from "./columns";
 // its membership (a task moved out, trashed or purged keeps its row: the tombstone). It is written
 // only by the triggers of the dav migration, in the same transaction as the change, on every
 // table a VTODO is built from (tasks, task_tags, tags, reminders, recurrences, exceptions,
-// dav_objects) and on list_members/lists (task_id '' marks a change of the collection itself).
+// dav_objects) and on list_members/lists (task_id '' marks a change of the collection itself);
+// the one other writer is dav.repo.ts renameObject, whose tombstone of a renamed resource's old
+// name is the row of an alias id (no task has it) named by its own dav_objects row.
 // So every path (API, batch, undo, trash, restore, import, recurrence, sharing, CalDAV) moves the
 // token, including ones written after this comment. Rows are upserted, so the log holds one row
 // per pair; tombstones are pruned after DAV_TOMBSTONE_DAYS (dav.repo.ts) and the list's floor

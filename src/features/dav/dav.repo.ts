@@ -92,6 +92,28 @@ export function upsertObject(c: Conn, userId: string, o: DavObject, now: string)
 }
 
 /**
+ * A resource renamed (MOVE under another name, RFC 4918 §9.9): the task takes the new name, and the
+ * old one stays answerable as a tombstone where clients knew it: in the lists the task left before
+ * (their tombstones keep their seq and the name their clients last saw) and, when it was renamed
+ * inside the list it is in (`renamedHere`), there too (a new log entry, so its clients learn that
+ * the old href is gone). Such a tombstone is the log row of an alias id, never a task's, whose
+ * dav_objects row holds the old name; it is pruned as any tombstone is (pruneTombstones: no live
+ * task has the id). `o` is the task's object under its new name, `listId` the list it is in.
+ */
+export function renameObject(c: Conn, userId: string, listId: string, o: DavObject, oldName: string, renamedHere: boolean, now: string): void {
+  const alias = `renamed~${crypto.randomUUID()}`;
+  c.sqlite.query("UPDATE dav_changes SET task_id = ? WHERE task_id = ? AND list_id <> ?").run(alias, o.task_id, listId);
+  c.sqlite.query("INSERT INTO dav_objects(task_id, user_id, name, uid, extra, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, '', ?5, ?5)").run(alias, userId, oldName, o.uid, now);
+  if (renamedHere) {
+    c.sqlite.query("UPDATE dav_seq SET value = value + 1 WHERE id = 1").run();
+    c.sqlite
+      .query("INSERT INTO dav_changes(list_id, task_id, seq, at) VALUES (?, ?, (SELECT value FROM dav_seq WHERE id = 1), CAST(strftime('%s','now') AS INTEGER))")
+      .run(listId, alias);
+  }
+  upsertObject(c, userId, o, now);
+}
+
+/**
  * Drops tombstones older than the cutoff (Unix seconds) and raises each list's floor to the
  * newest one dropped, so a token from before it answers valid-sync-token; rows of lists that no
  * longer exist, and client state of tasks that are gone, go with them.

@@ -399,7 +399,7 @@ async function report(dav: DavService, c: Ctx, t: Target): Promise<Response> {
   // calendar-query
   const filter = child(body, NS.caldav, "filter");
   const test = compileFilter(filter);
-  const members = dav.members(u, segment, withData || test.needsData);
+  const members = dav.members(u, segment, withData || test.needsData, test.needsInstances);
   const out = members.filter((r) => test.match(r)).map((r) => propstats(href(r.name), req, "resource", resourceProps(r), c.minimal));
   return multistatus(out);
 }
@@ -419,12 +419,14 @@ function nameOfHref(h: string, username: string, segment: string): string | null
 
 interface CompiledFilter {
   needsData: boolean;
+  /** A time-range on VTODO: repeating tasks are tested on their instances (Resource.later). */
+  needsInstances?: boolean;
   match(r: Resource): boolean;
 }
 
 /**
  * calendar-query's filter (RFC 4791 §9.7): VCALENDAR > VTODO, with time-range (§9.9's VTODO table;
- * a repeating task is matched by its current occurrence only, as sabre/dav does), prop-filter
+ * a repeating task matches when its current due or a later instance does: dav.instances.ts), prop-filter
  * (is-not-defined, text-match with negate-condition, time-range) and nested comp-filter on
  * VALARM. Another component (VEVENT) matches nothing: collections hold VTODOs only.
  */
@@ -449,6 +451,7 @@ function compileFilter(filter: XmlEl | undefined): CompiledFilter {
   const needsData = propFilters.length > 0 || subFilters.length > 0;
   return {
     needsData,
+    needsInstances: range !== undefined,
     match: (r) => {
       if (range && !todoInRange(r, range)) return false;
       if (!needsData) return true;
@@ -478,12 +481,22 @@ function rangeOf(el: XmlEl): { start: number; end: number } {
 
 const instantOf = (v: string) => Date.parse(v.length === 10 ? `${v}T00:00:00Z` : v);
 
-/** RFC 4791 §9.9 for a VTODO with DUE only / COMPLETED and CREATED / none (no DTSTART is stored on tasks). */
+/**
+ * RFC 4791 §9.9 for a VTODO with DUE only / COMPLETED and CREATED / none (no DTSTART is stored on
+ * tasks). A repeating task matches when any instance does: its current due, else (only when that
+ * due lies before the start: later instances lie later still) the first later one from the start.
+ */
 function todoInRange(r: Resource, range: XmlEl): boolean {
   const { start, end } = rangeOf(range);
   if (r.dueAt !== null) {
-    const due = instantOf(r.dueAt);
-    return start <= due && end > due - (r.dueAt.length === 10 ? 86_400_000 : 0) && (start < due || end >= due);
+    const dueIn = (v: string) => {
+      const due = instantOf(v);
+      return start <= due && end > due - (v.length === 10 ? 86_400_000 : 0) && (start < due || end >= due);
+    };
+    if (dueIn(r.dueAt)) return true;
+    if (!r.later || instantOf(r.dueAt) >= start) return false;
+    const next = r.later.firstFrom(start, end);
+    return next !== null && dueIn(next);
   }
   const created = Date.parse(r.createdAt);
   if (r.completedAt !== null) {
@@ -534,12 +547,13 @@ async function put(dav: DavService, c: Ctx, t: Target): Promise<Response> {
 }
 
 /**
- * MOVE (RFC 4918 §9.9) of a resource into another of the user's collections. Destination is an
- * absolute URL (its scheme and host are not checked: a reverse proxy's public name differs from
- * ours) or an absolute path. 201 when nothing was at the destination, 204 when Overwrite: T (the
- * default) replaced a resource, 412 with Overwrite: F; 409 when the destination collection does
- * not exist; 403 for a viewer's source or destination, the same collection, or another name; 502
- * for a destination outside this server's /dav/ tree. A collection cannot be moved (403).
+ * MOVE (RFC 4918 §9.9) of a resource into another of the user's collections, or to another name
+ * (in its own collection or another). Destination is an absolute URL (its scheme and host are not
+ * checked: a reverse proxy's public name differs from ours) or an absolute path. 201 when nothing
+ * was at the destination, 204 when Overwrite: T (the default) replaced a resource, 412 with
+ * Overwrite: F; 409 when the destination collection does not exist; 403 for a viewer's source or
+ * destination, another user's collection, or the resource itself as its destination; 502 for a
+ * destination outside this server's /dav/ tree. A collection cannot be moved (403).
  */
 function move(dav: DavService, c: Ctx, t: Target): Response {
   if (t.kind !== "resource") return xmlResponse(403, errorBody(d("need-privileges")), { "x-dav-error": "only a task resource can be moved" });

@@ -21,6 +21,7 @@ import { tagsAt } from "../tasks/tasks.repo";
 import { rruleRecurrencesInLists, findRecurrenceOfTask, listExceptions, type RecurrenceRecord } from "../recurrence/recurrence.repo";
 import { parseRRule, seriesFor, type Series } from "../recurrence/recurrence.engine";
 import { isDateOnly } from "../../core/time";
+import { laterInstances, type LaterInstances } from "./dav.instances";
 // The one VTODO mapping, shared with the .ics importer (an allowed exception in .dependency-cruiser.cjs).
 import { REMINDER_MARK, dropKeptAlarms, dropKeptExdates, exdatesOf, dropKeptParent, keptParentIs, keepRrule, readCalendarObject, reminderTrigger, sortOrderOfRank, taskToCalendarObject, vtodoToTask, type ReminderForVtodo, type VtodoTask } from "../../transfer/import/vtodo.mapping";
 import {
@@ -42,6 +43,7 @@ import {
   memberSeqs,
   objectsOf,
   pruneTombstones,
+  renameObject,
   taskIdByName,
   upsertObject,
   type DavObject,
@@ -103,6 +105,8 @@ export interface Resource {
   dueAt: string | null;
   completedAt: string | null;
   createdAt: string;
+  /** A repeating task's instances after its current due, when asked for (calendar-query's time-range). */
+  later?: LaterInstances;
 }
 
 export interface SyncResult {
@@ -191,11 +195,22 @@ export class DavService {
 
   // ---- members -----------------------------------------------------------------------------
 
-  /** Every member with its ETag (and its iCalendar when `withData`). */
-  members(user: AuthUser, segment: string, withData: boolean): Resource[] {
+  /**
+   * Every member with its ETag (and its iCalendar when `withData`; a repeating task's later
+   * instances when `instances`: one query for the list's rules, the exceptions of the dated ones).
+   */
+  members(user: AuthUser, segment: string, withData: boolean, instances = false): Resource[] {
     return readTx(this.core.db, (c) => {
       const listId = this.collectionIn(c, user, segment).id;
-      return this.render(c, user, listId, liveTasksOfList(c, listId), withData);
+      const out = this.render(c, user, listId, liveTasksOfList(c, listId), withData);
+      if (instances) {
+        const byTask = new Map(out.map((r) => [r.taskId, r]));
+        for (const rec of rruleRecurrencesInLists(c, [listId])) {
+          const r = byTask.get(rec.task_id);
+          if (r?.dueAt) r.later = laterInstances(rec, r.dueAt, listExceptions(c, rec.id)) ?? undefined;
+        }
+      }
+      return out;
     });
   }
 
@@ -330,7 +345,13 @@ export class DavService {
       const liveIds = new Set(live.map((t) => t.id));
       const gone = log.map((r) => r.task_id).filter((id) => !liveIds.has(id));
       const names = objectsOf(c, gone);
-      return { changed: this.render(c, user, listId, live, withData), removed: gone.map((id) => names.get(id)?.name ?? `${id}.ics`), token: next, truncated };
+      const changed = this.render(c, user, listId, live, withData);
+      // A name a member has now (a renamed resource's old name taken again, a trashed task's name
+      // reused) is that member's: never also answered 404, which a client may apply after the 200.
+      // Two that left under one name (a task replaced by a MOVE, then the mover moved on) are one href.
+      const taken = new Set(changed.map((r) => r.name));
+      const removed = [...new Set(gone.map((id) => names.get(id)?.name ?? `${id}.ics`))].filter((n) => !taken.has(n));
+      return { changed, removed, token: next, truncated };
     });
   }
 
@@ -550,11 +571,13 @@ export class DavService {
   }
 
   /**
-   * MOVE (RFC 4918 §9.9) of a resource into another of the user's collections: the task changes
-   * lists through the tasks service (its rules, events and audit; its subtasks go with it), and
-   * keeps its UID, name and kept properties. The source's sync log gets a tombstone, the target a
-   * member (the triggers). A resource keeps its name: a move under another name (a rename) is
-   * refused, since the source's tombstone is written under the task's one name.
+   * MOVE (RFC 4918 §9.9) of a resource into another of the user's collections, under the same or
+   * another name, or to another name in its own collection: the task changes lists through the
+   * tasks service (its rules, events and audit; its subtasks go with it), and keeps its UID and
+   * kept properties; a new name is the resource's from then on. The source's sync log gets a
+   * tombstone under the old name, the target a member under the new one (the triggers, and
+   * renameObject for the old name). A resource at the destination is replaced (Overwrite: T: it
+   * goes to the trash, as a DELETE would) or the move is refused (Overwrite: F).
    */
   move(
     user: AuthUser,
@@ -575,13 +598,20 @@ export class DavService {
       throw e;
     }
     if (!canEdit(src.role) || !canEdit(dst.role)) throw new DavRefusal("forbidden", "a viewer of a shared list cannot change it");
-    if (src.id === dst.id) throw new DavRefusal("forbidden", "the source and the destination are the same collection (a rename is not supported)");
-    if (to.name !== from.name) throw new DavRefusal("forbidden", "a resource keeps its name when it moves to another collection");
+    if (src.id === dst.id && to.name === r.name) throw new DavRefusal("forbidden", "the source and the destination are the same resource");
     const occupant = readTx(this.core.db, (c) => taskIdByName(c, dst.id, to.name));
     if (occupant !== null && !cond.overwrite) throw new DavRefusal("precondition-failed", "the destination exists (Overwrite: F)");
     // Overwrite: T deletes the destination first (RFC 4918 §9.9.3), as DELETE would.
     if (occupant !== null) this.wrap(() => this.tasks.softDelete(user, occupant));
-    this.moveTask(user, r.taskId, dst.id);
+    // Moved first, then renamed where the new name is free (the occupant is gone): the source's
+    // tombstone then takes the old name (renameObject).
+    if (src.id !== dst.id) this.moveTask(user, r.taskId, dst.id);
+    if (to.name !== r.name) {
+      writeTx(this.core.db, (tx) => {
+        const o = objectsOf(tx, [r.taskId]).get(r.taskId);
+        renameObject(tx, user.id, dst.id, { task_id: r.taskId, name: to.name, uid: o?.uid ?? r.taskId, extra: o?.extra ?? "" }, r.name, src.id === dst.id, this.core.clock.now().toISOString());
+      });
+    }
     return { created: occupant === null };
   }
 
