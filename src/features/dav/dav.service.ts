@@ -356,8 +356,22 @@ export class DavService {
    * PUT of a resource: creates or updates the task through the services. Preconditions first:
    * `If-None-Match: *` on an existing resource and a stale `If-Match` are 412 and change nothing;
    * a UID the user already has under another name or list is no-uid-conflict (never a second task).
+   *
+   * One transaction: every service's use case it calls (tags, the task, its move, repeat, skipped
+   * dates, order, alarms, the resource row, adopted children) joins it (core/db.ts writeTx), so a
+   * refusal or a crash anywhere leaves nothing of the PUT, and its events reach the streams only
+   * after the commit. A service's refusal the PUT recovers from (a rule kept verbatim) is rolled
+   * back to its savepoint alone.
    */
-  async put(user: AuthUser, segment: string, name: string, body: string, cond: { ifMatch: string[] | null; ifNoneMatchAny: boolean }): Promise<{ created: boolean }> {
+  put(user: AuthUser, segment: string, name: string, body: string, cond: { ifMatch: string[] | null; ifNoneMatchAny: boolean }): { created: boolean } {
+    return writeTx(this.core.db, () => {
+      const r = this.putInTx(user, segment, name, body, cond);
+      failpoint("dav.put.before_commit");
+      return r;
+    });
+  }
+
+  private putInTx(user: AuthUser, segment: string, name: string, body: string, cond: { ifMatch: string[] | null; ifNoneMatchAny: boolean }): { created: boolean } {
     const col = this.collection(user, segment);
     const listId = col.id;
     if (!canEdit(col.role)) throw new DavRefusal("forbidden", "a viewer of a shared list cannot change it");
@@ -429,12 +443,9 @@ export class DavService {
         ),
       );
       taskId = t.id;
-      // The resource (UID, name) is recorded at once, not after the steps below (its repeat, its
-      // alarms: service transactions of their own, one of them awaited): a client that retries this
-      // PUT, because an answer was lost, the server stopped, or simply concurrently, finds the task
-      // by its UID and updates it, never a second task (duplicates: what users of other servers
-      // report). The steps below are idempotent, so the retry completes what was cut short.
-      writeTx(this.core.db, (tx) => upsertObject(tx, user.id, { task_id: taskId, name, uid: obj.uid, extra: kept }, this.core.clock.now().toISOString()));
+      // The task, its repeat, its alarms and its resource (UID, name) commit together: a client that
+      // retries this PUT (an answer lost, the server stopped) finds either nothing (and creates it)
+      // or the whole task by its UID (and updates it), never a second task or half of one.
       failpoint("dav.put.after_task");
       kept = this.applyRrule(user, taskId, vt.rrule, obj.master, kept);
     } else {
@@ -459,7 +470,7 @@ export class DavService {
     }
     kept = this.applyExdates(user, taskId, obj.master, kept);
     if (vt.order !== null) this.applySortOrder(user, taskId, vt.order);
-    kept = await this.applyAlarms(user, taskId, obj.master, vt, kept);
+    kept = this.applyAlarms(user, taskId, obj.master, vt, kept);
     writeTx(this.core.db, (tx) => upsertObject(tx, user.id, { task_id: taskId, name, uid: obj.uid, extra: kept }, this.core.clock.now().toISOString()));
     if (target === null && parentId === null) this.adoptWaitingChildren(user, listId, taskId, obj.uid);
     return { created: existing === null };
@@ -511,8 +522,8 @@ export class DavService {
    * whose VALARM the client dropped are removed (a PUT is the whole object). A VALARM that maps to no
    * reminder (Apple's 1976 placeholder, one after the due time, an EMAIL action's extras) stays verbatim.
    */
-  private async applyAlarms(user: AuthUser, taskId: string, master: ICAL.Component, vt: VtodoTask, kept: string): Promise<string> {
-    const mine = (await this.reminders.list(user, "task", taskId)).filter((r) => r.kind === "before_due" || r.kind === "at");
+  private applyAlarms(user: AuthUser, taskId: string, master: ICAL.Component, vt: VtodoTask, kept: string): string {
+    const mine = this.reminders.list(user, "task", taskId).filter((r) => r.kind === "before_due" || r.kind === "at");
     const byId = new Map(mine.map((r) => [r.id, r]));
     const dueAt = readTx(this.core.db, (c) => dueOfTask(c, taskId));
     const reminderTime = user.reminderTime ?? "09:00";
@@ -538,7 +549,7 @@ export class DavService {
       }
       const input = m.reminder.kind === "at" ? { kind: "at" as const, at: m.reminder.at } : { kind: "before_due" as const, minutes_before: m.reminder.minutesBefore };
       try {
-        await this.reminders.create(user, "task", taskId, input);
+        this.reminders.createNow(user, "task", taskId, input);
         mapped.add(i);
       } catch (e) {
         if (!(e instanceof AppError) || e.code === "internal_error") throw e;
