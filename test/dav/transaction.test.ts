@@ -162,3 +162,36 @@ describe("a CalDAV PUT is one transaction", () => {
     expect(got.text).toContain("RRULE:FREQ=DAILY");
   });
 });
+
+describe("the other multi-step CalDAV writes are one transaction each", () => {
+  test("MOVE with Overwrite: T (the destination deleted, then the task moved): an error before the commit leaves both where they were, no event; then it commits", async () => {
+    const other = (await web.post(`${V}/lists`, { name: "Other" })).body;
+    const ocoll = `/dav/calendars/owner/${other.id}/`;
+    expect((await dav.put(`${coll}a.ics`, vtodo("mv-a@example.org", ["SUMMARY:Moving"]))).status).toBe(201);
+    expect((await dav.put(`${ocoll}a.ics`, vtodo("mv-b@example.org", ["SUMMARY:In the way"]))).status).toBe(201);
+    await events.until((e) => e.length >= 2);
+    const seen = events.events.length;
+    const before = stored();
+    const r = await withThrowingFailpoint("dav.move.before_commit", () => dav.request("MOVE", `${coll}a.ics`, undefined, { destination: `${ocoll}a.ics`, overwrite: "T" }));
+    expect(r.status).toBe(500);
+    expect(stored()).toEqual(before);
+    expect((await events.settle()).length).toBe(seen);
+    expect((await dav.request("MOVE", `${coll}a.ics`, undefined, { destination: `${ocoll}a.ics`, overwrite: "T" })).status).toBe(204);
+    expect((await dav.request("GET", `${ocoll}a.ics`)).text).toContain("SUMMARY:Moving");
+    expect((await events.until((e) => e.length >= seen + 2)).length).toBeGreaterThanOrEqual(seen + 2);
+  });
+
+  test("MKCALENDAR at a client's path (the list, then its name for it): an error before the commit leaves no list and no name, no event", async () => {
+    await events.settle(50);
+    const seen = events.events.length;
+    const before = stored();
+    const path = "/dav/calendars/owner/6F1A2B3C-0000-4000-8000-00000000ABCD/";
+    const body = `<?xml version="1.0"?><c:mkcalendar xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:caldav"><d:set><d:prop><d:displayname>Trip</d:displayname></d:prop></d:set></c:mkcalendar>`;
+    const r = await withThrowingFailpoint("dav.mkcalendar.before_commit", () => dav.request("MKCALENDAR", path, body));
+    expect(r.status).toBe(500);
+    expect(stored()).toEqual(before);
+    expect((await events.settle()).length).toBe(seen);
+    expect((await dav.request("MKCALENDAR", path, body)).status).toBe(201);
+    expect((await dav.propfind(path, "<d:displayname/>")).text).toContain("Trip");
+  });
+});

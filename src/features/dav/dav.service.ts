@@ -162,13 +162,17 @@ export class DavService {
 
   /** MKCALENDAR / Extended MKCOL: a new list (the client's path segment is not kept: the list is named by its id). */
   createCollection(user: AuthUser, segment: string, p: { displayName: string | null; color: string | null }): Collection {
-    const taken = readTx(this.core.db, (c) => listIdByCollectionName(c, segment) !== null || listLists(c, user.id, true).concat(listLists(c, user.id, false)).some((l) => l.id === segment));
-    if (taken) throw new DavRefusal("precondition-failed", "a collection exists at this path");
-    const name = (p.displayName ?? "").trim() || "Tasks";
-    const color = normaliseColor(p.color);
-    const l = this.wrap(() => this.lists.create(user.id, valid(ListCreate, { name: name.slice(0, 100), ...(color ? { color } : {}) })));
-    if (segment !== l.id) writeTx(this.core.db, (tx) => insertCollectionName(tx, l.id, user.id, segment));
-    return this.collection(user, segment);
+    // One transaction: the list and the client's name for it (a list without it would answer 404 at the client's path).
+    return writeTx(this.core.db, (tx) => {
+      const taken = listIdByCollectionName(tx, segment) !== null || listLists(tx, user.id, true).concat(listLists(tx, user.id, false)).some((l) => l.id === segment);
+      if (taken) throw new DavRefusal("precondition-failed", "a collection exists at this path");
+      const name = (p.displayName ?? "").trim() || "Tasks";
+      const color = normaliseColor(p.color);
+      const l = this.wrap(() => this.lists.create(user.id, valid(ListCreate, { name: name.slice(0, 100), ...(color ? { color } : {}) })));
+      if (segment !== l.id) insertCollectionName(tx, l.id, user.id, segment);
+      failpoint("dav.mkcalendar.before_commit");
+      return this.collectionIn(tx, user, segment);
+    });
   }
 
   /** PROPPATCH displayname / calendar-color: the owner's act (a member's is forbidden per property). */
@@ -568,6 +572,21 @@ export class DavService {
    * refused, since the source's tombstone is written under the task's one name.
    */
   move(
+    user: AuthUser,
+    from: { segment: string; name: string },
+    to: { segment: string; name: string },
+    cond: { ifMatch: string[] | null; overwrite: boolean },
+  ): { created: boolean } {
+    // One transaction: the preconditions, the overwritten destination's deletion and the move (a
+    // refused move must not leave the destination deleted).
+    return writeTx(this.core.db, () => {
+      const r = this.moveInTx(user, from, to, cond);
+      failpoint("dav.move.before_commit");
+      return r;
+    });
+  }
+
+  private moveInTx(
     user: AuthUser,
     from: { segment: string; name: string },
     to: { segment: string; name: string },
