@@ -51,8 +51,9 @@ import {
 /**
  * CalDAV's use cases over lists and tasks (RFC 4791, RFC 6578), without HTTP: a visible list is
  * a VTODO collection, each live task of it (subtasks and completed ones too) a resource. Writes go
- * through the tasks, tags, recurrence and lists services, so their rules, events and audit stay
- * in one place. The sync state (tokens, ETags, tombstones) is the log in dav.repo.ts, written by
+ * through the tasks, tags, recurrence, reminders and lists services, so their rules, events and
+ * audit stay in one place; a write made of several of their use cases is one transaction around
+ * them (core/db.ts: theirs join it as savepoints, their events wait for its commit). The sync state (tokens, ETags, tombstones) is the log in dav.repo.ts, written by
  * triggers on every change whatever made it.
  */
 
