@@ -288,17 +288,13 @@ export function perConnection<T>(prepare: (s: Database) => T): (c: Conn) => T {
 }
 
 /**
- * Runs the work a use case left for after its commit (files removed once their rows are gone).
- * Post-commit work must not turn a committed change into an error answer: failures are reported.
+ * Runs the work a use case left for after its commit (files removed once their rows are gone):
+ * at once, or, when the use case ran inside a caller's transaction, after that one's commit (and
+ * not at all if it rolls back: the rows, and so the files, stay). Post-commit work must not turn a
+ * committed change into an error answer: failures are reported.
  */
-export function runAfterCommit(callbacks: (() => void)[], onError: (e: unknown) => void): void {
-  for (const cb of callbacks) {
-    try {
-      cb();
-    } catch (e) {
-      onError(e);
-    }
-  }
+export function runAfterCommit(c: Conn, callbacks: (() => void)[], onError: (e: unknown) => void): void {
+  for (const cb of callbacks) afterCommit(c, cb, onError);
 }
 
 /**
