@@ -53,8 +53,9 @@ import {
  * a VTODO collection, each live task of it (subtasks and completed ones too) a resource. Writes go
  * through the tasks, tags, recurrence, reminders and lists services, so their rules, events and
  * audit stay in one place; a write made of several of their use cases is one transaction around
- * them (core/db.ts: theirs join it as savepoints, their events wait for its commit). The sync state (tokens, ETags, tombstones) is the log in dav.repo.ts, written by
- * triggers on every change whatever made it.
+ * them (core/db.ts: theirs join it as savepoints, their events wait for its commit). The sync
+ * state (tokens, ETags, tombstones) is the log in dav.repo.ts, written by triggers on every change
+ * whatever made it.
  */
 
 /** Why a CalDAV request is refused, in the protocol's terms (dav.routes.ts turns it into HTTP). */
