@@ -134,6 +134,25 @@ describe("a CalDAV PUT is one transaction", () => {
     expect((await events.settle()).length).toBe(seen);
   });
 
+  test("iOS's move by PUT (same UID and name into another list) refused after the move and the repeat were applied: 4xx, the task still in its list, no event", async () => {
+    const other = (await web.post(`${V}/lists`, { name: "Other" })).body;
+    const ocoll = `/dav/calendars/owner/${other.id}/`;
+    expect((await dav.put(`${coll}r.ics`, vtodo("ios-r@example.org", ["SUMMARY:Errand", "DUE;VALUE=DATE:20261201"]))).status).toBe(201);
+    expect((await dav.put(`${ocoll}p.ics`, vtodo("ios-p@example.org", ["SUMMARY:Parent there"]))).status).toBe(201);
+    await events.until((e) => e.length >= 2);
+    const seen = events.events.length;
+    const before = stored();
+    // The task moves to the other list (tasks service), gets its repeat (recurrence service), then
+    // the update naming a parent there is refused: a task with a recurrence cannot become a subtask.
+    const r = await dav.put(`${ocoll}r.ics`, vtodo("ios-r@example.org", ["SUMMARY:Errand", "DUE;VALUE=DATE:20261201", "RRULE:FREQ=DAILY", "RELATED-TO:ios-p@example.org"]));
+    expect(r.status).toBeGreaterThanOrEqual(400);
+    expect(r.status).toBeLessThan(500);
+    expect(stored()).toEqual(before);
+    expect((await dav.request("GET", `${coll}r.ics`)).status).toBe(200);
+    expect((await dav.request("GET", `${ocoll}r.ics`)).status).toBe(404);
+    expect((await events.settle()).length).toBe(seen);
+  });
+
   test("more CATEGORIES than a task may have tags (the tags are created before the task is refused): 4xx, no tag left behind, no event", async () => {
     const before = stored();
     const cats = Array.from({ length: 101 }, (_, i) => `t${i}`).join(",");
@@ -145,7 +164,7 @@ describe("a CalDAV PUT is one transaction", () => {
     expect(await events.settle()).toEqual([]);
   });
 
-  test("a refusal the PUT recovers from (a rule the recurrence service refuses stays verbatim) rolls back that step alone; the rest commits", async () => {
+  test("a refusal the PUT recovers from (the recurrence service refuses a subtask's repeat, the RRULE stays verbatim) does not undo the rest: the PUT commits", async () => {
     // A subtask cannot repeat: the recurrence service refuses, the RRULE is kept in the object.
     expect((await dav.put(`${coll}p.ics`, vtodo("tx-p@example.org", ["SUMMARY:P"]))).status).toBe(201);
     const r = await dav.put(`${coll}s.ics`, vtodo("tx-s@example.org", ["SUMMARY:S", "DUE;VALUE=DATE:20261201", "RRULE:FREQ=DAILY", "RELATED-TO:tx-p@example.org"]));
