@@ -1,6 +1,6 @@
 import type { Config } from "../config";
 import { Cursors } from "./cursor";
-import type { Db } from "./db";
+import { afterCommit, type Db } from "./db";
 import { PasswordHasher } from "./auth/password";
 import { SessionStore, type FindSession } from "./auth/session-store";
 import { LoginThrottle } from "./auth/throttle";
@@ -8,7 +8,7 @@ import type { Logger } from "./log";
 import { Metrics } from "./metrics";
 import type { ServerSecret } from "./secret";
 import type { Clock } from "./time";
-import { EventHub } from "./events";
+import { DEFAULT_EVENT_LIMITS, EventHub } from "./events";
 
 /** The shared pieces every feature is built from. One per running server. */
 export interface Core {
@@ -49,6 +49,7 @@ export function buildCore(p: { db: Db; config: Config; clock: Clock; secret: Ser
     ),
     hasher: new PasswordHasher(p.config.argon2MemoryKiB, p.config.argon2TimeCost),
     throttle: new LoginThrottle(p.clock, p.config.loginFreeFailures),
-    events: new EventHub(p.clock),
+    // An event published inside a transaction is sent after its outermost commit, never on a rollback.
+    events: new EventHub(p.clock, DEFAULT_EVENT_LIMITS, (publish) => afterCommit(p.db, publish, (e) => p.logger.error("event publish failed", { error: String(e) }))),
   };
 }

@@ -160,32 +160,90 @@ function refusePromise(result: unknown, what: string): void {
 }
 
 /**
+ * Work a use case leaves for after its commit, per connection: the queue of the outermost
+ * transaction open on it (writeTx/readTx), or none when no transaction of theirs is open.
+ */
+const afterCommitQueues = new WeakMap<Database, (() => void)[]>();
+
+/**
  * Runs `fn` in a BEGIN IMMEDIATE transaction and hands it the transaction's Conn, which every write
  * of the use case goes through. The callback must be synchronous: with bun:sqlite an async
  * callback would commit at its first await even if it throws later, so a promise is refused (and
  * the transaction rolled back).
+ *
+ * Called while a transaction is open on the same connection (a use case made of other services'
+ * use cases, as a CalDAV PUT is: each service opens its own writeTx), it joins that transaction as
+ * a SAVEPOINT: bun:sqlite's Database.transaction, under drizzle's, nests that way (and ignores the
+ * behaviour). The inner work commits only with the outer transaction; an inner throw rolls back
+ * the inner work alone (ROLLBACK TO) and the caller may catch it and go on. A service's writeTx
+ * on its root handle writes through the same connection, so it lands in the outer transaction.
+ * What the inner work left for after its commit (afterCommit: events, wake-ups) waits for the
+ * outermost commit, and is dropped with a rollback of the transaction or savepoint it was queued in.
  */
 export function writeTx<T>(c: Conn, fn: (tx: Conn) => T): T {
-  return c.transaction(
-    (tx) => {
-      const result = fn(txConn(c, tx));
-      refusePromise(result, "writeTx");
-      return result;
-    },
-    { behavior: "immediate" },
-  );
+  return inTransaction(c, "immediate", fn, "writeTx");
 }
 
-/** A read transaction: one consistent snapshot for several queries. */
+/** A read transaction: one consistent snapshot for several queries (inside an open transaction, that one). */
 export function readTx<T>(c: Conn, fn: (tx: Conn) => T): T {
-  return c.transaction(
-    (tx) => {
-      const result = fn(txConn(c, tx));
-      refusePromise(result, "readTx");
-      return result;
-    },
-    { behavior: "deferred" },
-  );
+  return inTransaction(c, "deferred", fn, "readTx");
+}
+
+function inTransaction<T>(c: Conn, behavior: "immediate" | "deferred", fn: (tx: Conn) => T, what: string): T {
+  const s = c.sqlite;
+  const outer = afterCommitQueues.get(s);
+  if (outer !== undefined && s.inTransaction) {
+    // Joined as a savepoint: what this level queues is dropped if this level rolls back.
+    const mark = outer.length;
+    try {
+      return c.transaction((tx) => {
+        const result = fn(txConn(c, tx));
+        refusePromise(result, what);
+        return result;
+      });
+    } catch (e) {
+      outer.length = mark;
+      throw e;
+    }
+  }
+  const queue: (() => void)[] = [];
+  afterCommitQueues.set(s, queue);
+  let result: T;
+  try {
+    result = c.transaction(
+      (tx) => {
+        const r = fn(txConn(c, tx));
+        refusePromise(r, what);
+        return r;
+      },
+      { behavior },
+    );
+  } finally {
+    afterCommitQueues.delete(s);
+  }
+  // Committed: what waited for it runs now (each callback reports its own failure, see afterCommit).
+  for (const cb of queue) cb();
+  return result;
+}
+
+/**
+ * Runs `cb` once the work of the current use case is committed: at once when no transaction is
+ * open on `c`'s connection, else after the outermost writeTx/readTx commits, and never if it (or
+ * the savepoint `cb` was queued in) rolls back. For what must not be seen before the data is
+ * (server-sent events, the reminder scheduler's wake-up). Post-commit work must not turn a
+ * committed change into an error answer: a failure goes to `onError`.
+ */
+export function afterCommit(c: Conn, cb: () => void, onError: (e: unknown) => void): void {
+  const run = () => {
+    try {
+      cb();
+    } catch (e) {
+      onError(e);
+    }
+  };
+  const queue = c.sqlite.inTransaction ? afterCommitQueues.get(c.sqlite) : undefined;
+  if (queue) queue.push(run);
+  else run();
 }
 
 /**
@@ -230,17 +288,13 @@ export function perConnection<T>(prepare: (s: Database) => T): (c: Conn) => T {
 }
 
 /**
- * Runs the work a use case left for after its commit (files removed once their rows are gone).
- * Post-commit work must not turn a committed change into an error answer: failures are reported.
+ * Runs the work a use case left for after its commit (files removed once their rows are gone):
+ * at once, or, when the use case ran inside a caller's transaction, after that one's commit (and
+ * not at all if it rolls back: the rows, and so the files, stay). Post-commit work must not turn a
+ * committed change into an error answer: failures are reported.
  */
-export function runAfterCommit(callbacks: (() => void)[], onError: (e: unknown) => void): void {
-  for (const cb of callbacks) {
-    try {
-      cb();
-    } catch (e) {
-      onError(e);
-    }
-  }
+export function runAfterCommit(c: Conn, callbacks: (() => void)[], onError: (e: unknown) => void): void {
+  for (const cb of callbacks) afterCommit(c, cb, onError);
 }
 
 /**

@@ -3,7 +3,9 @@ import type { Clock } from "./time";
 /**
  * Server-Sent Events (sharing.md, "Changes arrive without reloading"): what changed, for whom.
  *
- * Features publish after their transaction commits; the hub asks the audience resolver (wired in
+ * Features publish after their transaction commits (a publish made while a transaction is open
+ * waits for its outermost commit, and is dropped on a rollback: the `defer` given by core.ts,
+ * db.ts afterCommit); the hub asks the audience resolver (wired in
  * app.ts from the lists feature: a list's owner and members) who may see the list, and queues the
  * event on those users' open streams. Every bound is explicit, so a slow or dead client never
  * grows memory and publishing never waits on a socket:
@@ -78,6 +80,8 @@ export class EventHub {
   constructor(
     private readonly clock: Clock,
     readonly limits: EventLimits = DEFAULT_EVENT_LIMITS,
+    /** Runs what it is given once the open transaction, if any, commits (db.ts afterCommit); by default at once. */
+    private readonly defer: (publish: () => void) => void = (publish) => publish(),
   ) {}
 
   /** Who may see a list now (for publishing) and whether a user still may (for a replay). */
@@ -92,6 +96,10 @@ export class EventHub {
 
   /** After the commit: queues the event for every open stream of a user who may see its list. */
   publish(event: AppEvent, opts: { also?: string[]; audience?: string[] } = {}): void {
+    this.defer(() => this.publishNow(event, opts));
+  }
+
+  private publishNow(event: AppEvent, opts: { also?: string[]; audience?: string[] }): void {
     const to = new Set(opts.audience ?? this.audience(event.list_id));
     const always = new Set(opts.also ?? []);
     for (const u of always) to.add(u);
@@ -106,16 +114,24 @@ export class EventHub {
 
   /** publish() for several events, asking who sees each list once (a batch names many tasks of few lists). */
   publishAll(events: AppEvent[]): void {
+    this.defer(() => this.publishAllNow(events));
+  }
+
+  private publishAllNow(events: AppEvent[]): void {
     const byList = new Map<string, string[]>();
     for (const e of events) {
       let audience = byList.get(e.list_id);
       if (audience === undefined) byList.set(e.list_id, (audience = this.audience(e.list_id)));
-      this.publish(e, { audience });
+      this.publishNow(e, { audience });
     }
   }
 
   /** Ends the user's streams (a removed member): the client reconnects and sees what it now may. */
   closeStreamsOf(userId: string): void {
+    this.defer(() => this.closeStreamsNow(userId));
+  }
+
+  private closeStreamsNow(userId: string): void {
     for (const s of this.streams) if (s.userId === userId) this.end(s);
   }
 

@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
 import { Database } from "bun:sqlite";
-import { changes, readSnapshot, readTx, writeTx } from "../../src/core/db";
+import { afterCommit, changes, readSnapshot, readTx, writeTx } from "../../src/core/db";
 import { makeTestApp } from "../helpers/app";
 
 // core/db.ts: one transaction per use case; a failure leaves nothing half-done.
@@ -60,6 +60,89 @@ describe("writeTx / readTx", () => {
   });
 });
 
+describe("writeTx inside a transaction (a use case made of other use cases) and afterCommit", () => {
+  const fail = (e: unknown) => {
+    throw e;
+  };
+  const has = (id: string) => app.db.sqlite.query("SELECT 1 FROM users WHERE id = ?").get(id) !== null;
+
+  test("a nested writeTx (on the root handle, as a service opens its own) joins the outer transaction: committed with it, rolled back with it", () => {
+    writeTx(app.db, () => {
+      writeTx(app.db, (tx) => tx.run(insertUser("n1")));
+      readTx(app.db, (tx) => expect(tx.all(sql`SELECT id FROM users WHERE id = 'n1'`)).toEqual([{ id: "n1" }]));
+    });
+    expect(has("n1")).toBe(true);
+    expect(() =>
+      writeTx(app.db, () => {
+        writeTx(app.db, (tx) => tx.run(insertUser("n2")));
+        throw new Error("later step refused");
+      }),
+    ).toThrow("later step refused");
+    expect(has("n2")).toBe(false);
+    expect(app.db.sqlite.inTransaction).toBe(false);
+  });
+
+  test("a nested writeTx that throws rolls back its own work alone (a savepoint); the caller may go on", () => {
+    writeTx(app.db, (tx) => {
+      tx.run(insertUser("sp1"));
+      expect(() =>
+        writeTx(app.db, (inner) => {
+          inner.run(insertUser("sp2"));
+          throw new Error("refused");
+        }),
+      ).toThrow("refused");
+      expect(() => writeTx(app.db, (async () => 1) as unknown as Parameters<typeof writeTx>[1])).toThrow(/synchronous/);
+      tx.run(insertUser("sp3"));
+    });
+    expect([has("sp1"), has("sp2"), has("sp3")]).toEqual([true, false, true]);
+  });
+
+  test("afterCommit: at once outside a transaction; inside one, after the outermost commit (the data visible), never on a rollback or for a rolled-back savepoint", () => {
+    const ran: string[] = [];
+    afterCommit(app.db, () => ran.push("now"), fail);
+    expect(ran).toEqual(["now"]);
+    writeTx(app.db, (tx) => {
+      tx.run(insertUser("a1"));
+      afterCommit(app.db, () => ran.push(`outer sees a1 committed: ${!app.db.sqlite.inTransaction && has("a1")}`), fail);
+      writeTx(app.db, () => afterCommit(app.db, () => ran.push("inner kept"), fail));
+      try {
+        writeTx(app.db, () => {
+          writeTx(app.db, () => afterCommit(app.db, () => ran.push("inside a rolled-back savepoint"), fail));
+          throw new Error("refused");
+        });
+      } catch {
+        // the caller goes on
+      }
+      readTx(app.db, () => afterCommit(app.db, () => ran.push("from a nested read"), fail));
+      expect(ran).toEqual(["now"]);
+    });
+    expect(ran).toEqual(["now", "outer sees a1 committed: true", "inner kept", "from a nested read"]);
+    ran.length = 0;
+    expect(() =>
+      writeTx(app.db, () => {
+        afterCommit(app.db, () => ran.push("rolled back"), fail);
+        throw new Error("no");
+      }),
+    ).toThrow("no");
+    expect(ran).toEqual([]);
+  });
+
+  test("a failing after-commit callback goes to its onError, the others still run, the commit stands", () => {
+    const ran: string[] = [];
+    const errors: string[] = [];
+    writeTx(app.db, (tx) => {
+      tx.run(insertUser("e1"));
+      afterCommit(app.db, () => {
+        throw new Error("publish broke");
+      }, (e) => errors.push(String(e)));
+      afterCommit(app.db, () => ran.push("second"), fail);
+    });
+    expect(errors).toEqual(["Error: publish broke"]);
+    expect(ran).toEqual(["second"]);
+    expect(has("e1")).toBe(true);
+  });
+});
+
 describe("readSnapshot (raw-statement reads)", () => {
   test("every read of the callback sees one snapshot; the transaction ends with it", () => {
     const other = new Database(app.db.path);
@@ -93,7 +176,7 @@ describe("readSnapshot (raw-statement reads)", () => {
   test("inside a write transaction it reads that transaction's writes and leaves it open", () => {
     const before = count();
     writeTx(app.db, (tx) => {
-      tx.run(insertUser("s2"));
+      tx.run(insertUser("sp2"));
       expect(readSnapshot(app.db, count)).toBe(before + 1);
       expect(app.db.sqlite.inTransaction).toBe(true);
     });

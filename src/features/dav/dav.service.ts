@@ -53,9 +53,11 @@ import {
 /**
  * CalDAV's use cases over lists and tasks (RFC 4791, RFC 6578), without HTTP: a visible list is
  * a VTODO collection, each live task of it (subtasks and completed ones too) a resource. Writes go
- * through the tasks, tags, recurrence and lists services, so their rules, events and audit stay
- * in one place. The sync state (tokens, ETags, tombstones) is the log in dav.repo.ts, written by
- * triggers on every change whatever made it.
+ * through the tasks, tags, recurrence, reminders and lists services, so their rules, events and
+ * audit stay in one place; a write made of several of their use cases is one transaction around
+ * them (core/db.ts: theirs join it as savepoints, their events wait for its commit). The sync
+ * state (tokens, ETags, tombstones) is the log in dav.repo.ts, written by triggers on every change
+ * whatever made it.
  */
 
 /** Why a CalDAV request is refused, in the protocol's terms (dav.routes.ts turns it into HTTP). */
@@ -166,13 +168,17 @@ export class DavService {
 
   /** MKCALENDAR / Extended MKCOL: a new list (the client's path segment is not kept: the list is named by its id). */
   createCollection(user: AuthUser, segment: string, p: { displayName: string | null; color: string | null }): Collection {
-    const taken = readTx(this.core.db, (c) => listIdByCollectionName(c, segment) !== null || listLists(c, user.id, true).concat(listLists(c, user.id, false)).some((l) => l.id === segment));
-    if (taken) throw new DavRefusal("precondition-failed", "a collection exists at this path");
-    const name = (p.displayName ?? "").trim() || "Tasks";
-    const color = normaliseColor(p.color);
-    const l = this.wrap(() => this.lists.create(user.id, valid(ListCreate, { name: name.slice(0, 100), ...(color ? { color } : {}) })));
-    if (segment !== l.id) writeTx(this.core.db, (tx) => insertCollectionName(tx, l.id, user.id, segment));
-    return this.collection(user, segment);
+    // One transaction: the list and the client's name for it (a list without it would answer 404 at the client's path).
+    return writeTx(this.core.db, (tx) => {
+      const taken = listIdByCollectionName(tx, segment) !== null || listLists(tx, user.id, true).concat(listLists(tx, user.id, false)).some((l) => l.id === segment);
+      if (taken) throw new DavRefusal("precondition-failed", "a collection exists at this path");
+      const name = (p.displayName ?? "").trim() || "Tasks";
+      const color = normaliseColor(p.color);
+      const l = this.wrap(() => this.lists.create(user.id, valid(ListCreate, { name: name.slice(0, 100), ...(color ? { color } : {}) })));
+      if (segment !== l.id) insertCollectionName(tx, l.id, user.id, segment);
+      failpoint("dav.mkcalendar.before_commit");
+      return this.collectionIn(tx, user, segment);
+    });
   }
 
   /** PROPPATCH displayname / calendar-color: the owner's act (a member's is forbidden per property). */
@@ -377,8 +383,22 @@ export class DavService {
    * PUT of a resource: creates or updates the task through the services. Preconditions first:
    * `If-None-Match: *` on an existing resource and a stale `If-Match` are 412 and change nothing;
    * a UID the user already has under another name or list is no-uid-conflict (never a second task).
+   *
+   * One transaction: every service's use case it calls (tags, the task, its move, repeat, skipped
+   * dates, order, alarms, the resource row, adopted children) joins it (core/db.ts writeTx), so a
+   * refusal or a crash anywhere leaves nothing of the PUT, and its events reach the streams only
+   * after the commit. A service's refusal the PUT recovers from (a rule kept verbatim) is rolled
+   * back to its savepoint alone.
    */
-  async put(user: AuthUser, segment: string, name: string, body: string, cond: { ifMatch: string[] | null; ifNoneMatchAny: boolean }): Promise<{ created: boolean }> {
+  put(user: AuthUser, segment: string, name: string, body: string, cond: { ifMatch: string[] | null; ifNoneMatchAny: boolean }): { created: boolean } {
+    return writeTx(this.core.db, () => {
+      const r = this.putInTx(user, segment, name, body, cond);
+      failpoint("dav.put.before_commit");
+      return r;
+    });
+  }
+
+  private putInTx(user: AuthUser, segment: string, name: string, body: string, cond: { ifMatch: string[] | null; ifNoneMatchAny: boolean }): { created: boolean } {
     const col = this.collection(user, segment);
     const listId = col.id;
     if (!canEdit(col.role)) throw new DavRefusal("forbidden", "a viewer of a shared list cannot change it");
@@ -450,12 +470,9 @@ export class DavService {
         ),
       );
       taskId = t.id;
-      // The resource (UID, name) is recorded at once, not after the steps below (its repeat, its
-      // alarms: service transactions of their own, one of them awaited): a client that retries this
-      // PUT, because an answer was lost, the server stopped, or simply concurrently, finds the task
-      // by its UID and updates it, never a second task (duplicates: what users of other servers
-      // report). The steps below are idempotent, so the retry completes what was cut short.
-      writeTx(this.core.db, (tx) => upsertObject(tx, user.id, { task_id: taskId, name, uid: obj.uid, extra: kept }, this.core.clock.now().toISOString()));
+      // The task, its repeat, its alarms and its resource (UID, name) commit together: a client that
+      // retries this PUT (an answer lost, the server stopped) finds either nothing (and creates it)
+      // or the whole task by its UID (and updates it), never a second task or half of one.
       failpoint("dav.put.after_task");
       kept = this.applyRrule(user, taskId, vt.rrule, obj.master, kept);
     } else {
@@ -480,7 +497,7 @@ export class DavService {
     }
     kept = this.applyExdates(user, taskId, obj.master, kept);
     if (vt.order !== null) this.applySortOrder(user, taskId, vt.order);
-    kept = await this.applyAlarms(user, taskId, obj.master, vt, kept);
+    kept = this.applyAlarms(user, taskId, obj.master, vt, kept);
     writeTx(this.core.db, (tx) => upsertObject(tx, user.id, { task_id: taskId, name, uid: obj.uid, extra: kept }, this.core.clock.now().toISOString()));
     if (target === null && parentId === null) this.adoptWaitingChildren(user, listId, taskId, obj.uid);
     return { created: existing === null };
@@ -532,8 +549,8 @@ export class DavService {
    * whose VALARM the client dropped are removed (a PUT is the whole object). A VALARM that maps to no
    * reminder (Apple's 1976 placeholder, one after the due time, an EMAIL action's extras) stays verbatim.
    */
-  private async applyAlarms(user: AuthUser, taskId: string, master: ICAL.Component, vt: VtodoTask, kept: string): Promise<string> {
-    const mine = (await this.reminders.list(user, "task", taskId)).filter((r) => r.kind === "before_due" || r.kind === "at");
+  private applyAlarms(user: AuthUser, taskId: string, master: ICAL.Component, vt: VtodoTask, kept: string): string {
+    const mine = this.reminders.list(user, "task", taskId).filter((r) => r.kind === "before_due" || r.kind === "at");
     const byId = new Map(mine.map((r) => [r.id, r]));
     const dueAt = readTx(this.core.db, (c) => dueOfTask(c, taskId));
     const reminderTime = user.reminderTime ?? "09:00";
@@ -559,7 +576,7 @@ export class DavService {
       }
       const input = m.reminder.kind === "at" ? { kind: "at" as const, at: m.reminder.at } : { kind: "before_due" as const, minutes_before: m.reminder.minutesBefore };
       try {
-        await this.reminders.create(user, "task", taskId, input);
+        this.reminders.createNow(user, "task", taskId, input);
         mapped.add(i);
       } catch (e) {
         if (!(e instanceof AppError) || e.code === "internal_error") throw e;
@@ -580,6 +597,21 @@ export class DavService {
    * goes to the trash, as a DELETE would) or the move is refused (Overwrite: F).
    */
   move(
+    user: AuthUser,
+    from: { segment: string; name: string },
+    to: { segment: string; name: string },
+    cond: { ifMatch: string[] | null; overwrite: boolean },
+  ): { created: boolean } {
+    // One transaction: the preconditions, the overwritten destination's deletion and the move (a
+    // refused move must not leave the destination deleted).
+    return writeTx(this.core.db, () => {
+      const r = this.moveInTx(user, from, to, cond);
+      failpoint("dav.move.before_commit");
+      return r;
+    });
+  }
+
+  private moveInTx(
     user: AuthUser,
     from: { segment: string; name: string },
     to: { segment: string; name: string },

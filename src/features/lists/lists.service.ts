@@ -185,7 +185,7 @@ export class ListsService {
       });
       return content.afterCommit;
     });
-    runAfterCommit(after, (e) => this.core.logger.error("after-purge hook failed", { error: String(e) }));
+    runAfterCommit(this.core.db, after, (e) => this.core.logger.error("after-purge hook failed", { error: String(e) }));
     this.announce(id, audience);
   }
 

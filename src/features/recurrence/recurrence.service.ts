@@ -309,7 +309,7 @@ export class RecurrenceService implements RepeatingTasks {
       this.changeHooks.changed(tx, user.id, u.tasks.map((t) => t[0]));
       return { restored: u.tasks.length, callbacks };
     });
-    runAfterCommit(after.callbacks, (e) => this.core.logger.error("after-purge hook failed", { error: String(e) }));
+    runAfterCommit(this.core.db, after.callbacks, (e) => this.core.logger.error("after-purge hook failed", { error: String(e) }));
     return { restored: after.restored };
   }
 

@@ -1,6 +1,6 @@
 import type { Core } from "../../core/core";
 import type { AuthUser } from "../../core/auth/principal";
-import { readTx, writeTx, type Conn } from "../../core/db";
+import { afterCommit, readTx, writeTx, type Conn } from "../../core/db";
 import { notFound, validationFailed, type FieldProblem } from "../../core/errors";
 import { newId } from "../../core/ids";
 import { findUserById } from "../account/account.repo";
@@ -151,6 +151,11 @@ export class RemindersService {
     queueMicrotask(() => this.wake());
   }
 
+  /** The scheduler looks at the new earliest time once the change is committed (inside a caller's transaction: after its commit). */
+  private wakeAfterCommit(): void {
+    afterCommit(this.core.db, () => this.wake(), (e) => this.core.logger.error("reminder scheduler wake failed", { error: String(e) }));
+  }
+
   // ---- CRUD ---------------------------------------------------------------------------------------
 
   /** The target, if it is the user's and visible (a task in the trash or an archived list is not). */
@@ -161,15 +166,28 @@ export class RemindersService {
     return t;
   }
 
-  async list(user: AuthUser, type: TargetType, targetId: string): Promise<ReminderRow[]> {
+  list(user: AuthUser, type: TargetType, targetId: string): ReminderRow[] {
     return readTx(this.core.db, (c) => {
       this.target(c, user, type, targetId);
       return remindersOfTarget(c, user.id, type, targetId);
     });
   }
 
+  /** A new reminder; a countdown's waits for the lunar calendar to load first (its fire time is a lunar date's). */
   async create(user: AuthUser, type: TargetType, targetId: string, input: ReminderCreate): Promise<ReminderRow> {
     if (type === "countdown") await this.ensureLunar();
+    return this.insertArmed(user, type, targetId, input);
+  }
+
+  /**
+   * create() without an await, for a use case that must stay in one synchronous transaction (a
+   * CalDAV PUT's alarms): a task's or habit's reminder never needs the lunar calendar.
+   */
+  createNow(user: AuthUser, type: Exclude<TargetType, "countdown">, targetId: string, input: ReminderCreate): ReminderRow {
+    return this.insertArmed(user, type, targetId, input);
+  }
+
+  private insertArmed(user: AuthUser, type: TargetType, targetId: string, input: ReminderCreate): ReminderRow {
     const problems = reminderShapeProblems(type, input.kind, input);
     if (problems.length) throw validationFailed(problems, `a ${input.kind} reminder on a ${type} takes ${FIELDS[input.kind].join(" and ")}`);
     const row = writeTx(this.core.db, (tx) => {
@@ -199,7 +217,7 @@ export class RemindersService {
       const u = this.userClock(tx, user.id)!;
       return { ...r, ...this.arm(tx, r, t, u, this.core.clock.now()) };
     });
-    this.wake();
+    this.wakeAfterCommit();
     return row;
   }
 
@@ -225,7 +243,7 @@ export class RemindersService {
       const next = { ...cur, ...ch } as ReminderRow;
       return { ...next, ...this.arm(tx, next, t, this.userClock(tx, user.id)!, this.core.clock.now()) };
     });
-    this.wake();
+    this.wakeAfterCommit();
     return row;
   }
 

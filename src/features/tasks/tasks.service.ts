@@ -801,7 +801,7 @@ export class TasksService {
       });
       return callbacks;
     });
-    runAfterCommit(after, (e) => this.core.logger.error("after-purge hook failed", { error: String(e) }));
+    runAfterCommit(this.core.db, after, (e) => this.core.logger.error("after-purge hook failed", { error: String(e) }));
     if (purged) this.announce([purged], "task.deleted");
   }
 }

@@ -100,6 +100,6 @@ function restoreChecked(core: Core, purgeHooks: TaskPurgeHooks, p: LegacyRestore
     });
     return { out, after };
   });
-  runAfterCommit(result.after, (e) => core.logger.error("after-restore file cleanup failed", { error: String(e) }));
+  runAfterCommit(core.db, result.after, (e) => core.logger.error("after-restore file cleanup failed", { error: String(e) }));
   return { mode, counts: result.out.counts, skipped: result.out.skipped };
 }
