@@ -4,8 +4,8 @@ import { AppError } from "../../core/errors";
 import { davStatus } from "../../core/problem";
 import type { AuthUser } from "../../core/auth/principal";
 import type { RequestContext } from "../../core/request-context";
-import { DavRefusal, type Collection, type DavService, type Resource } from "./dav.service";
-import { NS, XmlError, buildXml, child, children, d, el, is, parseXml, type Out, type XmlEl } from "./dav.xml";
+import { DavRefusal, FILL_SLICE, type Collection, type DavService, type Resource } from "./dav.service";
+import { NS, XmlError, buildXml, buildXmlInParts, child, children, d, el, is, parseXml, type Out, type XmlEl } from "./dav.xml";
 
 /**
  * The CalDAV endpoint (RFC 4791, 6578, 6764; spec devices.md): `/.well-known/caldav` → 301
@@ -131,7 +131,7 @@ export function davHandler(dav: DavService) {
           return await report(dav, c, target);
         case "GET":
         case "HEAD":
-          return get(dav, c, target, method === "HEAD");
+          return await get(dav, c, target, method === "HEAD");
         case "PUT":
           return await put(dav, c, target);
         case "DELETE":
@@ -311,8 +311,10 @@ function resourceProps(r: Resource): PropSource {
 
 const wantsData = (req: PropRequest) => req.props.some((p) => p.ns === NS.caldav && p.name === "calendar-data");
 
-function multistatus(responses: Out[], extra: Out[] = []): Response {
-  return xmlResponse(207, d("multistatus", [...responses, ...extra]));
+/** A 207 multistatus, written a slice of responses at a time (other requests run in between). */
+async function multistatus(responses: Out[], extra: Out[] = []): Promise<Response> {
+  const body = await buildXmlInParts({ ns: NS.dav, name: "multistatus" }, [...responses, ...extra], FILL_SLICE, () => new Promise<void>((resolve) => setImmediate(resolve)));
+  return new Response(body, { status: 207, headers: { "content-type": XML_CT } });
 }
 
 async function propfind(dav: DavService, c: Ctx, t: Target): Promise<Response> {
@@ -343,18 +345,19 @@ async function propfind(dav: DavService, c: Ctx, t: Target): Promise<Response> {
     case "collection": {
       const col = dav.collection(u, t.segment);
       out.push(propstats(collectionHref(u.username, col.segment), req, "collection", collectionProps(u, col), c.minimal));
-      if (deep) for (const r of dav.members(u, t.segment, wantsData(req))) out.push(propstats(resourceHref(u.username, col.segment, r.name), req, "resource", resourceProps(r), c.minimal));
+      if (deep) for (const r of await dav.fill(dav.members(u, t.segment, wantsData(req)))) out.push(propstats(resourceHref(u.username, col.segment, r.name), req, "resource", resourceProps(r), c.minimal));
       break;
     }
     case "resource": {
       const r = dav.membersByName(u, t.segment, [t.name], wantsData(req)).get(t.name);
       if (!r) throw new DavRefusal("not-found", "no such resource");
+      await dav.fill([r]);
       const col = dav.collection(u, t.segment);
       out.push(propstats(resourceHref(u.username, col.segment, r.name), req, "resource", resourceProps(r), c.minimal));
       break;
     }
   }
-  return multistatus(out);
+  return await multistatus(out);
 }
 
 // ---- REPORT ----------------------------------------------------------------------------------------
@@ -374,13 +377,14 @@ async function report(dav: DavService, c: Ctx, t: Target): Promise<Response> {
   if (is(body, NS.caldav, "calendar-multiget")) {
     const names = children(body, NS.dav, "href").map((h) => nameOfHref(h.text.trim(), u.username, col.segment));
     const found = dav.membersByName(u, segment, names.filter((n): n is string => n !== null), withData);
+    await dav.fill(found.values());
     const out = children(body, NS.dav, "href").map((h, i) => {
       const n = names[i];
       const r = n ? found.get(n) : undefined;
       if (!r) return d("response", [d("href", h.text.trim()), d("status", "HTTP/1.1 404 Not Found")]);
       return propstats(href(r.name), req, "resource", resourceProps(r), c.minimal);
     });
-    return multistatus(out);
+    return await multistatus(out);
   }
 
   if (is(body, NS.dav, "sync-collection")) {
@@ -389,19 +393,25 @@ async function report(dav: DavService, c: Ctx, t: Target): Promise<Response> {
     const limit = nresults === undefined ? null : /^\d{1,9}$/.test(nresults) && Number(nresults) > 0 ? Number(nresults) : NaN;
     if (Number.isNaN(limit)) throw new XmlError("DAV:limit needs a positive DAV:nresults");
     const s = dav.sync(u, segment, token, withData, limit);
+    await dav.fill(s.changed);
     const out = s.changed.map((r) => propstats(href(r.name), req, "resource", resourceProps(r), c.minimal));
     for (const name of s.removed) out.push(d("response", [d("href", href(name)), d("status", "HTTP/1.1 404 Not Found")]));
     // Truncated (RFC 6578 §3.6): the collection itself answers 507, the client asks again from the token.
     if (s.truncated) out.push(d("response", [d("href", collectionHref(u.username, col.segment)), d("status", "HTTP/1.1 507 Insufficient Storage"), d("error", [d("number-of-matches-within-limits")])]));
-    return multistatus(out, [d("sync-token", s.token)]);
+    return await multistatus(out, [d("sync-token", s.token)]);
   }
 
   // calendar-query
   const filter = child(body, NS.caldav, "filter");
   const test = compileFilter(filter);
-  const members = dav.members(u, segment, withData || test.needsData, test.needsInstances);
-  const out = members.filter((r) => test.match(r)).map((r) => propstats(href(r.name), req, "resource", resourceProps(r), c.minimal));
-  return multistatus(out);
+  const members = await dav.fill(dav.members(u, segment, withData || test.needsData, test.needsInstances));
+  // A filter on properties parses each object: other requests get their turn between slices too.
+  const out: Out[] = [];
+  for (const [i, r] of members.entries()) {
+    if (test.needsData && i > 0 && i % FILL_SLICE === 0) await new Promise<void>((resolve) => setImmediate(resolve));
+    if (test.match(r)) out.push(propstats(href(r.name), req, "resource", resourceProps(r), c.minimal));
+  }
+  return await multistatus(out);
 }
 
 /** A multiget href (absolute URL or path, percent-encoded or not) → the resource name in this collection, or null. */
@@ -529,9 +539,9 @@ function subFilterMatches(comp: ICAL.Component, cf: XmlEl): boolean {
 
 // ---- GET / PUT / DELETE --------------------------------------------------------------------------
 
-function get(dav: DavService, c: Ctx, t: Target, head: boolean): Response {
+async function get(dav: DavService, c: Ctx, t: Target, head: boolean): Promise<Response> {
   if (t.kind !== "resource") return new Response(head ? null : "CalDAV: use a CalDAV client (see the README)\n", { status: 200, headers: { "content-type": "text/plain; charset=utf-8" } });
-  const r = dav.member(c.user, t.segment, t.name);
+  const r = await dav.member(c.user, t.segment, t.name);
   const none = c.req.headers.get("if-none-match");
   if (none !== null && none.split(",").map((s) => s.trim()).some((e) => e === "*" || e === r.etag)) return new Response(null, { status: 304, headers: { etag: r.etag } });
   return new Response(head ? null : r.ics!, { status: 200, headers: { "content-type": CALENDAR_CT, etag: r.etag } });
@@ -639,5 +649,5 @@ async function proppatch(dav: DavService, c: Ctx, t: Target): Promise<Response> 
   const parts: Out[] = [d("href", href)];
   if (ok.length) parts.push(d("propstat", [d("prop", ok), d("status", okStatus)]));
   if (refused.length) parts.push(d("propstat", [d("prop", refused), d("status", "HTTP/1.1 403 Forbidden")]));
-  return multistatus([d("response", parts)]);
+  return await multistatus([d("response", parts)]);
 }

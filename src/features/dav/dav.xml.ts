@@ -126,6 +126,24 @@ export function buildXml(root: Out): string {
   return `<?xml version="1.0" encoding="utf-8"?>\n${builder.build(tree) as string}`;
 }
 
+/**
+ * The same document as buildXml(`root` with `parts` as its children), serialised a part at a time
+ * with `pause()` awaited every `every` parts: a multistatus of thousands of responses would
+ * otherwise hold every other request while it is written.
+ */
+export async function buildXmlInParts(root: { ns: string; name: string }, parts: Out[], every: number, pause: () => Promise<void>): Promise<string> {
+  if (parts.length === 0) return buildXml({ ns: root.ns, name: root.name });
+  const MARK = "PARTS-GO-HERE";
+  const [head, tail] = buildXml({ ns: root.ns, name: root.name, text: MARK }).split(MARK) as [string, string];
+  const out = [head];
+  for (const [i, part] of parts.entries()) {
+    if (i > 0 && i % every === 0) await pause();
+    out.push(builder.build([toRaw(part, false)]) as string);
+  }
+  out.push(tail);
+  return out.join("");
+}
+
 function toRaw(o: Out, isRoot: boolean): Raw {
   const attrs: Record<string, string> = { ...(o.attrs ?? {}) };
   let prefix = PREFIX[o.ns];
