@@ -187,30 +187,36 @@ export function countOpenDueFrom(
   ranges: { through: string | null; beforeInstant: string | null }[],
   cap: number,
 ): number[] {
-  const day = dueValuesFrom(c, scans(c, who, "tasks_open_day_idx"), "length(t.due_at) = 10", from.date, cap);
-  const timed = dueValuesFrom(c, scans(c, who, "tasks_open_timed_idx"), "length(t.due_at) > 10", from.instant, cap);
-  return ranges.map((r) => {
-    const d = r.through === null ? day.length : day.filter((v) => v <= r.through!).length;
-    const t = r.beforeInstant === null ? timed.length : timed.filter((v) => v < r.beforeInstant!).length;
-    return Math.min(cap, d + t);
-  });
+  const day = dueCountsFrom(c, scans(c, who, "tasks_open_day_idx"), "length(t.due_at) = 10", from.date, ranges.map((r) => (r.through === null ? null : { le: r.through })), cap);
+  const timed = dueCountsFrom(c, scans(c, who, "tasks_open_timed_idx"), "length(t.due_at) > 10", from.instant, ranges.map((r) => (r.beforeInstant === null ? null : { lt: r.beforeInstant })), cap);
+  return ranges.map((_, i) => Math.min(cap, day[i]! + timed[i]!));
 }
 
-/** The first `cap` due_at values ≥ `from` of the open tasks of every scan matching `form`, ascending. */
-function dueValuesFrom(c: Conn, all: Scan[], form: string, from: string, cap: number): string[] {
-  const run = (group: Scan[]): string[] => {
-    const arms = group.map((s) => `SELECT t.due_at AS due_at FROM ${s.from} AND ${s.visible} AND t.completed = 0 AND ${form} AND t.due_at >= ?`);
-    const sql = arms.length === 1 ? `${arms[0]} ORDER BY t.due_at LIMIT ?` : `${arms.join(" UNION ALL ")} ORDER BY due_at LIMIT ?`;
-    return c.sqlite
-      .query<{ due_at: string }, (string | number)[]>(sql)
-      .all(...group.flatMap((s) => [s.key, from]), cap)
-      .map((r) => r.due_at);
-  };
-  if (all.length <= SCOPES_PER_STATEMENT) return run(all);
-  return groupsOf(all)
-    .flatMap(run)
+/**
+ * Of the first `cap` due_at values ≥ `from` of the open tasks of every scan matching `form`
+ * (ascending), how many each bound keeps (`le`: ≤, `lt`: <, null: all). One group of scans: one
+ * statement that counts in SQL (no row reaches JS); several: each group's first values, merged.
+ */
+function dueCountsFrom(c: Conn, all: Scan[], form: string, from: string, bounds: ({ le: string } | { lt: string } | null)[], cap: number): number[] {
+  const arm = (s: Scan) => `SELECT t.due_at AS due_at FROM ${s.from} AND ${s.visible} AND t.completed = 0 AND ${form} AND t.due_at >= ?`;
+  if (all.length <= SCOPES_PER_STATEMENT) {
+    const cols = bounds.map((b, i) => (b === null ? `count(*) AS c${i}` : `coalesce(sum(due_at ${"le" in b ? "<=" : "<"} ?), 0) AS c${i}`));
+    const walk = all.length === 1 ? `${arm(all[0]!)} ORDER BY t.due_at LIMIT ?` : `${all.map(arm).join(" UNION ALL ")} ORDER BY due_at LIMIT ?`;
+    const row = c.sqlite
+      .query<Record<string, number>, (string | number)[]>(`SELECT ${cols.join(", ")} FROM (${walk})`)
+      .get(...bounds.flatMap((b) => (b === null ? [] : ["le" in b ? b.le : b.lt])), ...all.flatMap((s) => [s.key, from]), cap)!;
+    return bounds.map((_, i) => row[`c${i}`]!);
+  }
+  const values = groupsOf(all)
+    .flatMap((group) =>
+      c.sqlite
+        .query<{ due_at: string }, (string | number)[]>(`${group.map(arm).join(" UNION ALL ")} ORDER BY due_at LIMIT ?`)
+        .all(...group.flatMap((s) => [s.key, from]), cap)
+        .map((r) => r.due_at),
+    )
     .sort(asc)
     .slice(0, cap);
+  return bounds.map((b) => (b === null ? values.length : values.filter((v) => ("le" in b ? v <= b.le : v < b.lt)).length));
 }
 
 /** Open undated tasks, up to `cap`. */
