@@ -72,6 +72,11 @@ export function openDatabase(path: string): Db {
     throw new DatabaseError(`cannot open database ${path}: ${(e as Error).message}`);
   }
   try {
+    // Wait for a lock held by another connection (reset-password, the job worker, a server closing
+    // or checkpointing the file) instead of failing at once — from the very first read: without it
+    // a lock held for a moment made the header check below report the file as not SQLite. The
+    // serving connection waits much less (SERVING_BUSY_TIMEOUT_MS, set by createApp).
+    sqlite.run(`PRAGMA busy_timeout = ${DEFAULT_BUSY_TIMEOUT_MS}`);
     // Reading the header proves the file is SQLite before anything is written to it.
     sqlite.query("SELECT count(*) FROM sqlite_master").get();
   } catch (e) {
@@ -82,9 +87,6 @@ export function openDatabase(path: string): Db {
   sqlite.run("PRAGMA journal_mode = WAL");
   // FULL: fsync the WAL on every commit; a personal task list must not lose a commit on power loss.
   sqlite.run("PRAGMA synchronous = FULL");
-  // Wait for a lock held by another connection (reset-password, the job worker) instead of failing
-  // at once; the serving connection waits much less (SERVING_BUSY_TIMEOUT_MS, set by createApp).
-  sqlite.run(`PRAGMA busy_timeout = ${DEFAULT_BUSY_TIMEOUT_MS}`);
   sqlite.run("PRAGMA foreign_keys = ON");
   // Keep temporary b-trees in memory; sorts of a page are small.
   sqlite.run("PRAGMA temp_store = MEMORY");

@@ -183,3 +183,36 @@ describe("readSnapshot (raw-statement reads)", () => {
     expect(count()).toBe(before + 1);
   });
 });
+
+describe("openDatabase while another process holds the file for a moment", () => {
+  test("waits for the lock from the first read instead of calling the file not SQLite", async () => {
+    const { openDatabase } = await import("../../src/core/db");
+    const { mkdtempSync, rmSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    const { join } = await import("node:path");
+    const dir = mkdtempSync(join(tmpdir(), "app-db-lock-"));
+    try {
+      const path = join(dir, "app.db");
+      openDatabase(path).close();
+      // Another process takes the file exclusively (as a closing server's checkpoint or a WAL
+      // recovery does), says so, and lets go 300 ms later.
+      const holder = Bun.spawn(
+        [
+          process.execPath,
+          "-e",
+          `const { Database } = require("bun:sqlite"); const d = new Database(${JSON.stringify(path)}); d.run("PRAGMA locking_mode = EXCLUSIVE"); d.run("BEGIN EXCLUSIVE"); d.query("SELECT count(*) FROM sqlite_master").get(); console.log("locked"); setTimeout(() => { d.run("COMMIT"); d.close(); }, 300);`,
+        ],
+        { stdout: "pipe", stderr: "inherit" },
+      );
+      const reader = holder.stdout.getReader();
+      const first = await reader.read();
+      expect(new TextDecoder().decode(first.value)).toContain("locked");
+      const db = openDatabase(path);
+      expect(db.sqlite.query("SELECT count(*) AS n FROM sqlite_master").get()).toBeTruthy();
+      db.close();
+      expect(await holder.exited).toBe(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
