@@ -13,6 +13,8 @@ const N = Number(process.env.DAV_BENCH_TASKS ?? 5000);
 const CHANGES = 10;
 const dir = freshDir();
 const s = await startServer(dir);
+// A failure stops the server too (else it outlives the script, holding the terminal's pipe).
+process.on("exit", () => s.proc.kill());
 const auth = await setupAndLogin(s.base);
 const api = async (method: string, path: string, body?: unknown) => {
   const r = await fetch(`${s.base}/api/v1${path}`, { method, headers: auth.headers, body: body === undefined ? undefined : JSON.stringify(body) });
@@ -84,7 +86,7 @@ row("tasks.org initial (query + mget/30)", todoInit, await fetchAll(todoInit, hr
 
 // Ten changes in the web app.
 for (let i = 0; i < CHANGES; i++) {
-  const t = (await api("GET", `/tasks/${ids[i * 97]!}`)) as { id: string; version: number };
+  const t = (await api("GET", `/tasks/${ids[(i * 97) % ids.length]!}`)) as { id: string; version: number };
   await api("PATCH", `/tasks/${t.id}`, { version: t.version, title: `changed ${i}` });
 }
 
