@@ -1,10 +1,12 @@
-// What the reverse-proxy tests (nginx-proxy, caddy-proxy) share: raw HTTP/1.1 requests over TLS or
-// plain TCP (exactly the bytes a browser would send: Host and Origin as given, no client library
-// adding its own), a free port, a self-signed certificate for "localhost", a session's cookies.
+// What the reverse-proxy tests (nginx-proxy, caddy-proxy, and the CalDAV clients' tests run against
+// APP_EXE behind a proxy) share: raw HTTP/1.1 requests over TLS or plain TCP (exactly the bytes a
+// browser would send: Host and Origin as given, no client library adding its own), a free port, a
+// self-signed certificate for "localhost", a session's cookies, and the README's nginx and Caddy
+// sites themselves, started for real in front of an upstream.
 import { expect } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { AppProcess, serverEnv } from "./spawn";
 import net from "node:net";
 import tls from "node:tls";
@@ -130,4 +132,173 @@ export async function startUpstream(): Promise<{ port: number; stop: () => Promi
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+export const haveNginx = Bun.which("nginx") !== null || Bun.which("/usr/sbin/nginx") !== null;
+export const haveCaddy = Bun.which("caddy") !== null;
+export const haveOpenssl = Bun.which("openssl") !== null;
+
+/** A reverse proxy running the README's site: its TLS port (never 443), its plain-http port (the redirect), its certificate. */
+export interface RunningProxy {
+  /** The TLS port clients use (https://localhost:<port>). */
+  port: number;
+  /** The plain-http port (redirects to https). */
+  httpPort: number;
+  /** The self-signed certificate (PEM file) clients must trust, and its key. */
+  certificate: string;
+  key: string;
+  stop(): Promise<void>;
+}
+
+/** The fenced block of the README's "Behind a reverse proxy" section with this info string (`nginx`, `caddyfile`). */
+function readmeBlock(lang: string): string {
+  const readme = readFileSync(resolve(import.meta.dir, "../../README.md"), "utf8");
+  const section = readme.slice(readme.indexOf("## Behind a reverse proxy"));
+  const fence = "```" + lang + "\n";
+  expect(section.indexOf(fence)).toBeGreaterThan(0);
+  const start = section.indexOf(fence) + fence.length;
+  return section.slice(start, section.indexOf("```", start));
+}
+
+/** `block` with each pattern replaced, each found exactly once (so a README edit that breaks the substitution fails loudly). */
+function substitute(block: string, pairs: [RegExp, string][]): string {
+  for (const [from, to] of pairs) {
+    const found = block.match(new RegExp(from.source, from.flags.includes("g") ? from.flags : from.flags + "g")) ?? [];
+    expect({ from: from.source, found: found.length }).toEqual({ from: from.source, found: 1 });
+    block = block.replace(from, to);
+  }
+  return block;
+}
+
+/**
+ * The nginx block of the README, with only what must differ on a test machine replaced: the listen
+ * addresses (loopback, no IPv6: a container may not have it), the certificate paths, the upstream port.
+ */
+export function readmeNginxSite(o: { tlsPort: number; httpPort: number; upstreamPort: number; certificate: string; key: string }): string {
+  return substitute(readmeBlock("nginx"), [
+    [/^(\s*)listen 443 ssl;$/m, `$1listen 127.0.0.1:${o.tlsPort} ssl;`],
+    [/^\s*listen \[::\]:443 ssl;\n/m, ""],
+    [/^(\s*)listen 80;$/m, `$1listen 127.0.0.1:${o.httpPort};`],
+    [/^\s*listen \[::\]:80;\n/m, ""],
+    [/^(\s*)ssl_certificate\s+\S+;/m, `$1ssl_certificate ${o.certificate};`],
+    [/^(\s*)ssl_certificate_key\s+\S+;/m, `$1ssl_certificate_key ${o.key};`],
+    [/proxy_pass http:\/\/127\.0\.0\.1:8080;/, `proxy_pass http://127.0.0.1:${o.upstreamPort};`],
+  ]);
+}
+
+/**
+ * The Caddyfile block of the README, with only what must differ on a test machine replaced: the site
+ * address becomes https://localhost:<port>, a `tls` line names a self-signed certificate instead of
+ * Let's Encrypt, the upstream port.
+ */
+export function readmeCaddySite(o: { port: number; upstreamPort: number; certificate: string; key: string }): string {
+  return substitute(readmeBlock("caddyfile"), [
+    [/^nas\.example\.org \{$/m, `https://localhost:${o.port} {\n    tls ${o.certificate} ${o.key}`],
+    [/reverse_proxy 127\.0\.0\.1:8080$/m, `reverse_proxy 127.0.0.1:${o.upstreamPort}`],
+  ]);
+}
+
+/** Two free ports for a proxy: the TLS one never 443 (a test must show what a browser sends on another port). */
+function proxyPorts(): { port: number; httpPort: number } {
+  let port: number;
+  do port = freePort();
+  while (port === 443);
+  let httpPort: number;
+  do httpPort = freePort();
+  while (httpPort === port);
+  return { port, httpPort };
+}
+
+/** Waits until GET /api/v1/health/live answers 200 through the proxy, or throws with `why()`. */
+async function untilLive(port: number, why: () => Promise<string>): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    try {
+      if ((await rawRequest(port, false, "GET", "/api/v1/health/live", {})).status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    await Bun.sleep(25);
+  }
+  throw new Error(await why());
+}
+
+/**
+ * Debian's nginx running the README's site (readmeNginxSite) with TLS on a free port, in front of
+ * 127.0.0.1:`upstreamPort`; ready once the upstream's health answers through it. Needs nginx and openssl.
+ */
+export async function startReadmeNginx(upstreamPort: number): Promise<RunningProxy> {
+  const dir = mkdtempSync(join(tmpdir(), "app-nginx-"));
+  for (const d of ["body", "proxy", "fastcgi", "uwsgi", "scgi"]) mkdirSync(join(dir, d));
+  const cert = selfSignedLocalhost(dir);
+  const { port, httpPort } = proxyPorts();
+  const conf = `
+${process.getuid?.() === 0 ? "user root;" : ""}
+worker_processes 1;
+pid ${dir}/nginx.pid;
+error_log ${dir}/error.log;
+events { worker_connections 64; }
+http {
+  access_log off;
+  client_body_temp_path ${dir}/body;
+  proxy_temp_path ${dir}/proxy;
+  fastcgi_temp_path ${dir}/fastcgi;
+  uwsgi_temp_path ${dir}/uwsgi;
+  scgi_temp_path ${dir}/scgi;
+${readmeNginxSite({ tlsPort: port, httpPort, upstreamPort, certificate: cert.certificate, key: cert.key })}
+}`;
+  writeFileSync(join(dir, "nginx.conf"), conf);
+  const nginx = Bun.spawn([Bun.which("nginx") ?? "/usr/sbin/nginx", "-p", dir, "-c", join(dir, "nginx.conf"), "-g", "daemon off;"], { stdout: "ignore", stderr: "pipe" });
+  const stop = async () => {
+    nginx.kill("SIGQUIT");
+    await nginx.exited;
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    await untilLive(port, async () => `nginx did not start: ${readFileSync(join(dir, "error.log"), "utf8")}`);
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+  return { port, httpPort, ...cert, stop };
+}
+
+/**
+ * Debian's caddy running the README's site (readmeCaddySite) with TLS on a free port, in front of
+ * 127.0.0.1:`upstreamPort`; ready once the upstream's health answers through it. Needs caddy and openssl.
+ */
+export async function startReadmeCaddy(upstreamPort: number): Promise<RunningProxy> {
+  const dir = mkdtempSync(join(tmpdir(), "app-caddy-"));
+  const cert = selfSignedLocalhost(dir);
+  const { port, httpPort } = proxyPorts();
+  // Global options for the test machine only: no admin endpoint, its own ports and storage.
+  const conf = `{
+    admin off
+    http_port ${httpPort}
+    https_port ${port}
+    storage file_system ${dir}/storage
+    skip_install_trust
+}
+
+${readmeCaddySite({ port, upstreamPort, certificate: cert.certificate, key: cert.key })}`;
+  writeFileSync(join(dir, "Caddyfile"), conf);
+  const caddy = Bun.spawn(["caddy", "run", "--adapter", "caddyfile", "--config", join(dir, "Caddyfile")], {
+    env: { ...process.env, HOME: dir, XDG_DATA_HOME: join(dir, "data"), XDG_CONFIG_HOME: join(dir, "config") },
+    stdout: "ignore",
+    stderr: "pipe",
+  });
+  const stop = async () => {
+    caddy.kill("SIGTERM");
+    await caddy.exited;
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    await untilLive(port, async () => {
+      caddy.kill();
+      return `caddy did not start: ${await new Response(caddy.stderr as ReadableStream).text()}`;
+    });
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+  return { port, httpPort, ...cert, stop };
 }
