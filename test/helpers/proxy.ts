@@ -52,6 +52,57 @@ export function rawRequest(port: number, plain: boolean, method: string, path: s
   });
 }
 
+/**
+ * A request with a body of raw bytes to 127.0.0.1:`port` (HTTPS unless `plain`), written as a client
+ * with a large upload does: in pieces, waiting when the socket is full; with Content-Length, or
+ * chunked (`chunked`: no length, Transfer-Encoding: chunked). The answer is whatever arrived before
+ * the connection ended, also when the server stopped reading and the write failed (a client reads
+ * an early answer then); status 0 when nothing arrived, with the error in `body`.
+ */
+export function uploadRequest(port: number, plain: boolean, method: string, path: string, headers: Record<string, string>, body: Uint8Array, o: { chunked?: boolean } = {}): Promise<Answer> {
+  return new Promise((done) => {
+    const sock = plain ? net.connect({ host: "127.0.0.1", port }) : tls.connect({ host: "127.0.0.1", port, servername: "localhost", rejectUnauthorized: false });
+    const chunks: Buffer[] = [];
+    let error = "";
+    sock.on("data", (d: Buffer) => chunks.push(d));
+    sock.on("error", (e) => (error ||= String(e)));
+    sock.on("close", () => {
+      const text = Buffer.concat(chunks).toString("utf8");
+      const [head, ...rest] = text.split("\r\n\r\n");
+      const lines = head!.split("\r\n");
+      const status = Number(lines[0]!.split(" ")[1]);
+      if (!text || !Number.isFinite(status)) return done({ status: 0, headers: [], setCookies: [], body: error || "the connection ended without an answer" });
+      done({ status, headers: lines.slice(1), setCookies: [], body: rest.join("\r\n\r\n") });
+    });
+    sock.on(plain ? "connect" : "secureConnect", async () => {
+      const h: Record<string, string> = { host: "localhost", connection: "close", ...headers };
+      if (o.chunked) h["transfer-encoding"] = "chunked";
+      else h["content-length"] = String(body.byteLength);
+      const write = (b: Uint8Array | string) =>
+        sock.destroyed || sock.write(b)
+          ? Promise.resolve()
+          : new Promise<void>((ok) => {
+              const go = () => {
+                sock.off("drain", go);
+                sock.off("close", go);
+                ok();
+              };
+              sock.on("drain", go);
+              sock.on("close", go);
+            });
+      await write([`${method} ${path} HTTP/1.1`, ...Object.entries(h).map(([k, v]) => `${k}: ${v}`), "", ""].join("\r\n"));
+      const piece = 64 * 1024;
+      for (let at = 0; at < body.byteLength && !sock.destroyed; at += piece) {
+        const part = body.subarray(at, at + piece);
+        if (o.chunked) await write(`${part.byteLength.toString(16)}\r\n`);
+        await write(part);
+        if (o.chunked) await write("\r\n");
+      }
+      if (o.chunked && !sock.destroyed) await write("0\r\n\r\n");
+    });
+  });
+}
+
 /** The value of a response header (first one), or undefined. */
 export function headerOf(r: Answer, name: string): string | undefined {
   const line = r.headers.find((h) => h.toLowerCase().startsWith(`${name.toLowerCase()}:`));

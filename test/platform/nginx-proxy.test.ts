@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import tls from "node:tls";
-import { caldavThroughProxy, haveNginx, haveOpenssl, rawRequest, startReadmeNginx, startUpstream, sessionOf, type Answer, type RunningProxy } from "../helpers/proxy";
+import { caldavThroughProxy, haveNginx, haveOpenssl, rawRequest, startReadmeNginx, startUpstream, sessionOf, uploadRequest, type Answer, type RunningProxy } from "../helpers/proxy";
 
 // The README's nginx site, for real: nginx terminates TLS with the README's own block (read from
 // README.md at run time by test/helpers/proxy.ts readmeNginxSite; only what must differ on a test machine is replaced: the listen addresses,
@@ -111,6 +111,21 @@ describe.skipIf(skip)("behind the README's nginx (TLS)", () => {
 
   test("CalDAV through the proxy: the well-known redirect, OPTIONS, PROPFIND and REPORT with an app password", async () => {
     await caldavThroughProxy((m, p, h, b) => rawRequest(port, false, m, p, h, b), creds, { origin: "https://localhost" });
+  });
+
+  test("a body the server refuses before reading it all gets the server's answer through nginx (413 over a limit, 401 without credentials), not nginx's 502", async () => {
+    // The server stops reading a body it refuses. Over HTTP/1.0 with Connection: close (nginx's default)
+    // it then closes with bytes unread, the connection is reset and nginx, still sending, answers 502
+    // Bad Gateway; the README's `proxy_http_version 1.1` and empty Connection header keep it open.
+    const login = await request("POST", "/api/v1/auth/login", { origin: "https://localhost" }, creds);
+    const { cookie, csrf } = sessionOf(login);
+    const big = new TextEncoder().encode(JSON.stringify({ title: "x".repeat(20 * 1024 * 1024) }));
+    const tooLarge = await uploadRequest(port, false, "POST", "/api/v1/tasks", { cookie, "x-csrf-token": csrf, origin: "https://localhost", "content-type": "application/json" }, big);
+    expect({ status: tooLarge.status, code: tooLarge.status === 413 ? JSON.parse(tooLarge.body).code : tooLarge.body.slice(0, 200) }).toEqual({ status: 413, code: "payload_too_large" });
+    const chunked = await uploadRequest(port, false, "POST", "/api/v1/tasks", { cookie, "x-csrf-token": csrf, origin: "https://localhost", "content-type": "application/json" }, big, { chunked: true });
+    expect(chunked.status).toBe(413);
+    const anonymous = await uploadRequest(port, false, "PUT", "/dav/calendars/owner/inbox/x.ics", { "content-type": "text/calendar" }, big);
+    expect(anonymous.status).toBe(401);
   });
 
   test("a calendar feed's URL is the browser's https origin (port included), and the feed answers through nginx", async () => {
