@@ -7,6 +7,7 @@
 // whose proxy is not installed is skipped with a message.
 import type { AppHandle } from "../../src/app";
 import { readFileSync } from "node:fs";
+import { relative, resolve } from "node:path";
 import { ADMIN, makeTestApp, setupAdmin, TestClient } from "../helpers/app";
 import { haveCaddy, haveNginx, haveOpenssl, startReadmeCaddy, startReadmeNginx, startUpstream, type RunningProxy } from "../helpers/proxy";
 import { serve } from "../helpers/server";
@@ -21,8 +22,9 @@ export interface DavTargetSpec {
 
 /** The targets of this run: in process without APP_EXE; with it, the executable behind the README's nginx and its Caddy. */
 export function davTargets(file: string): DavTargetSpec[] {
-  const exe = process.env.APP_EXE;
-  if (!exe) return [{ name: "in process", kind: "in-process", missing: null }];
+  if (!process.env.APP_EXE) return [{ name: "in process", kind: "in-process", missing: null }];
+  const root = resolve(import.meta.dir, "../..");
+  const exe = relative(root, resolve(root, process.env.APP_EXE));
   const specs: DavTargetSpec[] = [
     { name: `${exe} behind the README's nginx (https)`, kind: "nginx", missing: !haveNginx || !haveOpenssl ? "nginx and openssl (apt-get install -y nginx openssl)" : null },
     { name: `${exe} behind the README's Caddy (https)`, kind: "caddy", missing: !haveCaddy || !haveOpenssl ? "caddy and openssl (apt-get install -y caddy openssl)" : null },
