@@ -6,9 +6,10 @@
 // the clients discover, sync and write through exactly what the README tells a user to run. A target
 // whose proxy is not installed is skipped with a message.
 import type { AppHandle } from "../../src/app";
+import { Database } from "bun:sqlite";
 import { readFileSync } from "node:fs";
 import { relative, resolve } from "node:path";
-import { ADMIN, makeTestApp, setupAdmin, TestClient } from "../helpers/app";
+import { ADMIN, dump, dumpSqlite, makeTestApp, setupAdmin, TestClient } from "../helpers/app";
 import { haveCaddy, haveNginx, haveOpenssl, startReadmeCaddy, startReadmeNginx, startUpstream, type RunningProxy } from "../helpers/proxy";
 import { serve } from "../helpers/server";
 
@@ -42,7 +43,22 @@ export interface DavTarget {
   fetch: typeof fetch;
   /** The PEM file of the proxy's self-signed certificate, for clients to verify against; null over plain http. */
   ca: string | null;
+  /** A new web-app client (its own cookie jar, signed out) the same way in. */
+  client(): TestClient;
+  /** Every row of the server's database (test/helpers/app.ts dump; read-only from this process when the server is one). */
+  dump(ignore?: string[]): Record<string, unknown[]>;
   stop(): Promise<void>;
+}
+
+/** A new user made by the admin (`target.web`), signed in: its web-app client. */
+export async function signedInUserOn(target: DavTarget, username: string): Promise<TestClient> {
+  const password = `${username}-password`;
+  const r = await target.web.post("/api/v1/users", { username, password });
+  if (r.status !== 201) throw new Error(`user creation failed: ${r.status} ${r.text}`);
+  const c = target.client();
+  const l = await c.post("/api/v1/auth/login", { username, password });
+  if (l.status !== 200) throw new Error(`login failed: ${l.status} ${l.text}`);
+  return c;
 }
 
 /** Starts a target: a fresh server (and proxy) with the admin set up. */
@@ -56,6 +72,8 @@ export async function startDavTarget(spec: DavTargetSpec): Promise<DavTarget> {
       web,
       fetch: globalThis.fetch,
       ca: null,
+      client: () => app.client(),
+      dump: (ignore) => dump(app.db, ignore),
       stop: async () => {
         server.stop();
         app.close();
@@ -82,7 +100,8 @@ export async function startDavTarget(spec: DavTargetSpec): Promise<DavTarget> {
       return trusting(new Request(req, { headers }));
     },
   } as unknown as AppHandle; // TestClient only calls handle.fetch
-  const web = new TestClient(handle, "127.0.0.1", base);
+  const client = () => new TestClient(handle, "127.0.0.1", base);
+  const web = client();
   const setup = await web.post("/api/v1/setup/initialize", ADMIN);
   if (setup.status !== 201) {
     await proxy.stop();
@@ -94,6 +113,15 @@ export async function startDavTarget(spec: DavTargetSpec): Promise<DavTarget> {
     web,
     fetch: trusting,
     ca: proxy.certificate,
+    client,
+    dump: (ignore) => {
+      const sqlite = new Database(`${upstream.dataDir}/app.db`, { readonly: true });
+      try {
+        return dumpSqlite(sqlite, ignore);
+      } finally {
+        sqlite.close();
+      }
+    },
     stop: async () => {
       await proxy.stop();
       await upstream.stop();

@@ -173,11 +173,12 @@ export async function caldavThroughProxy(send: ProxySend, creds: { username: str
  * The server behind the proxy: the program under test (APP_EXE, e.g. dist/app, else the sources)
  * as a process with --trust-proxy on a fresh data directory, listening on 127.0.0.1:<port>.
  */
-export async function startUpstream(): Promise<{ port: number; stop: () => Promise<void> }> {
+export async function startUpstream(): Promise<{ port: number; dataDir: string; stop: () => Promise<void> }> {
   const dataDir = mkdtempSync(join(tmpdir(), "app-upstream-"));
   const server = await AppProcess.start(["serve", "--data-dir", dataDir, "--port", "0", "--trust-proxy", "--log-format", "json"], { env: serverEnv() });
   return {
     port: Number(new URL(server.base).port),
+    dataDir,
     stop: async () => {
       await server.stop();
       rmSync(dataDir, { recursive: true, force: true });
