@@ -4,13 +4,17 @@
 // against the server through the whole HTTP stack (guard, Basic auth with an app password,
 // dav.routes, real SQLite), and checks each answer for what that client relies on. Placeholders
 // ({principal}, {home}, {collection}, …) are filled from the server's previous answers, as the
-// client would: a discovery step that stops answering breaks every step after it.
-import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+// client would: a discovery step that stops answering breaks every step after it. In process without
+// APP_EXE; with APP_EXE, against the executable behind the README's nginx and Caddy over https
+// (test/dav/targets.ts): one server per target, a fresh user with its own app password, list and
+// tasks for each test.
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { XMLParser, XMLValidator } from "fast-xml-parser";
 import ICAL from "ical.js";
-import { dump, makeTestApp, setupAdmin, signedInUser, type TestApp, type TestClient } from "../helpers/app";
+import type { TestClient } from "../helpers/app";
+import { davTargets, signedInUserOn, startDavTarget, type DavTarget } from "./targets";
 
 const V = "/api/v1";
 const FIXTURES = join(import.meta.dir, "..", "fixtures", "dav");
@@ -173,7 +177,7 @@ function vtodoOf(ics: string): ICAL.Component {
 class Replay {
   readonly vars: Vars = {};
   constructor(
-    private readonly app: TestApp,
+    private readonly target: DavTarget,
     readonly client: string,
     private readonly auth: string,
   ) {}
@@ -191,12 +195,12 @@ class Replay {
     // iCalendar content lines end in CRLF (RFC 5545 §3.1); the fixtures are stored with LF.
     if (body !== undefined && (headers["content-type"] ?? "").startsWith("text/calendar")) body = `${body.replace(/\r?\n/g, "\r\n")}\r\n`;
     for (let hop = 0; ; hop++) {
-      const res = await this.app.handle.fetch(new Request(`http://localhost${path}`, { method: fx.method, headers, body }), { requestIP: () => ({ address: "127.0.0.1" }) });
+      const res = await this.target.fetch(`${this.target.base}${path}`, { method: fx.method, headers, body, redirect: "manual" });
       const a: Answer = { status: res.status, headers: res.headers, text: await res.text(), path };
       expect(a.status, `${fx.name} ${fx.method} ${path}: never a 5xx`).toBeLessThan(500);
       const loc = res.headers.get("location");
       if (opts.follow !== false && [301, 302, 307, 308].includes(a.status) && loc && hop < 3) {
-        path = new URL(loc, `http://localhost${path}`).pathname;
+        path = new URL(loc, `${this.target.base}${path}`).pathname;
         continue;
       }
       return a;
@@ -238,25 +242,27 @@ describe("fixtures", () => {
 
 // ---- setup: one user, an app password, a list with an open and a completed task ----------------
 
-let app: TestApp;
+let target: DavTarget;
 let web: TestClient;
+/** This test's user (a fresh one for each test, on the target's one server). */
+let me: string;
 let auth: string;
 let list: { id: string };
 let milk: { id: string };
 let receipt: { id: string };
+let users = 0;
 
-beforeEach(async () => {
-  app = makeTestApp();
-  web = await setupAdmin(app);
+async function seed(): Promise<void> {
+  me = `user${++users}`;
+  web = await signedInUserOn(target, me);
   const tok = await web.post(`${V}/tokens`, { name: "phone", scopes: ["caldav"] });
   expect(tok.status).toBe(201);
-  auth = `Basic ${Buffer.from(`owner:${tok.body.secret}`).toString("base64")}`;
+  auth = `Basic ${Buffer.from(`${me}:${tok.body.secret}`).toString("base64")}`;
   list = (await web.post(`${V}/lists`, { name: "Groceries", color: "#112233" })).body;
   milk = (await web.post(`${V}/tasks`, { title: "milk", list_id: list.id })).body;
   receipt = (await web.post(`${V}/tasks`, { title: "old receipt", list_id: list.id, completed: true })).body;
   expect((await web.get(`${V}/tasks/${receipt.id}`)).body.completed).toBe(true);
-});
-afterEach(() => app.close());
+}
 
 const apiTasks = async () => [
   ...((await web.get(`${V}/tasks?list_id=${list.id}&completed=false`)).body.items as { id: string; title: string; completed: boolean }[]),
@@ -277,12 +283,12 @@ function privileges(r: Resp | undefined): string[] {
   return kids(prop(r, NS.dav, "current-user-privilege-set"), NS.dav, "privilege").flatMap((p) => p.children.map((c) => c.name));
 }
 
-/** bob's list "Bob's shop", shared with owner as a viewer: every client must show it read-only. */
+/** bob's list "Bob's shop", shared with this test's user as a viewer: every client must show it read-only. */
 async function shareViewerList(): Promise<void> {
-  const bob = await signedInUser(app, web, "bob");
+  const bob = await signedInUserOn(target, `bob${users}`);
   const shop = (await bob.post(`${V}/lists`, { name: "Bob's shop" })).body as { id: string };
   expect((await bob.post(`${V}/tasks`, { title: "bread", list_id: shop.id })).status).toBe(201);
-  const inv = (await bob.post(`${V}/lists/${shop.id}/invitations`, { username: "owner", role: "viewer" })).body as { id: string };
+  const inv = (await bob.post(`${V}/lists/${shop.id}/invitations`, { username: me, role: "viewer" })).body as { id: string };
   expect((await web.post(`${V}/invitations/${inv.id}/accept`)).status).toBe(200);
 }
 
@@ -296,11 +302,29 @@ function expectGroceriesCalendar(ms: Multistatus, where: string): Resp {
   return cal!;
 }
 
+// ---- the suites, once per target ---------------------------------------------------------------------
+
+for (const spec of davTargets("client-replay.test.ts")) {
+  describe.skipIf(spec.missing !== null)(`client replay: ${spec.name}`, () => {
+    beforeAll(async () => {
+      target = await startDavTarget(spec);
+    });
+    afterAll(async () => {
+      await target?.stop();
+    });
+    beforeEach(seed);
+    replaySuites();
+  });
+}
+
+// The suites below are this function's body, left at the top level's indentation so that the file's
+// history (and a merge with other branches' edits to them) stays readable.
+function replaySuites(): void {
 // ---- iOS / macOS -----------------------------------------------------------------------------------
 
 describe("iOS Reminders / macOS Calendar (dataaccessd, CalendarAgent)", () => {
   test("account setup, listing, ctag + sync-collection + multiget, edit with If-Match, delta sync, MKCALENDAR at an upper-case UUID, PROPPATCH", async () => {
-    const ios = new Replay(app, "ios", auth);
+    const ios = new Replay(target, "ios", auth);
 
     // 01: Apple asks without credentials first: 401 with a Basic challenge (never 403 or a login page).
     const anon = await ios.send("01-wellknown-propfind", { auth: false, follow: false });
@@ -378,9 +402,9 @@ describe("iOS Reminders / macOS Calendar (dataaccessd, CalendarAgent)", () => {
     const put = await ios.send("08-put-if-match");
     expect([200, 201, 204]).toContain(put.status);
     expect((await web.get(`${V}/tasks/${milk.id}`)).body.title).toBe("milk and bread");
-    const before = dump(app.db, ["audit_logs", "sessions", "__drizzle_migrations", "api_tokens", "login_throttle"]);
+    const before = target.dump(["audit_logs", "sessions", "__drizzle_migrations", "api_tokens", "login_throttle"]);
     expect((await ios.send("08-put-if-match")).status).toBe(412);
-    expect(dump(app.db, ["audit_logs", "sessions", "__drizzle_migrations", "api_tokens", "login_throttle"])).toEqual(before);
+    expect(target.dump(["audit_logs", "sessions", "__drizzle_migrations", "api_tokens", "login_throttle"])).toEqual(before);
 
     // 05 again: ctag and sync-token moved.
     const ct1 = multistatus(await ios.send("05-collection-ctag"), "05'");
@@ -428,7 +452,7 @@ describe("iOS: moving a reminder to another list", () => {
   // source's sync-collection and a member in the target's.
   async function prepare() {
     const errands = (await web.post(`${V}/lists`, { name: "Errands" })).body as { id: string };
-    const ios = new Replay(app, "ios", auth);
+    const ios = new Replay(target, "ios", auth);
     const hm = await iosDiscover(ios);
     const from = expectGroceriesCalendar(hm, "04");
     const to = taskCalendars(hm).find((r) => prop(r, NS.dav, "displayname")?.text === "Errands");
@@ -490,7 +514,7 @@ describe("iOS: moving a reminder to another list", () => {
 describe("DAVx⁵ (with OpenTasks / jtx / tasks.org as the task app)", () => {
   test("discovery from the server root, OPTIONS calendar-access, home-sets, collections, capabilities, calendar-query + multiget, PUT If-None-Match / If-Match, DELETE", async () => {
     await shareViewerList();
-    const dx = new Replay(app, "davx5", auth);
+    const dx = new Replay(target, "davx5", auth);
     dx.vars["base"] = "/";
 
     // 01: the user typed the server root. Whatever it answers, DAVx⁵ falls back to /.well-known/caldav; only a 5xx would hurt.
@@ -564,9 +588,9 @@ describe("DAVx⁵ (with OpenTasks / jtx / tasks.org as the task app)", () => {
     const etag1 = expectStrongEtag(prop(mine, NS.dav, "getetag")?.text.trim(), "08'");
 
     // 11: update with a stale If-Match is 412 (nothing changes); with the current one it completes the task.
-    const before = dump(app.db, ["audit_logs", "sessions", "__drizzle_migrations", "api_tokens", "login_throttle"]);
+    const before = target.dump(["audit_logs", "sessions", "__drizzle_migrations", "api_tokens", "login_throttle"]);
     expect((await dx.send("11-put-update", { vars: { etag: '"stale"' } })).status).toBe(412);
-    expect(dump(app.db, ["audit_logs", "sessions", "__drizzle_migrations", "api_tokens", "login_throttle"])).toEqual(before);
+    expect(target.dump(["audit_logs", "sessions", "__drizzle_migrations", "api_tokens", "login_throttle"])).toEqual(before);
     dx.vars["etag"] = etag1;
     expect([200, 204]).toContain((await dx.send("11-put-update")).status);
     expect((await apiTasks()).find((t) => t.title === "call the plumber")?.completed).toBe(true);
@@ -590,7 +614,7 @@ describe("DAVx⁵ (with OpenTasks / jtx / tasks.org as the task app)", () => {
 describe("tasks.org (its own CalDAV account)", () => {
   test("principal from the root / well-known, home-set, list filter, ctag/sync-token, calendar-query + multiget, PUT/DELETE without preconditions, Extended MKCOL, PROPPATCH, list DELETE", async () => {
     await shareViewerList();
-    const to = new Replay(app, "tasksorg", auth);
+    const to = new Replay(target, "tasksorg", auth);
     to.vars["base"] = "/";
 
     // 01/02: principalOrNull("") then principalOrNull("/.well-known/caldav").
@@ -697,7 +721,7 @@ async function tasksorgDiscover(to: Replay): Promise<string> {
  * as GET/multiget shows it.
  */
 async function tasksorgSubtasks(order: "parent-first" | "child-first"): Promise<{ subtasks: string[] | undefined; link: unknown; parentUid: string }> {
-  const to = new Replay(app, "tasksorg", auth);
+  const to = new Replay(target, "tasksorg", auth);
   const coll = await tasksorgDiscover(to);
   const parentUid = crypto.randomUUID();
   const childUid = crypto.randomUUID();
@@ -734,7 +758,7 @@ describe("tasks.org subtasks (plain RELATED-TO on the child, none on the parent)
 describe("Thunderbird (source-derived sequence, not a wire capture)", () => {
   test("detection via /.well-known, home listing, calendar check, OPTIONS home, webdav sync + multiget, PUT If-None-Match / If-Match, delta and tombstone, stale token", async () => {
     await shareViewerList();
-    const tb = new Replay(app, "thunderbird", auth);
+    const tb = new Replay(target, "thunderbird", auth);
 
     // 01: detectCollection(/.well-known/caldav), redirect followed; the first response has a home-set or a principal.
     const det = multistatus(await tb.send("01-detect-wellknown"), "01");
@@ -838,7 +862,7 @@ describe("Thunderbird (source-derived sequence, not a wire capture)", () => {
 describe("GNOME Evolution / evolution-data-server (source-derived sequence, not a wire capture)", () => {
   test("discovery from the root via /.well-known, home listing, OPTIONS calendar-access on the list, privileges, sync-collection at Depth 0, multiget, PUT with a quoted charset, GET back, If-Match, tombstone, stale token", async () => {
     await shareViewerList();
-    const ev = new Replay(app, "evolution", auth);
+    const ev = new Replay(target, "evolution", auth);
     ev.vars["base"] = "/";
 
     // 01/02: the root finds nothing (no 5xx); /.well-known/caldav gives the home-set.
@@ -936,3 +960,4 @@ describe("GNOME Evolution / evolution-data-server (source-derived sequence, not 
     }
   });
 });
+}

@@ -153,6 +153,12 @@ export async function signedInUser(app: TestApp, admin: TestClient, username: st
  * (the audit log, session last-seen times).
  */
 export function dump(db: Db, ignore: string[] = ["audit_logs", "sessions", "__drizzle_migrations"]): Record<string, unknown[]> {
+  return dumpSqlite(db.sqlite, ignore);
+}
+
+/** dump() of a bun:sqlite connection (e.g. a read-only one to the database of a server running as a process). */
+export function dumpSqlite(sqlite: Db["sqlite"], ignore: string[] = ["audit_logs", "sessions", "__drizzle_migrations"]): Record<string, unknown[]> {
+  const db = { sqlite };
   const tables = db.sqlite
     .query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
     .all()

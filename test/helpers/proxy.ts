@@ -1,10 +1,12 @@
-// What the reverse-proxy tests (nginx-proxy, caddy-proxy) share: raw HTTP/1.1 requests over TLS or
-// plain TCP (exactly the bytes a browser would send: Host and Origin as given, no client library
-// adding its own), a free port, a self-signed certificate for "localhost", a session's cookies.
+// What the reverse-proxy tests (nginx-proxy, caddy-proxy, and the CalDAV clients' tests run against
+// APP_EXE behind a proxy) share: raw HTTP/1.1 requests over TLS or plain TCP (exactly the bytes a
+// browser would send: Host and Origin as given, no client library adding its own), a free port, a
+// self-signed certificate for "localhost", a session's cookies, and the README's nginx and Caddy
+// sites themselves, started for real in front of an upstream.
 import { expect } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { AppProcess, serverEnv } from "./spawn";
 import net from "node:net";
 import tls from "node:tls";
@@ -46,6 +48,57 @@ export function rawRequest(port: number, plain: boolean, method: string, path: s
         h["content-length"] = String(Buffer.byteLength(text));
       }
       sock.write([`${method} ${path} HTTP/1.1`, ...Object.entries(h).map(([k, v]) => `${k}: ${v}`), "", ""].join("\r\n") + text);
+    });
+  });
+}
+
+/**
+ * A request with a body of raw bytes to 127.0.0.1:`port` (HTTPS unless `plain`), written as a client
+ * with a large upload does: in pieces, waiting when the socket is full; with Content-Length, or
+ * chunked (`chunked`: no length, Transfer-Encoding: chunked). The answer is whatever arrived before
+ * the connection ended, also when the server stopped reading and the write failed (a client reads
+ * an early answer then); status 0 when nothing arrived, with the error in `body`.
+ */
+export function uploadRequest(port: number, plain: boolean, method: string, path: string, headers: Record<string, string>, body: Uint8Array, o: { chunked?: boolean } = {}): Promise<Answer> {
+  return new Promise((done) => {
+    const sock = plain ? net.connect({ host: "127.0.0.1", port }) : tls.connect({ host: "127.0.0.1", port, servername: "localhost", rejectUnauthorized: false });
+    const chunks: Buffer[] = [];
+    let error = "";
+    sock.on("data", (d: Buffer) => chunks.push(d));
+    sock.on("error", (e) => (error ||= String(e)));
+    sock.on("close", () => {
+      const text = Buffer.concat(chunks).toString("utf8");
+      const [head, ...rest] = text.split("\r\n\r\n");
+      const lines = head!.split("\r\n");
+      const status = Number(lines[0]!.split(" ")[1]);
+      if (!text || !Number.isFinite(status)) return done({ status: 0, headers: [], setCookies: [], body: error || "the connection ended without an answer" });
+      done({ status, headers: lines.slice(1), setCookies: [], body: rest.join("\r\n\r\n") });
+    });
+    sock.on(plain ? "connect" : "secureConnect", async () => {
+      const h: Record<string, string> = { host: "localhost", connection: "close", ...headers };
+      if (o.chunked) h["transfer-encoding"] = "chunked";
+      else h["content-length"] = String(body.byteLength);
+      const write = (b: Uint8Array | string) =>
+        sock.destroyed || sock.write(b)
+          ? Promise.resolve()
+          : new Promise<void>((ok) => {
+              const go = () => {
+                sock.off("drain", go);
+                sock.off("close", go);
+                ok();
+              };
+              sock.on("drain", go);
+              sock.on("close", go);
+            });
+      await write([`${method} ${path} HTTP/1.1`, ...Object.entries(h).map(([k, v]) => `${k}: ${v}`), "", ""].join("\r\n"));
+      const piece = 64 * 1024;
+      for (let at = 0; at < body.byteLength && !sock.destroyed; at += piece) {
+        const part = body.subarray(at, at + piece);
+        if (o.chunked) await write(`${part.byteLength.toString(16)}\r\n`);
+        await write(part);
+        if (o.chunked) await write("\r\n");
+      }
+      if (o.chunked && !sock.destroyed) await write("0\r\n\r\n");
     });
   });
 }
@@ -120,14 +173,184 @@ export async function caldavThroughProxy(send: ProxySend, creds: { username: str
  * The server behind the proxy: the program under test (APP_EXE, e.g. dist/app, else the sources)
  * as a process with --trust-proxy on a fresh data directory, listening on 127.0.0.1:<port>.
  */
-export async function startUpstream(): Promise<{ port: number; stop: () => Promise<void> }> {
+export async function startUpstream(): Promise<{ port: number; dataDir: string; stop: () => Promise<void> }> {
   const dataDir = mkdtempSync(join(tmpdir(), "app-upstream-"));
   const server = await AppProcess.start(["serve", "--data-dir", dataDir, "--port", "0", "--trust-proxy", "--log-format", "json"], { env: serverEnv() });
   return {
     port: Number(new URL(server.base).port),
+    dataDir,
     stop: async () => {
       await server.stop();
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+export const haveNginx = Bun.which("nginx") !== null || Bun.which("/usr/sbin/nginx") !== null;
+export const haveCaddy = Bun.which("caddy") !== null;
+export const haveOpenssl = Bun.which("openssl") !== null;
+
+/** A reverse proxy running the README's site: its TLS port (never 443), its plain-http port (the redirect), its certificate. */
+export interface RunningProxy {
+  /** The TLS port clients use (https://localhost:<port>). */
+  port: number;
+  /** The plain-http port (redirects to https). */
+  httpPort: number;
+  /** The self-signed certificate (PEM file) clients must trust, and its key. */
+  certificate: string;
+  key: string;
+  stop(): Promise<void>;
+}
+
+/** The fenced block of the README's "Behind a reverse proxy" section with this info string (`nginx`, `caddyfile`). */
+function readmeBlock(lang: string): string {
+  const readme = readFileSync(resolve(import.meta.dir, "../../README.md"), "utf8");
+  const section = readme.slice(readme.indexOf("## Behind a reverse proxy"));
+  const fence = "```" + lang + "\n";
+  expect(section.indexOf(fence)).toBeGreaterThan(0);
+  const start = section.indexOf(fence) + fence.length;
+  return section.slice(start, section.indexOf("```", start));
+}
+
+/** `block` with each pattern replaced, each found exactly once (so a README edit that breaks the substitution fails loudly). */
+function substitute(block: string, pairs: [RegExp, string][]): string {
+  for (const [from, to] of pairs) {
+    const found = block.match(new RegExp(from.source, from.flags.includes("g") ? from.flags : from.flags + "g")) ?? [];
+    expect({ from: from.source, found: found.length }).toEqual({ from: from.source, found: 1 });
+    block = block.replace(from, to);
+  }
+  return block;
+}
+
+/**
+ * The nginx block of the README, with only what must differ on a test machine replaced: the listen
+ * addresses (loopback, no IPv6: a container may not have it), the certificate paths, the upstream port.
+ */
+export function readmeNginxSite(o: { tlsPort: number; httpPort: number; upstreamPort: number; certificate: string; key: string }): string {
+  return substitute(readmeBlock("nginx"), [
+    [/^(\s*)listen 443 ssl;$/m, `$1listen 127.0.0.1:${o.tlsPort} ssl;`],
+    [/^\s*listen \[::\]:443 ssl;\n/m, ""],
+    [/^(\s*)listen 80;$/m, `$1listen 127.0.0.1:${o.httpPort};`],
+    [/^\s*listen \[::\]:80;\n/m, ""],
+    [/^(\s*)ssl_certificate\s+\S+;/m, `$1ssl_certificate ${o.certificate};`],
+    [/^(\s*)ssl_certificate_key\s+\S+;/m, `$1ssl_certificate_key ${o.key};`],
+    [/proxy_pass http:\/\/127\.0\.0\.1:8080;/, `proxy_pass http://127.0.0.1:${o.upstreamPort};`],
+  ]);
+}
+
+/**
+ * The Caddyfile block of the README, with only what must differ on a test machine replaced: the site
+ * address becomes https://localhost:<port>, a `tls` line names a self-signed certificate instead of
+ * Let's Encrypt, the upstream port.
+ */
+export function readmeCaddySite(o: { port: number; upstreamPort: number; certificate: string; key: string }): string {
+  return substitute(readmeBlock("caddyfile"), [
+    [/^nas\.example\.org \{$/m, `https://localhost:${o.port} {\n    tls ${o.certificate} ${o.key}`],
+    [/reverse_proxy 127\.0\.0\.1:8080$/m, `reverse_proxy 127.0.0.1:${o.upstreamPort}`],
+  ]);
+}
+
+/** Two free ports for a proxy: the TLS one never 443 (a test must show what a browser sends on another port). */
+function proxyPorts(): { port: number; httpPort: number } {
+  let port: number;
+  do port = freePort();
+  while (port === 443);
+  let httpPort: number;
+  do httpPort = freePort();
+  while (httpPort === port);
+  return { port, httpPort };
+}
+
+/** Waits until GET /api/v1/health/live answers 200 through the proxy, or throws with `why()`. */
+async function untilLive(port: number, why: () => Promise<string>): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    try {
+      if ((await rawRequest(port, false, "GET", "/api/v1/health/live", {})).status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    await Bun.sleep(25);
+  }
+  throw new Error(await why());
+}
+
+/**
+ * Debian's nginx running the README's site (readmeNginxSite) with TLS on a free port, in front of
+ * 127.0.0.1:`upstreamPort`; ready once the upstream's health answers through it. Needs nginx and openssl.
+ */
+export async function startReadmeNginx(upstreamPort: number): Promise<RunningProxy> {
+  const dir = mkdtempSync(join(tmpdir(), "app-nginx-"));
+  for (const d of ["body", "proxy", "fastcgi", "uwsgi", "scgi"]) mkdirSync(join(dir, d));
+  const cert = selfSignedLocalhost(dir);
+  const { port, httpPort } = proxyPorts();
+  const conf = `
+${process.getuid?.() === 0 ? "user root;" : ""}
+worker_processes 1;
+pid ${dir}/nginx.pid;
+error_log ${dir}/error.log;
+events { worker_connections 64; }
+http {
+  access_log off;
+  client_body_temp_path ${dir}/body;
+  proxy_temp_path ${dir}/proxy;
+  fastcgi_temp_path ${dir}/fastcgi;
+  uwsgi_temp_path ${dir}/uwsgi;
+  scgi_temp_path ${dir}/scgi;
+${readmeNginxSite({ tlsPort: port, httpPort, upstreamPort, certificate: cert.certificate, key: cert.key })}
+}`;
+  writeFileSync(join(dir, "nginx.conf"), conf);
+  const nginx = Bun.spawn([Bun.which("nginx") ?? "/usr/sbin/nginx", "-p", dir, "-c", join(dir, "nginx.conf"), "-g", "daemon off;"], { stdout: "ignore", stderr: "pipe" });
+  const stop = async () => {
+    nginx.kill("SIGQUIT");
+    await nginx.exited;
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    await untilLive(port, async () => `nginx did not start: ${readFileSync(join(dir, "error.log"), "utf8")}`);
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+  return { port, httpPort, ...cert, stop };
+}
+
+/**
+ * Debian's caddy running the README's site (readmeCaddySite) with TLS on a free port, in front of
+ * 127.0.0.1:`upstreamPort`; ready once the upstream's health answers through it. Needs caddy and openssl.
+ */
+export async function startReadmeCaddy(upstreamPort: number): Promise<RunningProxy> {
+  const dir = mkdtempSync(join(tmpdir(), "app-caddy-"));
+  const cert = selfSignedLocalhost(dir);
+  const { port, httpPort } = proxyPorts();
+  // Global options for the test machine only: no admin endpoint, its own ports and storage.
+  const conf = `{
+    admin off
+    http_port ${httpPort}
+    https_port ${port}
+    storage file_system ${dir}/storage
+    skip_install_trust
+}
+
+${readmeCaddySite({ port, upstreamPort, certificate: cert.certificate, key: cert.key })}`;
+  writeFileSync(join(dir, "Caddyfile"), conf);
+  const caddy = Bun.spawn(["caddy", "run", "--adapter", "caddyfile", "--config", join(dir, "Caddyfile")], {
+    env: { ...process.env, HOME: dir, XDG_DATA_HOME: join(dir, "data"), XDG_CONFIG_HOME: join(dir, "config") },
+    stdout: "ignore",
+    stderr: "pipe",
+  });
+  const stop = async () => {
+    caddy.kill("SIGTERM");
+    await caddy.exited;
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    await untilLive(port, async () => {
+      caddy.kill();
+      return `caddy did not start: ${await new Response(caddy.stderr as ReadableStream).text()}`;
+    });
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+  return { port, httpPort, ...cert, stop };
 }

@@ -1,12 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
 import tls from "node:tls";
-import { caldavThroughProxy, freePort, headerOf, rawRequest, selfSignedLocalhost, startUpstream, sessionOf, type Answer } from "../helpers/proxy";
+import { caldavThroughProxy, haveCaddy, haveOpenssl, headerOf, rawRequest, startReadmeCaddy, startUpstream, sessionOf, type Answer, type RunningProxy } from "../helpers/proxy";
 
 // The README's Caddy site, for real: Debian's caddy runs the README's own block (read from
-// README.md at run time; only what must differ on a test machine is replaced: the site address
+// README.md at run time by test/helpers/proxy.ts readmeCaddySite; only what must differ on a test machine is replaced: the site address
 // becomes https://localhost:<free port>, a `tls` line names a self-signed certificate instead of
 // Let's Encrypt, the upstream port) in front of the server started with trust-proxy. Sign-in from
 // the https page on a port other than 443 (Host and Origin with the port), __Host- cookies, an
@@ -14,79 +11,27 @@ import { caldavThroughProxy, freePort, headerOf, rawRequest, selfSignedLocalhost
 // Sent Events at once, plain http redirected. Skips without caddy/openssl
 // (`apt-get install -y caddy openssl`; .ci/run installs caddy).
 
-const haveCaddy = Bun.which("caddy") !== null;
-const haveOpenssl = Bun.which("openssl") !== null;
 const skip = !haveCaddy || !haveOpenssl;
 if (skip) console.warn("caddy-proxy.test.ts: skipped (needs caddy and openssl: apt-get install -y caddy openssl)");
 
-let dir = "";
 let upstream: Awaited<ReturnType<typeof startUpstream>> | null = null;
-let caddy: ReturnType<typeof Bun.spawn> | null = null;
+let caddy: RunningProxy | null = null;
 let port = 0;
 let httpPort = 0;
-
-/** The Caddyfile block of the README's "Behind a reverse proxy" section, with each placeholder replaced exactly once. */
-function readmeSite(o: { port: number; upstreamPort: number; certificate: string; key: string }): string {
-  const readme = readFileSync(resolve(import.meta.dir, "../../README.md"), "utf8");
-  const section = readme.slice(readme.indexOf("## Behind a reverse proxy"));
-  const start = section.indexOf("```caddyfile\n") + "```caddyfile\n".length;
-  expect(start).toBeGreaterThan("```caddyfile\n".length);
-  let block = section.slice(start, section.indexOf("```", start));
-  const replace = (from: RegExp, to: string) => {
-    expect({ from: from.source, found: (block.match(new RegExp(from.source, "gm")) ?? []).length }).toEqual({ from: from.source, found: 1 });
-    block = block.replace(from, to);
-  };
-  replace(/^nas\.example\.org \{$/m, `https://localhost:${o.port} {\n    tls ${o.certificate} ${o.key}`);
-  replace(/reverse_proxy 127\.0\.0\.1:8080$/m, `reverse_proxy 127.0.0.1:${o.upstreamPort}`);
-  return block;
-}
 
 const request = (method: string, path: string, headers: Record<string, string>, json?: unknown, plain = false): Promise<Answer> =>
   rawRequest(plain ? httpPort : port, plain, method, path, headers, json);
 
 beforeAll(async () => {
   if (skip) return;
-  dir = mkdtempSync(join(tmpdir(), "app-caddy-"));
-  const cert = selfSignedLocalhost(dir);
   upstream = await startUpstream();
-  do port = freePort();
-  while (port === 443);
-  httpPort = freePort();
-  // Global options for the test machine only: no admin endpoint, its own ports and storage.
-  const conf = `{
-    admin off
-    http_port ${httpPort}
-    https_port ${port}
-    storage file_system ${dir}/storage
-    skip_install_trust
-}
-
-${readmeSite({ port, upstreamPort: upstream!.port, certificate: cert.certificate, key: cert.key })}`;
-  writeFileSync(join(dir, "Caddyfile"), conf);
-  caddy = Bun.spawn(["caddy", "run", "--adapter", "caddyfile", "--config", join(dir, "Caddyfile")], {
-    env: { ...process.env, HOME: dir, XDG_DATA_HOME: join(dir, "data"), XDG_CONFIG_HOME: join(dir, "config") },
-    stdout: "ignore",
-    stderr: "pipe",
-  });
-  for (let i = 0; i < 200; i++) {
-    try {
-      if ((await request("GET", "/api/v1/health/live", {})).status === 200) return;
-    } catch {
-      // not listening yet
-    }
-    await Bun.sleep(25);
-  }
-  caddy.kill();
-  throw new Error(`caddy did not start: ${await new Response(caddy.stderr as ReadableStream).text()}`);
+  caddy = await startReadmeCaddy(upstream.port);
+  ({ port, httpPort } = caddy);
 });
 
 afterAll(async () => {
-  if (caddy) {
-    caddy.kill("SIGTERM");
-    await caddy.exited;
-  }
+  await caddy?.stop();
   await upstream?.stop();
-  if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
 describe.skipIf(skip)("behind the README's Caddy (TLS)", () => {

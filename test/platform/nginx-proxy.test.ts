@@ -1,12 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
 import tls from "node:tls";
-import { caldavThroughProxy, freePort, rawRequest, selfSignedLocalhost, startUpstream, sessionOf, type Answer } from "../helpers/proxy";
+import { caldavThroughProxy, haveNginx, haveOpenssl, rawRequest, startReadmeNginx, startUpstream, sessionOf, uploadRequest, type Answer, type RunningProxy } from "../helpers/proxy";
 
 // The README's nginx site, for real: nginx terminates TLS with the README's own block (read from
-// README.md at run time; only what must differ on a test machine is replaced: the listen addresses,
+// README.md at run time by test/helpers/proxy.ts readmeNginxSite; only what must differ on a test machine is replaced: the listen addresses,
 // the certificate paths and the upstream port) in front of the server started with trust-proxy.
 // Sign-in works from the https page as a browser on port 443 sends it (Host without a port) and on
 // the port nginx really listens on here, which is not 443 (Host and Origin with the port: this is
@@ -14,47 +11,14 @@ import { caldavThroughProxy, freePort, rawRequest, selfSignedLocalhost, startUps
 // port is refused; plain http is redirected. Skips without nginx/openssl
 // (`apt-get install -y nginx openssl`; .ci/run installs nginx).
 
-const haveNginx = Bun.which("nginx") !== null || Bun.which("/usr/sbin/nginx") !== null;
-const haveOpenssl = Bun.which("openssl") !== null;
 const skip = !haveNginx || !haveOpenssl;
 if (skip) console.warn("nginx-proxy.test.ts: skipped (needs nginx and openssl: apt-get install -y nginx openssl)");
 
-let dir = "";
 let upstream: Awaited<ReturnType<typeof startUpstream>> | null = null;
-let nginx: ReturnType<typeof Bun.spawn> | null = null;
+let nginx: RunningProxy | null = null;
 /** nginx's TLS port (any free port, never 443) and its plain-http port (the redirect). */
 let port = 0;
 let httpPort = 0;
-
-interface SiteOptions {
-  tlsPort: number;
-  httpPort: number;
-  upstreamPort: number;
-  certificate: string;
-  key: string;
-}
-
-/** The nginx block of the README's "Behind a reverse proxy" section, with each placeholder replaced exactly once. */
-function readmeSite(o: SiteOptions): string {
-  const readme = readFileSync(resolve(import.meta.dir, "../../README.md"), "utf8");
-  const section = readme.slice(readme.indexOf("## Behind a reverse proxy"));
-  const start = section.indexOf("```nginx\n") + "```nginx\n".length;
-  let block = section.slice(start, section.indexOf("```", start));
-  const replace = (from: RegExp, to: string) => {
-    const found = block.match(new RegExp(from.source, from.flags.includes("g") ? from.flags : from.flags + "g")) ?? [];
-    expect({ from: from.source, found: found.length }).toEqual({ from: from.source, found: 1 });
-    block = block.replace(from, to);
-  };
-  // Loopback only on the test machine (and no IPv6: a container may not have it).
-  replace(/^(\s*)listen 443 ssl;$/m, `$1listen 127.0.0.1:${o.tlsPort} ssl;`);
-  replace(/^\s*listen \[::\]:443 ssl;\n/m, "");
-  replace(/^(\s*)listen 80;$/m, `$1listen 127.0.0.1:${o.httpPort};`);
-  replace(/^\s*listen \[::\]:80;\n/m, "");
-  replace(/^(\s*)ssl_certificate\s+\S+;/m, `$1ssl_certificate ${o.certificate};`);
-  replace(/^(\s*)ssl_certificate_key\s+\S+;/m, `$1ssl_certificate_key ${o.key};`);
-  replace(/proxy_pass http:\/\/127\.0\.0\.1:8080;/, `proxy_pass http://127.0.0.1:${o.upstreamPort};`);
-  return block;
-}
 
 /** One request through nginx: HTTPS to its TLS port unless `plain` (test/helpers/proxy.ts). */
 const request = (method: string, path: string, headers: Record<string, string>, json?: unknown, plain = false): Promise<Answer> =>
@@ -62,48 +26,14 @@ const request = (method: string, path: string, headers: Record<string, string>, 
 
 beforeAll(async () => {
   if (skip) return;
-  dir = mkdtempSync(join(tmpdir(), "app-nginx-"));
-  for (const d of ["body", "proxy", "fastcgi", "uwsgi", "scgi"]) mkdirSync(join(dir, d));
-  const cert = selfSignedLocalhost(dir);
   upstream = await startUpstream();
-  do port = freePort();
-  while (port === 443);
-  httpPort = freePort();
-  const conf = `
-${process.getuid?.() === 0 ? "user root;" : ""}
-worker_processes 1;
-pid ${dir}/nginx.pid;
-error_log ${dir}/error.log;
-events { worker_connections 64; }
-http {
-  access_log off;
-  client_body_temp_path ${dir}/body;
-  proxy_temp_path ${dir}/proxy;
-  fastcgi_temp_path ${dir}/fastcgi;
-  uwsgi_temp_path ${dir}/uwsgi;
-  scgi_temp_path ${dir}/scgi;
-${readmeSite({ tlsPort: port, httpPort, upstreamPort: upstream!.port, certificate: cert.certificate, key: cert.key })}
-}`;
-  writeFileSync(join(dir, "nginx.conf"), conf);
-  nginx = Bun.spawn([Bun.which("nginx") ?? "/usr/sbin/nginx", "-p", dir, "-c", join(dir, "nginx.conf"), "-g", "daemon off;"], { stdout: "ignore", stderr: "pipe" });
-  for (let i = 0; i < 200; i++) {
-    try {
-      await request("GET", "/api/v1/health/live", {});
-      return;
-    } catch {
-      await Bun.sleep(25);
-    }
-  }
-  throw new Error(`nginx did not start: ${readFileSync(join(dir, "error.log"), "utf8")}`);
+  nginx = await startReadmeNginx(upstream.port);
+  ({ port, httpPort } = nginx);
 });
 
 afterAll(async () => {
-  if (nginx) {
-    nginx.kill("SIGQUIT");
-    await nginx.exited;
-  }
+  await nginx?.stop();
   await upstream?.stop();
-  if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
 describe.skipIf(skip)("behind the README's nginx (TLS)", () => {
@@ -181,6 +111,21 @@ describe.skipIf(skip)("behind the README's nginx (TLS)", () => {
 
   test("CalDAV through the proxy: the well-known redirect, OPTIONS, PROPFIND and REPORT with an app password", async () => {
     await caldavThroughProxy((m, p, h, b) => rawRequest(port, false, m, p, h, b), creds, { origin: "https://localhost" });
+  });
+
+  test("a body the server refuses before reading it all gets the server's answer through nginx (413 over a limit, 401 without credentials), not nginx's 502", async () => {
+    // The server stops reading a body it refuses. Over HTTP/1.0 with Connection: close (nginx's default)
+    // it then closes with bytes unread, the connection is reset and nginx, still sending, answers 502
+    // Bad Gateway; the README's `proxy_http_version 1.1` and empty Connection header keep it open.
+    const login = await request("POST", "/api/v1/auth/login", { origin: "https://localhost" }, creds);
+    const { cookie, csrf } = sessionOf(login);
+    const big = new TextEncoder().encode(JSON.stringify({ title: "x".repeat(20 * 1024 * 1024) }));
+    const tooLarge = await uploadRequest(port, false, "POST", "/api/v1/tasks", { cookie, "x-csrf-token": csrf, origin: "https://localhost", "content-type": "application/json" }, big);
+    expect({ status: tooLarge.status, code: tooLarge.status === 413 ? JSON.parse(tooLarge.body).code : tooLarge.body.slice(0, 200) }).toEqual({ status: 413, code: "payload_too_large" });
+    const chunked = await uploadRequest(port, false, "POST", "/api/v1/tasks", { cookie, "x-csrf-token": csrf, origin: "https://localhost", "content-type": "application/json" }, big, { chunked: true });
+    expect(chunked.status).toBe(413);
+    const anonymous = await uploadRequest(port, false, "PUT", "/dav/calendars/owner/inbox/x.ics", { "content-type": "text/calendar" }, big);
+    expect(anonymous.status).toBe(401);
   });
 
   test("a calendar feed's URL is the browser's https origin (port included), and the feed answers through nginx", async () => {

@@ -1,6 +1,9 @@
-# Debian's python3-caldav against the server (test/dav/python-caldav.test.ts runs this).
+# Debian's python3-caldav against the server (test/dav/python-caldav.test.ts and radicale-compare.test.ts run this).
 # Phase "a": discovery, a new task list, todos saved, completed (plain and repeating), a sync token.
 # Phase "b" (after the test changed things in the web app): objects_by_sync_token since that token.
+# Phase "c": edits a task made in the web app, deletes one, notes a todo's ETag and a new sync token.
+# Phase "d" (after the web app edited, completed and deleted tasks): a PUT with the stale ETag (the
+# conflict: 412, the server's version kept), what the web app did as python sees it, a sync since "c".
 import json
 import os
 import sys
@@ -8,7 +11,8 @@ import sys
 import caldav
 
 url, user, secret, phase = os.environ["DAV_URL"], os.environ["DAV_USER"], os.environ["DAV_SECRET"], sys.argv[1]
-client = caldav.DAVClient(url=url, username=user, password=secret)
+# DAV_CA: the PEM file of the proxy's self-signed certificate (https targets), verified against.
+client = caldav.DAVClient(url=url, username=user, password=secret, ssl_verify_cert=os.environ.get("DAV_CA") or True)
 principal = client.principal()
 out = {}
 
@@ -37,7 +41,31 @@ if phase == "a":
     out["synced"] = len(list(objs))
 else:
     cal = [c for c in principal.calendars() if str(c.name) == "py list"][0]
-    changed = cal.objects_by_sync_token(sync_token=os.environ["DAV_TOKEN"], load_objects=True)
-    out["changed"] = sorted(str(o.url).rsplit("/", 1)[1] for o in changed if o.data)
-    out["deleted"] = sorted(str(o.url).rsplit("/", 1)[1] for o in changed if not o.data)
+    summaries = lambda todos: sorted(str(t.icalendar_component["summary"]) for t in todos)
+    if phase == "b":
+        changed = cal.objects_by_sync_token(sync_token=os.environ["DAV_TOKEN"], load_objects=True)
+        out["changed"] = sorted(str(o.url).rsplit("/", 1)[1] for o in changed if o.data)
+        out["deleted"] = sorted(str(o.url).rsplit("/", 1)[1] for o in changed if not o.data)
+    elif phase == "c":
+        web = [t for t in cal.todos() if str(t.icalendar_component["summary"]) == "added on the web"][0]
+        web.icalendar_component["summary"] = "edited in python"
+        web.save()
+        cal.todo_by_uid("py-plain").delete()
+        rep = cal.todo_by_uid("py-repeat")
+        got = client.request(str(rep.url), "GET")
+        out["repeat_url"] = str(rep.url)
+        out["repeat_etag"] = got.headers["ETag"]
+        out["repeat_data"] = rep.data
+        out["token"] = cal.objects_by_sync_token(load_objects=False).sync_token
+        out["open"] = summaries(cal.todos())
+    else:
+        stale = os.environ["DAV_DATA"].replace("SUMMARY:renamed on the web", "SUMMARY:stale python edit")
+        put = client.put(os.environ["DAV_OBJ"], stale, {"Content-Type": 'text/calendar; charset="utf-8"', "If-Match": os.environ["DAV_ETAG"]})
+        out["stale_put"] = put.status
+        out["repeat_summary"] = str(cal.todo_by_uid("py-repeat").icalendar_component["summary"])
+        out["open"] = summaries(cal.todos())
+        out["all"] = summaries(cal.todos(include_completed=True))
+        changed = cal.objects_by_sync_token(sync_token=os.environ["DAV_TOKEN"], load_objects=True)
+        out["changed"] = sorted(str(o.url).rsplit("/", 1)[1] for o in changed if o.data)
+        out["deleted"] = sorted(str(o.url).rsplit("/", 1)[1] for o in changed if not o.data)
 print(json.dumps(out))
