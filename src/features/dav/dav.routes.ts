@@ -311,9 +311,21 @@ function resourceProps(r: Resource): PropSource {
 
 const wantsData = (req: PropRequest) => req.props.some((p) => p.ns === NS.caldav && p.name === "calendar-data");
 
+const yieldToRequests = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** `f` of each item, other requests getting their turn every FILL_SLICE items (answers about thousands of tasks). */
+async function inSlices<T, U>(xs: T[], f: (x: T) => U): Promise<U[]> {
+  const out: U[] = [];
+  for (const [i, x] of xs.entries()) {
+    if (i > 0 && i % FILL_SLICE === 0) await yieldToRequests();
+    out.push(f(x));
+  }
+  return out;
+}
+
 /** A 207 multistatus, written a slice of responses at a time (other requests run in between). */
 async function multistatus(responses: Out[], extra: Out[] = []): Promise<Response> {
-  const body = await buildXmlInParts({ ns: NS.dav, name: "multistatus" }, [...responses, ...extra], FILL_SLICE, () => new Promise<void>((resolve) => setImmediate(resolve)));
+  const body = await buildXmlInParts({ ns: NS.dav, name: "multistatus" }, [...responses, ...extra], FILL_SLICE, yieldToRequests);
   return new Response(body, { status: 207, headers: { "content-type": XML_CT } });
 }
 
@@ -345,7 +357,7 @@ async function propfind(dav: DavService, c: Ctx, t: Target): Promise<Response> {
     case "collection": {
       const col = dav.collection(u, t.segment);
       out.push(propstats(collectionHref(u.username, col.segment), req, "collection", collectionProps(u, col), c.minimal));
-      if (deep) for (const r of await dav.fill(dav.members(u, t.segment, wantsData(req)))) out.push(propstats(resourceHref(u.username, col.segment, r.name), req, "resource", resourceProps(r), c.minimal));
+      if (deep) out.push(...(await inSlices(await dav.fill(dav.members(u, t.segment, wantsData(req))), (r) => propstats(resourceHref(u.username, col.segment, r.name), req, "resource", resourceProps(r), c.minimal))));
       break;
     }
     case "resource": {
@@ -394,7 +406,7 @@ async function report(dav: DavService, c: Ctx, t: Target): Promise<Response> {
     if (Number.isNaN(limit)) throw new XmlError("DAV:limit needs a positive DAV:nresults");
     const s = dav.sync(u, segment, token, withData, limit);
     await dav.fill(s.changed);
-    const out = s.changed.map((r) => propstats(href(r.name), req, "resource", resourceProps(r), c.minimal));
+    const out = await inSlices(s.changed, (r) => propstats(href(r.name), req, "resource", resourceProps(r), c.minimal));
     for (const name of s.removed) out.push(d("response", [d("href", href(name)), d("status", "HTTP/1.1 404 Not Found")]));
     // Truncated (RFC 6578 §3.6): the collection itself answers 507, the client asks again from the token.
     if (s.truncated) out.push(d("response", [d("href", collectionHref(u.username, col.segment)), d("status", "HTTP/1.1 507 Insufficient Storage"), d("error", [d("number-of-matches-within-limits")])]));
@@ -408,7 +420,7 @@ async function report(dav: DavService, c: Ctx, t: Target): Promise<Response> {
   // A filter on properties parses each object: other requests get their turn between slices too.
   const out: Out[] = [];
   for (const [i, r] of members.entries()) {
-    if (test.needsData && i > 0 && i % FILL_SLICE === 0) await new Promise<void>((resolve) => setImmediate(resolve));
+    if (i > 0 && i % FILL_SLICE === 0) await yieldToRequests();
     if (test.match(r)) out.push(propstats(href(r.name), req, "resource", resourceProps(r), c.minimal));
   }
   return await multistatus(out);

@@ -268,9 +268,9 @@ export class DavService {
     return out;
   }
 
-  private render(c: Conn, user: AuthUser, listId: string, rows: MemberTask[], withData: boolean): Resource[] {
+  private render(c: Conn, user: AuthUser, listId: string, rows: MemberTask[], withData: boolean, known?: Map<string, number>): Resource[] {
     const ids = rows.map((r) => r.id);
-    const seqs = memberSeqs(c, listId, ids);
+    const seqs = known ?? memberSeqs(c, listId, ids);
     const objects = objectsOf(c, ids);
     const out: Resource[] = [];
     let tags: Map<string, string[]> | null = null;
@@ -359,10 +359,13 @@ export class DavService {
       const col = this.collectionIn(c, user, segment);
       const listId = col.id;
       let log: { task_id: string; seq: number }[];
+      // The initial sync reads the list's live tasks and their seqs once (not again below).
+      let initial: { tasks: Map<string, MemberTask>; seqs: Map<string, number> } | null = null;
       if (token === null || token === "") {
-        const all = liveTasksOfList(c, listId).map((t) => t.id);
-        const seqs = memberSeqs(c, listId, all);
-        log = all.map((id) => ({ task_id: id, seq: seqs.get(id) ?? 0 })).sort((a, b) => a.seq - b.seq);
+        const all = liveTasksOfList(c, listId);
+        const seqs = memberSeqs(c, listId, all.map((t) => t.id));
+        initial = { tasks: new Map(all.map((t) => [t.id, t])), seqs };
+        log = all.map((t) => ({ task_id: t.id, seq: seqs.get(t.id) ?? 0 })).sort((a, b) => a.seq - b.seq);
       } else log = changedSince(c, listId, this.parseToken(c, listId, token));
       let next = col.token;
       let truncated = false;
@@ -376,11 +379,11 @@ export class DavService {
         next = tokenOf(listId, log[n - 1]!.seq);
         truncated = true;
       }
-      const live = liveTasksIn(c, listId, log.map((r) => r.task_id));
+      const live = initial ? log.map((r) => initial.tasks.get(r.task_id)!) : liveTasksIn(c, listId, log.map((r) => r.task_id));
       const liveIds = new Set(live.map((t) => t.id));
       const gone = log.map((r) => r.task_id).filter((id) => !liveIds.has(id));
       const names = objectsOf(c, gone);
-      const changed = this.render(c, user, listId, live, withData);
+      const changed = this.render(c, user, listId, live, withData, initial?.seqs);
       // A name a member has now (a renamed resource's old name taken again, a trashed task's name
       // reused) is that member's: never also answered 404, which a client may apply after the 200.
       // Two that left under one name (a task replaced by a MOVE, then the mover moved on) are one href.
