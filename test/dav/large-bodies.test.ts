@@ -1,7 +1,7 @@
 // Large request bodies, as phones and sync tools send them, on the CalDAV targets (test/dav/targets.ts:
 // in process without APP_EXE; with APP_EXE the executable behind the README's nginx and Caddy over
 // https). A body the server refuses (over the 1 MiB CalDAV limit, or sent without credentials) gets
-// its 413/401 answer, never a connection reset or the proxy's 502. The server stops reading such a
+// its 413/401 answer, never the proxy's 502 nor (behind the proxies, whatever its size) a reset. The server stops reading such a
 // body (errors.test.ts: it does not pull what it will not use); over nginx's default HTTP/1.0 upstream
 // with Connection: close it then closes with bytes unread, the connection is reset and nginx, still
 // sending, answers 502 Bad Gateway: the README's site talks HTTP/1.1 to the server for that
@@ -48,8 +48,13 @@ for (const spec of davTargets("large-bodies.test.ts")) {
     };
     const status = (a: Answer) => ({ status: a.status, body: a.status === 0 ? a.body : "" });
 
-    test("a PUT over the 1 MiB limit answers 413, with Content-Length and chunked, small and 20 MiB; nothing is stored", async () => {
-      for (const size of [MiB + 64 * 1024, 20 * MiB]) {
+    test("a PUT over the 1 MiB limit answers 413, with Content-Length and chunked (20 MiB too, behind the proxies); nothing is stored", async () => {
+      // Sent straight to the server (in process, no proxy), a body far over the limit may meet a reset:
+      // the server answers 413 and stops reading, and a client still writing megabytes gets EPIPE before
+      // it reads the answer (seen in CI). What is over the limit by less than the sockets' buffers
+      // arrives whole, so its 413 is read. Behind the README's proxies every size gets its 413.
+      const sizes = spec.kind === "in-process" ? [MiB + 64 * 1024] : [MiB + 64 * 1024, 20 * MiB];
+      for (const size of sizes) {
         for (const chunked of [false, true]) {
           const r = await send("PUT", `${coll}large-${size}-${chunked}.ics`, { authorization: auth, "content-type": "text/calendar; charset=utf-8" }, bigTodo(`large-${size}`, size), chunked);
           expect({ size, chunked, ...status(r) }).toEqual({ size, chunked, status: 413, body: "" });
@@ -62,10 +67,12 @@ for (const spec of davTargets("large-bodies.test.ts")) {
     });
 
     test("a body sent without credentials gets its 401 (CalDAV and the API alike), not a reset or a 502", async () => {
-      const dav = await send("PUT", `${coll}anonymous.ics`, { "content-type": "text/calendar; charset=utf-8" }, bigTodo("anonymous", 20 * MiB));
+      // 20 MiB behind the proxies; straight to the server, what the sockets' buffers hold (see above).
+      const size = spec.kind === "in-process" ? MiB + 64 * 1024 : 20 * MiB;
+      const dav = await send("PUT", `${coll}anonymous.ics`, { "content-type": "text/calendar; charset=utf-8" }, bigTodo("anonymous", size));
       expect(status(dav)).toEqual({ status: 401, body: "" });
       expect(headerOf(dav, "www-authenticate")).toContain("Basic");
-      const api = await send("POST", `${V}/tasks`, { "content-type": "application/json" }, new TextEncoder().encode(JSON.stringify({ title: "x".repeat(20 * MiB) })));
+      const api = await send("POST", `${V}/tasks`, { "content-type": "application/json" }, new TextEncoder().encode(JSON.stringify({ title: "x".repeat(size) })));
       expect(status(api)).toEqual({ status: 401, body: "" });
     });
 

@@ -101,7 +101,8 @@ describe.skipIf(!hasChromium)("planning (issue 14)", () => {
     // Arrow keys move between days (a roving focus on the grid's cells).
     await cell(today).focus();
     await page.keyboard.press("ArrowRight");
-    expect(await page.evaluate(() => (globalThis as unknown as { document: { activeElement: { getAttribute(n: string): string } } }).document.activeElement.getAttribute("data-date"))).toBe(addDays(today, 1));
+    // The focus moves after the grid re-renders: wait for it (a focus that never moves still fails).
+    await poll(() => page.evaluate(() => (globalThis as unknown as { document: { activeElement: { getAttribute(n: string): string } } }).document.activeElement.getAttribute("data-date")), (d) => d === addDays(today, 1));
     // Week view.
     await page.getByRole("button", { name: t.planner.week }).click();
     await poll(() => page.locator(".cal-day").count(), (n) => n === 7);
