@@ -77,11 +77,11 @@ export const PROBLEMS: Readonly<Record<ErrorCode, ProblemType>> = {
 /**
  * The statuses the WebDAV/CalDAV protocol answers with no body (RFC 4918, RFC 4791): not found, a
  * method a resource does not allow, a conflict, a failed precondition, a body too large, a refused
- * write, a Destination outside the server. DAV clients read no body there (a precondition with a
+ * write. DAV clients read no body there (a precondition with a
  * DAV:error element is the DAV feature's own XML); they are decided here with every other error
  * status so that this file stays the one place that knows them.
  */
-export type DavStatus = 403 | 404 | 405 | 409 | 412 | 413 | 502;
+export type DavStatus = 403 | 404 | 405 | 409 | 412 | 413;
 
 /** A bare DAV refusal (DavStatus), with the headers the protocol asks (Allow on 405). */
 export function davStatus(status: DavStatus, headers?: Record<string, string>): Response {

@@ -574,7 +574,7 @@ async function put(dav: DavService, c: Ctx, t: Target): Promise<Response> {
  * checked: a reverse proxy's public name differs from ours) or an absolute path. 201 when nothing
  * was at the destination, 204 when Overwrite: T (the default) replaced a resource, 412 with
  * Overwrite: F; 409 when the destination collection does not exist; 403 for a viewer's source or
- * destination, another user's collection, or the resource itself as its destination; 502 for a
+ * destination, another user's collection, the resource itself as its destination, or a
  * destination outside this server's /dav/ tree. A collection cannot be moved (403).
  */
 function move(dav: DavService, c: Ctx, t: Target): Response {
@@ -588,7 +588,9 @@ function move(dav: DavService, c: Ctx, t: Target): Response {
     return new Response("the Destination header is not a URL\n", { status: 400, headers: { "content-type": "text/plain" } });
   }
   const dest = path.startsWith("/dav/") ? parseTarget(path) : null;
-  if (!dest) return davStatus(502);
+  // Another server or a path outside /dav/ (RFC 4918 §9.9.4 allows 502 there; no input is answered
+  // with a 5xx here, so it is refused as a move this server will not make).
+  if (!dest) return xmlResponse(403, errorBody(d("need-privileges")), { "x-dav-error": "the destination is not a collection of this server" });
   if (!("user" in dest) || dest.user.toLowerCase() !== c.user.username.toLowerCase()) return xmlResponse(403, errorBody(d("need-privileges")));
   if (dest.kind !== "resource") return davStatus(409);
   const overwrite = (c.req.headers.get("overwrite") ?? "T").trim().toUpperCase();
