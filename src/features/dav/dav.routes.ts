@@ -6,6 +6,7 @@ import type { AuthUser } from "../../core/auth/principal";
 import type { RequestContext } from "../../core/request-context";
 import { DavRefusal, FILL_SLICE, type Collection, type DavService, type Resource } from "./dav.service";
 import { NS, XmlError, buildXml, buildXmlInParts, child, children, d, el, is, parseXml, type Out, type XmlEl } from "./dav.xml";
+import { yieldToRequests } from "../../core/yield";
 
 /**
  * The CalDAV endpoint (RFC 4791, 6578, 6764; spec devices.md): `/.well-known/caldav` → 301
@@ -311,7 +312,6 @@ function resourceProps(r: Resource): PropSource {
 
 const wantsData = (req: PropRequest) => req.props.some((p) => p.ns === NS.caldav && p.name === "calendar-data");
 
-const yieldToRequests = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** `f` of each item, other requests getting their turn every FILL_SLICE items (answers about thousands of tasks). */
 async function inSlices<T, U>(xs: T[], f: (x: T) => U): Promise<U[]> {

@@ -49,6 +49,7 @@ import {
   type DavObject,
   type MemberTask,
 } from "./dav.repo";
+import { yieldToRequests } from "../../core/yield";
 
 /**
  * CalDAV's use cases over lists and tasks (RFC 4791, RFC 6578), without HTTP: a visible list is
@@ -115,7 +116,6 @@ export interface Resource {
 const PENDING = new WeakMap<Resource, () => string>();
 /** Objects built between two turns of other requests (DavService.fill). */
 export const FILL_SLICE = 50;
-const yieldToRequests = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 export interface SyncResult {
   changed: Resource[];

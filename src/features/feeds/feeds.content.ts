@@ -20,6 +20,7 @@ import { habitDueOn } from "../reminders/reminders.schedule";
 import type { FeedRow } from "./feeds.repo";
 import type { FeedInclude } from "./feeds.schemas";
 import type { FeedContent, FeedCountdownDay, FeedHabitReminder, FeedTask } from "./feeds.types";
+import { yieldToRequests } from "../../core/yield";
 
 /**
  * The bounds of one feed, so that no account makes one request read or hold without limit
@@ -96,7 +97,6 @@ export async function feedContent(core: Core, feed: FeedRow): Promise<FeedConten
   return { ...read.content, countdowns, habits };
 }
 
-const yieldToRequests = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 async function lunarIfNeeded(core: Core, userId: string): Promise<LunarCalendar | null> {
   const rows = readSnapshot(core.db, (c) => listCountdowns(c, userId, false));

@@ -7,6 +7,7 @@ import { earliestFire } from "./reminders.repo";
 import { pruneDeliveries } from "./deliveries.retention";
 import type { RemindersService } from "./reminders.service";
 import type { AttemptResult, ChannelsService } from "./channels.service";
+import { yieldToRequests } from "../../core/yield";
 
 /**
  * The scheduler: one durable schedule (reminders.next_fire_at and deliveries.next_attempt_at,
@@ -56,8 +57,6 @@ export interface SchedulerOptions {
   claimBatch?: number;
 }
 
-/** One turn of the event loop: the requests that arrived meanwhile run before the next slice. */
-const yieldToRequests = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 export class ReminderScheduler {
   private timer: ReturnType<typeof setTimeout> | null = null;

@@ -1,6 +1,7 @@
 import ICAL from "ical.js";
 import { taskToVtodo } from "../import/vtodo.mapping";
 import type { FeedContent, FeedTask } from "../../features/feeds/feeds.types";
+import { yieldToRequests } from "../../core/yield";
 
 /**
  * A feed's content as an iCalendar document (RFC 5545), built with ical.js: escaping and line
@@ -95,7 +96,6 @@ function textProperty(c: ICAL.Component, name: string, value: string): void {
 
 /** Components written between two yields to other requests (~15 ms of work on a quiet machine). */
 const SLICE = 250;
-const yieldToRequests = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
  * The document is written one component at a time: each VEVENT/VTODO is built, serialised by
