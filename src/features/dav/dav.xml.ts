@@ -28,6 +28,8 @@ export class XmlError extends Error {}
 
 /** A body at most this deep is plenty for any PROPFIND/REPORT filter; deeper is refused before walking it. */
 const MAX_DEPTH = 32;
+/** An XML NCName (a name without a colon): a letter or "_" first, then letters, digits, marks, ".", "-", "_", "·". */
+const NCNAME = /^[\p{L}_][\p{L}\p{N}\p{M}._\-\u00B7]*$/u;
 
 type Raw = Record<string, unknown> & { ":@"?: Record<string, string> };
 
@@ -79,7 +81,12 @@ function resolve(node: Raw, scope: Map<string, string>, depth: number): XmlEl {
   const colon = key.indexOf(":");
   const prefix = colon < 0 ? "" : key.slice(0, colon);
   const name = colon < 0 ? key : key.slice(colon + 1);
-  const ns = inner.get(prefix) ?? "";
+  // Namespace well-formedness (XML Namespaces §3, §5): names the parser lets through as plain XML
+  // names ("x:9abc", "a:b:c", an undeclared prefix) are refused here, since an unknown property's
+  // name is written back in the answer, which must stay well-formed.
+  if (!NCNAME.test(name) || (colon >= 0 && !NCNAME.test(prefix))) throw new XmlError(`"${key.slice(0, 60)}" is not a namespace-qualified XML name`);
+  const ns = prefix === "" ? (inner.get("") ?? "") : inner.get(prefix);
+  if (ns === undefined) throw new XmlError(`the namespace prefix "${prefix.slice(0, 60)}" is not declared`);
   const kids = (node[key] as Raw[]) ?? [];
   const children: XmlEl[] = [];
   let text = "";
