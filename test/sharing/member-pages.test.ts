@@ -174,6 +174,15 @@ describe("a member's pages are exactly their visible tasks, through every cursor
     expect(all.length).toBe(300);
     expect(await walk(many, "", 9)).toEqual(all.map((r) => r.id));
     expect(await walk(many, "q=common", 9)).toEqual(all.filter((r) => r.search_text.includes("common")).map((r) => r.id));
+    // The sidebar's counts over the 34 scopes: one statement per group of scopes, summed.
+    db.sqlite.run("BEGIN");
+    for (let i = 0; i < 8; i++) {
+      const now = new Date(Date.parse("2025-07-01T00:00:00.000Z") + i * 60_000).toISOString();
+      const done = i >= 5;
+      insertTask(db, { userId: ownerId, listId: lists[lists.length - 1 - i]!, parentId: null, title: `dated ${i}`, description: "", completed: done, completedAt: done ? now : null, dueAt: i % 2 ? "2020-01-01" : "2020-01-01T10:00:00.000Z", priority: 0, now });
+    }
+    db.sqlite.run("COMMIT");
+    expect((await many.get("/api/v1/views/counts")).body.counts).toEqual({ overdue: 5, today: 0, tomorrow: 0, next_7_days: 0, upcoming: 0, no_date: 100, completed: 3 });
   });
 });
 

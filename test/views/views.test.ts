@@ -183,8 +183,25 @@ describe("errors", () => {
     const d = new Date(clock.now().getTime()).toISOString().slice(0, 10);
     for (let i = 0; i < 60; i++) await mkTask(c, { title: `d${i}`, due_at: d });
     for (let i = 0; i < 50; i++) await mkTask(c, { title: `t${i}`, due_at: `${d}T23:00:00Z` });
+    // Tomorrow is read from the walk that counts today only while that walk is under the cap; past
+    // it (110 today), tomorrow's own count, exact.
+    const next = addDays(d, 1);
+    for (let i = 0; i < 3; i++) await mkTask(c, { title: `n${i}`, due_at: next });
+    for (let i = 0; i < 2; i++) await mkTask(c, { title: `m${i}`, due_at: `${next}T08:00:00Z` });
     const r = (await c.get("/api/v1/views/counts")).body;
-    expect(r.counts).toMatchObject({ today: 100, next_7_days: 100, upcoming: 100, tomorrow: 0, overdue: 0 });
+    expect(r.counts).toMatchObject({ today: 100, next_7_days: 100, upcoming: 100, tomorrow: 5, overdue: 0 });
+  });
+
+  test("tomorrow's count is exact when today and tomorrow together reach the cap", async () => {
+    const c = await signedInUser(app, admin, uname());
+    const d = new Date(clock.now().getTime()).toISOString().slice(0, 10);
+    const next = addDays(d, 1);
+    for (let i = 0; i < 90; i++) await mkTask(c, { title: `d${i}`, due_at: d });
+    for (let i = 0; i < 5; i++) await mkTask(c, { title: `n${i}`, due_at: next });
+    expect((await c.get("/api/v1/views/counts")).body.counts).toMatchObject({ today: 90, tomorrow: 5, next_7_days: 95 });
+    // 90 + 20 = 110: the walk from today stops at 100, ten short of tomorrow's last.
+    for (let i = 5; i < 20; i++) await mkTask(c, { title: `n${i}`, due_at: i % 2 ? next : `${next}T12:00:00Z` });
+    expect((await c.get("/api/v1/views/counts")).body.counts).toMatchObject({ today: 90, tomorrow: 20, next_7_days: 100 });
   });
 
   test("a timed task late in the local evening is on that local day, not the UTC one", async () => {

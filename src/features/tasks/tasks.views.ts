@@ -170,26 +170,32 @@ export class TaskViews {
           },
           COUNT_CAP,
         );
-      // Today, next 7 days and upcoming all start today: one walk of each index counts the three.
+      // Today, next 7 days and upcoming all start today: one walk of each index counts the three,
+      // and tomorrow too (through tomorrow, less today). The walk stops at COUNT_CAP rows, so that
+      // difference is exact only while "through tomorrow" is under the cap; else tomorrow is
+      // counted on its own.
       const week = addDays(t, 6);
-      const [today, next7, upcoming] = countOpenDueFrom(
+      const tomorrowDate = addDays(t, 1);
+      const [today, throughTomorrow, next7, upcoming] = countOpenDueFrom(
         c,
         scopes,
         { date: t, instant: localMidnightUtc(t, tz) },
         [
           { through: t, beforeInstant: localMidnightUtc(t, tz, 1) },
+          { through: tomorrowDate, beforeInstant: localMidnightUtc(tomorrowDate, tz, 1) },
           { through: week, beforeInstant: localMidnightUtc(week, tz, 1) },
           { through: null, beforeInstant: null },
         ],
         COUNT_CAP,
-      ) as [number, number, number];
+      ) as [number, number, number, number];
+      const tomorrow = throughTomorrow < COUNT_CAP ? throughTomorrow - today : due(tomorrowDate, tomorrowDate);
       return {
         today: t,
         cap: COUNT_CAP,
         counts: {
           overdue: due(null, addDays(t, -1)),
           today,
-          tomorrow: due(addDays(t, 1), addDays(t, 1)),
+          tomorrow,
           next_7_days: next7,
           upcoming,
           no_date: countOpenUndated(c, scopes, COUNT_CAP),
