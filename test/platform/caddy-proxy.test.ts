@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import tls from "node:tls";
-import { caldavThroughProxy, haveCaddy, haveOpenssl, headerOf, rawRequest, startReadmeCaddy, startUpstream, sessionOf, type Answer, type RunningProxy } from "../helpers/proxy";
+import { caldavThroughProxy, methodsThroughProxy, haveCaddy, haveOpenssl, headerOf, rawRequest, startReadmeCaddy, startUpstream, sessionOf, type Answer, type RunningProxy } from "../helpers/proxy";
 
 // The README's Caddy site, for real: Debian's caddy runs the README's own block (read from
 // README.md at run time by test/helpers/proxy.ts readmeCaddySite; only what must differ on a test machine is replaced: the site address
@@ -86,6 +86,10 @@ describe.skipIf(skip)("behind the README's Caddy (TLS)", () => {
 
   test("CalDAV through Caddy: the well-known redirect, OPTIONS, PROPFIND and REPORT with an app password", async () => {
     await caldavThroughProxy((m, p, h, b) => rawRequest(port, false, m, p, h, b), creds, { host: `localhost:${port}`, origin: `https://localhost:${port}` });
+  });
+
+  test("a method the server does not know gets Caddy's 405, not a 502; every method the app and CalDAV clients use passes", async () => {
+    await methodsThroughProxy(port);
   });
 
   test("plain http is redirected to https, path and query kept", async () => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import tls from "node:tls";
-import { caldavThroughProxy, haveNginx, haveOpenssl, rawRequest, startReadmeNginx, startUpstream, sessionOf, uploadRequest, type Answer, type RunningProxy } from "../helpers/proxy";
+import { caldavThroughProxy, methodsThroughProxy, haveNginx, haveOpenssl, rawRequest, startReadmeNginx, startUpstream, sessionOf, uploadRequest, type Answer, type RunningProxy } from "../helpers/proxy";
 
 // The README's nginx site, for real: nginx terminates TLS with the README's own block (read from
 // README.md at run time by test/helpers/proxy.ts readmeNginxSite; only what must differ on a test machine is replaced: the listen addresses,
@@ -141,6 +141,10 @@ describe.skipIf(skip)("behind the README's nginx (TLS)", () => {
       expect(feed.headers.find((h) => /^content-type:/i.test(h))?.replace(/^content-type:\s*/i, "")).toBe("text/calendar; charset=utf-8");
       expect(feed.body).toContain("BEGIN:VCALENDAR");
     }
+  });
+
+  test("a method the server does not know gets nginx's 405, not a 502; every method the app and CalDAV clients use passes", async () => {
+    await methodsThroughProxy(port);
   });
 
   test("plain http is redirected to https, path and query kept", async () => {
