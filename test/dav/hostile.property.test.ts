@@ -28,7 +28,7 @@ let coll = "";
 let objectHref = "";
 let etag = "";
 let bodies: string[] = [];
-/** The real clients' requests, placeholders filled: replayed with one thing changed, they reach the handlers' deeper paths. */
+/** The real clients' requests (placeholders filled when sent): replayed with one thing changed, they reach the handlers' deeper paths. */
 let fixtures: { method: string; path: string; headers: Record<string, string>; body: string | undefined }[] = [];
 
 /** A request as a CalDAV client sends it: HTTP Basic with the owner's app password. */
